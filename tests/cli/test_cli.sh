@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# The CLI contract of issue 2: --validate, exit status 2 on bad input, --once JSON.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/cli/tap.sh
+tmp=$(mktemp -d /tmp/evictd-cli-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+# --validate with nothing configured: exactly the five kubelet default hard thresholds.
+out=$("$EVICTD" --validate 2>"$tmp/err"); rc=$?
+expected=$'hard memory.available<100Mi\nhard nodefs.available<10%\nhard nodefs.inodesFree<5%\nhard imagefs.available<15%\nhard imagefs.inodesFree<5%'
+got=$(printf '%s\n' "$out" | grep -E '^(hard|soft) ')
+if [ $rc -eq 0 ] && [ "$(sort <<<"$got")" = "$(sort <<<"$expected")" ]; then
+	pass "--validate prints exactly the five default hard thresholds"
+else
+	fail "--validate prints exactly the five default hard thresholds" "rc=$rc got: $got"
+fi
+
+out=$("$EVICTD" --validate --eviction-hard='memory.available<500Mi' 2>&1); rc=$?
+got=$(printf '%s\n' "$out" | grep -E '^(hard|soft) ')
+if [ $rc -eq 0 ] && [ "$got" = "hard memory.available<500Mi" ]; then
+	pass "--validate with one hard threshold prints it alone"
+else
+	fail "--validate with one hard threshold prints it alone" "rc=$rc got: $got"
+fi
+
+out=$("$EVICTD" --validate --eviction-soft='memory.available<1.5Gi' \
+	--eviction-soft-grace-period='memory.available=1m30s' \
+	--eviction-minimum-reclaim='memory.available=200Mi' 2>&1); rc=$?
+if [ $rc -eq 0 ] && grep -qx 'soft memory.available<1.5Gi grace=1m30s' <<<"$out" &&
+	grep -qx 'min-reclaim memory.available=200Mi' <<<"$out"; then
+	pass "--validate prints soft thresholds with grace and min-reclaim"
+else
+	fail "--validate prints soft thresholds with grace and min-reclaim" "$out"
+fi
+
+# Soft without a grace period: exit 2, and the message names the grace period.
+err=$("$EVICTD" --validate --eviction-soft='memory.available<1Gi' 2>&1 >/dev/null); rc=$?
+if [ $rc -eq 2 ] && grep -q 'grace period' <<<"$err" && grep -q 'memory.available' <<<"$err"; then
+	pass "soft threshold without grace period exits 2 naming the grace period"
+else
+	fail "soft threshold without grace period exits 2 naming the grace period" "rc=$rc: $err"
+fi
+
+# Each malformed value: one line naming key and value, exit 2, nothing starts.
+err=$("$EVICTD" --validate --eviction-hard='memory.avail<1Gi,nodefs.available<lots' \
+	--eviction-pressure-transition-period=soon 2>&1 >/dev/null); rc=$?
+if [ $rc -eq 2 ] && grep -q 'unknown signal "memory.avail".*memory.available' <<<"$err" &&
+	grep -q 'nodefs.available<lots' <<<"$err" && grep -q 'pressure-transition-period: "soon"' <<<"$err"; then
+	pass "malformed values are each reported with key, value and what was expected"
+else
+	fail "malformed values are each reported with key, value and what was expected" "rc=$rc: $err"
+fi
+
+cat > "$tmp/kubelet.yaml" <<'YAML'
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+clusterDNS: [10.96.0.10]
+evictionHard:
+  memory.available: "300Mi"
+  nodefs.available: "1Gi"
+evictionMinimumReclaim:
+  nodefs.available: "500Mi"
+YAML
+out=$("$EVICTD" --validate --config "$tmp/kubelet.yaml" 2>&1); rc=$?
+if [ $rc -eq 0 ] && grep -qx 'hard memory.available<300Mi' <<<"$out" && grep -qx 'hard nodefs.available<1Gi' <<<"$out" &&
+	grep -qx 'min-reclaim nodefs.available=500Mi' <<<"$out" && [ "$(grep -c '^hard ' <<<"$out")" = 2 ]; then
+	pass "--config reads a KubeletConfiguration as is"
+else
+	fail "--config reads a KubeletConfiguration as is" "rc=$rc: $out"
+fi
+printf 'kind: KubeletConfiguration\nevictionHard:\n  memory.available: "1Gi\n' > "$tmp/broken.yaml"
+"$EVICTD" --validate --config "$tmp/broken.yaml" >/dev/null 2>&1; rc=$?
+check "a YAML syntax error exits 2" [ $rc -eq 2 ]
+"$EVICTD" --validate --config "$tmp/missing.yaml" >/dev/null 2>&1; rc=$?
+check "a missing config file exits 2" [ $rc -eq 2 ]
+
+# --once --dry-run --output json against this machine, checked against SPEC §1 computed here.
+json=$("$EVICTD" --once --dry-run --output json 2>"$tmp/once.err"); rc=$?
+mem_total=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 ))
+if [ -r /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+	working_set=$(awk '$1=="anon"{a=$2} $1=="file"{f=$2} $1=="inactive_file"{i=$2} END{w=a+f-i; printf "%.0f\n", (w<0?0:w)}' /sys/fs/cgroup/memory.stat)
+else
+	usage=$(cat /sys/fs/cgroup/memory/memory.usage_in_bytes)
+	working_set=$(awk -v u="$usage" '$1=="total_inactive_file"{w=u-$2; printf "%.0f\n", (w<0?0:w)}' /sys/fs/cgroup/memory/memory.stat)
+fi
+expected=$((mem_total - working_set))
+available=$(jq -r '.signals["memory.available"].available' <<<"$json" 2>/dev/null)
+capacity=$(jq -r '.signals["memory.available"].capacity' <<<"$json" 2>/dev/null)
+if [ $rc -eq 0 ] && [ -n "$available" ] && [ "$available" != null ] &&
+	awk -v a="$available" -v e="$expected" 'BEGIN{d=a-e; if(d<0)d=-d; exit !(d <= e*0.01)}'; then
+	pass "--once json memory.available within 1% of the SPEC formula ($available vs $expected)"
+else
+	fail "--once json memory.available within 1% of the SPEC formula" "rc=$rc available=$available expected=$expected $(head -c 600 <<<"$json") $(cat "$tmp/once.err")"
+fi
+check "--once json memory capacity is MemTotal" [ "$capacity" = "$mem_total" ]
+keys=$(jq -r '[has("signals"), has("thresholds"), has("conditions"), has("decision")] | all' <<<"$json" 2>/dev/null)
+check "--once json has signals, thresholds, conditions and decision" [ "$keys" = true ]
+conds=$(jq -r '.conditions | keys | join(",")' <<<"$json" 2>/dev/null)
+check "--once json reports the three node conditions" [ "$conds" = "DiskPressure,MemoryPressure,PIDPressure" ]
+pid_ok=$(jq -r '.signals["pid.available"] | (.available > 0 and .capacity >= .available)' <<<"$json" 2>/dev/null)
+check "--once json reports pid.available" [ "$pid_ok" = true ]
+
+# A hard threshold above all memory makes a decision (no candidates: no pods source yet).
+json=$("$EVICTD" --once --dry-run --output json --oom-guard=off \
+	--eviction-hard="memory.available<$((mem_total + 1))" 2>/dev/null)
+sig=$(jq -r '.decision.signal' <<<"$json" 2>/dev/null)
+cond=$(jq -r '.conditions.MemoryPressure' <<<"$json" 2>/dev/null)
+check "--once json decides on a met threshold and reports MemoryPressure" [ "$sig" = memory.available -a "$cond" = true ]
+json=$("$EVICTD" --once --dry-run --output json --eviction-hard='memory.available<1' 2>/dev/null)
+check "--once json decision is null when nothing is met" [ "$(jq -r '.decision' <<<"$json")" = null ]
+
+"$EVICTD" --help | grep -q -- '--eviction-hard'; check "--help lists the kubelet flags" [ $? -eq 0 ]
+
+done_testing

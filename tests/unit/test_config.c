@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Configuration rules of SPEC §2 and §7 from flags and KubeletConfiguration YAML. */
+#include "testutil.h"
+
+#include <errno.h>
+
+#include "config.h"
+
+#define S(x) ((int64_t)(x) * 1000000000LL)
+
+static int parse(struct evictd_config *config, const char *const *args)
+{
+	char *argv[32] = { "evictd" };
+	int argc = 1, err;
+
+	for (; args && args[argc - 1]; argc++)
+		argv[argc] = (char *)args[argc - 1];
+	config_init_defaults(config);
+	err = config_parse_args(config, argc, argv);
+	if (err)
+		return err;
+	return config_finalize(config);
+}
+
+static const struct threshold *find(const struct evictd_config *config, enum ev_signal signal, bool hard)
+{
+	for (size_t i = 0; i < config->n_thresholds; i++)
+		if (config->thresholds[i].signal == signal && config->thresholds[i].hard == hard)
+			return &config->thresholds[i];
+	return NULL;
+}
+
+static char *printed(const struct evictd_config *config)
+{
+	static char buf[8192];
+	FILE *out = fmemopen(buf, sizeof(buf), "w");
+
+	config_print(config, out);
+	fclose(out);
+	return buf;
+}
+
+static void test_defaults_only_when_nothing_configured(void **state)
+{
+	static struct evictd_config config;
+	char *text;
+
+	assert_int_equal(parse(&config, NULL), 0);
+	assert_true(config.using_default_thresholds);
+	assert_int_equal(config.n_thresholds, 5);
+	assert_int_equal(find(&config, EV_SIGNAL_MEMORY_AVAILABLE, true)->value.quantity, 100LL << 20);
+	assert_true(find(&config, EV_SIGNAL_NODEFS_AVAILABLE, true)->value.percentage == 0.10f);
+	assert_true(find(&config, EV_SIGNAL_IMAGEFS_AVAILABLE, true)->value.percentage == 0.15f);
+	assert_true(find(&config, EV_SIGNAL_NODEFS_INODES_FREE, true)->value.percentage == 0.05f);
+	assert_true(find(&config, EV_SIGNAL_IMAGEFS_INODES_FREE, true)->value.percentage == 0.05f);
+	text = printed(&config);
+	assert_non_null(strstr(text, "hard memory.available<100Mi\n"));
+	assert_non_null(strstr(text, "hard nodefs.available<10%\n"));
+	assert_non_null(strstr(text, "hard imagefs.available<15%\n"));
+	assert_non_null(strstr(text, "hard nodefs.inodesFree<5%\n"));
+	assert_non_null(strstr(text, "hard imagefs.inodesFree<5%\n"));
+	assert_int_equal(config.pressure_transition_period_ns, S(300));
+	assert_int_equal(config.housekeeping_interval_ns, S(10));
+}
+
+static void test_one_threshold_turns_every_default_off(void **state)
+{
+	static struct evictd_config config;
+	const char *args[] = { "--eviction-hard=memory.available<500Mi", NULL };
+
+	assert_int_equal(parse(&config, args), 0);
+	assert_false(config.using_default_thresholds);
+	assert_int_equal(config.n_thresholds, 1);
+	assert_int_equal(config.thresholds[0].value.quantity, 500LL << 20);
+	assert_true(config.thresholds[0].hard);
+}
+
+static void test_a_soft_threshold_alone_also_turns_defaults_off(void **state)
+{
+	static struct evictd_config config;
+	const char *args[] = { "--eviction-soft=memory.available<1.5Gi",
+			       "--eviction-soft-grace-period=memory.available=1m30s", NULL };
+
+	assert_int_equal(parse(&config, args), 0);
+	assert_int_equal(config.n_thresholds, 1);
+	assert_false(config.thresholds[0].hard);
+	assert_int_equal(config.thresholds[0].grace_period_ns, S(90));
+	assert_int_equal(config.thresholds[0].value.quantity, 1610612736LL);
+	assert_non_null(strstr(printed(&config), "soft memory.available<1.5Gi grace=1m30s\n"));
+}
+
+static void test_soft_without_grace_is_an_error(void **state)
+{
+	static struct evictd_config config;
+	const char *args[] = { "--eviction-soft=memory.available<1Gi", NULL };
+	const char *other_signal[] = { "--eviction-soft=memory.available<1Gi",
+				       "--eviction-soft-grace-period=nodefs.available=1m", NULL };
+
+	assert_int_equal(parse(&config, args), -EINVAL);
+	assert_int_equal(parse(&config, other_signal), -EINVAL);
+}
+
+static void test_flag_list_and_min_reclaim(void **state)
+{
+	static struct evictd_config config;
+	const char *args[] = { "--eviction-hard=memory.available<500Mi, nodefs.available<1Gi,pid.available<5%",
+			       "--eviction-minimum-reclaim=nodefs.available=500Mi,memory.available=0Mi",
+			       "--eviction-max-pod-grace-period=30",
+			       "--eviction-pressure-transition-period=1m",
+			       "--housekeeping-interval=2s", NULL };
+	const struct threshold *nodefs;
+
+	assert_int_equal(parse(&config, args), 0);
+	assert_int_equal(config.n_thresholds, 3);
+	nodefs = find(&config, EV_SIGNAL_NODEFS_AVAILABLE, true);
+	assert_non_null(nodefs);
+	assert_int_equal(nodefs->value.quantity, 1LL << 30);
+	assert_int_equal(nodefs->min_reclaim.quantity, 500LL << 20);
+	assert_true(find(&config, EV_SIGNAL_PID_AVAILABLE, true)->value.is_percentage);
+	assert_int_equal(config.max_pod_grace_period_s, 30);
+	assert_int_equal(config.pressure_transition_period_ns, S(60));
+	assert_int_equal(config.housekeeping_interval_ns, S(2));
+	assert_non_null(strstr(printed(&config), "min-reclaim nodefs.available=500Mi\n"));
+}
+
+static void test_bad_values_are_errors(void **state)
+{
+	static struct evictd_config config;
+	static const char *const bad[] = {
+		"--eviction-hard=memory.avail<1Gi",		/* unknown signal */
+		"--eviction-hard=memory.available<lots",	/* not a quantity */
+		"--eviction-hard=memory.available<150%",	/* above 100% */
+		"--eviction-hard=memory.available<-1Gi",	/* negative */
+		"--eviction-hard=memory.available=1Gi",		/* wrong operator */
+		"--eviction-minimum-reclaim=memory.available=-5Mi",
+		"--eviction-max-pod-grace-period=-1",
+		"--eviction-max-pod-grace-period=ten",
+		"--eviction-pressure-transition-period=5 minutes",
+		"--housekeeping-interval=0s",
+		"--output=xml",
+		"--dry-run=maybe",
+		"--oom-guard=lots",
+		"--no-such-flag",
+	};
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *args[] = { bad[i], NULL };
+
+		if (parse(&config, args) != -EINVAL)
+			fail_msg("accepted %s", bad[i]);
+	}
+}
+
+static void test_zero_and_hundred_percent_disable(void **state)
+{
+	static struct evictd_config config;
+	const char *args[] = { "--eviction-hard=memory.available<0%,nodefs.available<100%,pid.available<1000", NULL };
+
+	assert_int_equal(parse(&config, args), 0);
+	assert_int_equal(config.n_thresholds, 1);
+	assert_int_equal(config.thresholds[0].signal, EV_SIGNAL_PID_AVAILABLE);
+}
+
+static const char kubelet_yaml[] =
+	"apiVersion: kubelet.config.k8s.io/v1beta1\n"
+	"kind: KubeletConfiguration\n"
+	"address: 0.0.0.0\n"
+	"authentication:\n  anonymous:\n    enabled: false\n"
+	"evictionHard:\n"
+	"  memory.available: \"500Mi\"\n"
+	"  nodefs.available: \"1Gi\"\n"
+	"  imagefs.available: \"100Gi\"\n"
+	"evictionSoft:\n  memory.available: 1.5Gi\n"
+	"evictionSoftGracePeriod:\n  memory.available: 1m30s\n"
+	"evictionMinimumReclaim:\n"
+	"  memory.available: \"0Mi\"\n"
+	"  nodefs.available: \"500Mi\"\n"
+	"  imagefs.available: \"2Gi\"\n"
+	"evictionMaxPodGracePeriod: 60\n"
+	"evictionPressureTransitionPeriod: 30s\n"
+	"shutdownGracePeriod: 30s\n"
+	"shutdownGracePeriodCriticalPods: 10s\n"
+	"featureGates:\n  GracefulNodeShutdown: true\n";
+
+static void test_kubelet_configuration_yaml(void **state)
+{
+	static struct evictd_config config;
+
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, kubelet_yaml, strlen(kubelet_yaml), "kubelet.yaml"), 0);
+	assert_int_equal(config_finalize(&config), 0);
+	assert_int_equal(config.n_thresholds, 4);
+	assert_int_equal(find(&config, EV_SIGNAL_MEMORY_AVAILABLE, true)->value.quantity, 500LL << 20);
+	assert_int_equal(find(&config, EV_SIGNAL_IMAGEFS_AVAILABLE, true)->min_reclaim.quantity, 2LL << 30);
+	assert_int_equal(find(&config, EV_SIGNAL_MEMORY_AVAILABLE, false)->grace_period_ns, S(90));
+	assert_int_equal(config.max_pod_grace_period_s, 60);
+	assert_int_equal(config.pressure_transition_period_ns, S(30));
+	assert_int_equal(config.shutdown_grace_period_ns, S(30));
+	assert_int_equal(config.shutdown_grace_period_critical_pods_ns, S(10));
+}
+
+static void test_flags_override_the_file(void **state)
+{
+	static struct evictd_config config;
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	const char *args[] = { "--eviction-hard=memory.available<1Gi", "--config", path,
+			       "--eviction-max-pod-grace-period=5", NULL };
+
+	fixture_tmpdir(dir, "config");
+	fixture_write(dir, "kubelet.yaml", "%s", kubelet_yaml);
+	snprintf(path, sizeof(path), "%s/kubelet.yaml", dir);
+	assert_int_equal(parse(&config, args), 0);
+	/* The flag replaces evictionHard as a whole; evictionSoft still comes from the file. */
+	assert_int_equal(find(&config, EV_SIGNAL_MEMORY_AVAILABLE, true)->value.quantity, 1LL << 30);
+	assert_null(find(&config, EV_SIGNAL_NODEFS_AVAILABLE, true));
+	assert_non_null(find(&config, EV_SIGNAL_MEMORY_AVAILABLE, false));
+	assert_int_equal(config.max_pod_grace_period_s, 5);
+	fixture_rm_rf(dir);
+}
+
+static void test_missing_file_is_an_error(void **state)
+{
+	static struct evictd_config config;
+	const char *args[] = { "--config=/nonexistent/evictd.yaml", NULL };
+
+	assert_int_equal(parse(&config, args), -EINVAL);
+}
+
+static void test_evictd_document_and_bad_yaml(void **state)
+{
+	static struct evictd_config config;
+	static const char both[] =
+		"kind: KubeletConfiguration\napiVersion: kubelet.config.k8s.io/v1beta1\n"
+		"evictionHard: {memory.available: 200Mi}\n"
+		"---\n"
+		"kind: EvictdConfiguration\napiVersion: evictd.io/v1alpha1\n"
+		"dryRun: true\nkubeletRootDir: /srv/kubelet\noomGuard: 5%\noomGuardMax: 512Mi\n"
+		"workloadRoots: [/sys/fs/cgroup/a.slice, /sys/fs/cgroup/b.slice]\n";
+	static const char *const bad[] = {
+		"kind: EvictdConfiguration\ndryRn: true\n",		/* typo in our own file */
+		"kind: Pod\n",						/* wrong kind */
+		"kind: KubeletConfiguration\nevictionHard: [a, b]\n",	/* list, not map */
+		"kind: KubeletConfiguration\nevictionHard:\n  memory.available: \"1Gi\n",	/* syntax */
+		"kind: KubeletConfiguration\nevictionHard: {disk.available: 1Gi}\n",
+		"- just\n- a list\n",
+		"kind: KubeletConfiguration\nshutdownGracePeriodByPodPriority:\n  - priority: 10\n",
+	};
+
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, both, strlen(both), "both.yaml"), 0);
+	assert_int_equal(config_finalize(&config), 0);
+	assert_true(config.dry_run);
+	assert_string_equal(config.kubelet_dir, "/srv/kubelet");
+	assert_true(config.oom_guard_value.percentage == 0.05f);
+	assert_int_equal(config.oom_guard_value.max_quantity, 512LL << 20);
+	assert_int_equal(config.n_workload_roots, 2);
+	assert_string_equal(config.workload_roots[1], "/sys/fs/cgroup/b.slice");
+	assert_int_equal(config.n_thresholds, 1);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		config_init_defaults(&config);
+		if (config_load_yaml(&config, bad[i], strlen(bad[i]), "bad.yaml") != -EINVAL)
+			fail_msg("accepted: %s", bad[i]);
+	}
+}
+
+static void test_containerfs_is_derived_not_configured(void **state)
+{
+	static struct evictd_config config;
+	const char *args[] = { "--eviction-hard=nodefs.available<10%,imagefs.available<15%,"
+			       "nodefs.inodesFree<5%,imagefs.inodesFree<7%,containerfs.available<50%", NULL };
+	struct threshold effective[EV_MAX_THRESHOLDS];
+	size_t n;
+
+	assert_int_equal(parse(&config, args), 0);
+	config.oom_guard = false;
+	/* The custom containerfs value is ignored. */
+	assert_int_equal(config.n_thresholds, 4);
+	assert_null(find(&config, EV_SIGNAL_CONTAINERFS_AVAILABLE, true));
+
+	/* One filesystem, or images split from containers: containerfs follows nodefs. */
+	for (int layout = FS_LAYOUT_SINGLE; layout <= FS_LAYOUT_SPLIT_IMAGE; layout++) {
+		const struct threshold *bytes = NULL, *inodes = NULL;
+
+		n = config_effective_thresholds(&config, layout, effective, EV_MAX_THRESHOLDS);
+		assert_int_equal(n, 6);
+		for (size_t i = 0; i < n; i++) {
+			if (effective[i].signal == EV_SIGNAL_CONTAINERFS_AVAILABLE)
+				bytes = &effective[i];
+			if (effective[i].signal == EV_SIGNAL_CONTAINERFS_INODES_FREE)
+				inodes = &effective[i];
+		}
+		assert_non_null(bytes);
+		assert_non_null(inodes);
+		assert_true(bytes->derived);
+		if (layout == FS_LAYOUT_SPLIT_DISK) {
+			/* images and containers share imagefs: containerfs follows imagefs */
+			assert_true(bytes->value.percentage == 0.15f);
+			assert_true(inodes->value.percentage == 0.07f);
+		} else {
+			assert_true(bytes->value.percentage == 0.10f);
+			assert_true(inodes->value.percentage == 0.05f);
+		}
+	}
+
+	/* The guard is appended when enabled. */
+	config.oom_guard = true;
+	n = config_effective_thresholds(&config, FS_LAYOUT_SINGLE, effective, EV_MAX_THRESHOLDS);
+	assert_int_equal(n, 7);
+	assert_int_equal(effective[6].signal, EV_SIGNAL_OOM_GUARD);
+	assert_true(effective[6].hard);
+}
+
+static void test_shutdown_rules(void **state)
+{
+	static struct evictd_config config;
+	const char *ok[] = { "--shutdown-grace-period-by-pod-priority=100000=10,0=30,10000=180,1000=120", NULL };
+	static const char *const bad[][3] = {
+		{ "--shutdown-grace-period=10s", "--shutdown-grace-period-critical-pods=10s", NULL },
+		{ "--shutdown-grace-period=10s", "--shutdown-grace-period-critical-pods=20s", NULL },
+		{ "--shutdown-grace-period=-10s", NULL, NULL },
+		{ "--shutdown-grace-period=30s", "--shutdown-grace-period-by-pod-priority=0=10", NULL },
+		{ "--shutdown-grace-period-by-pod-priority=0=10,0=20", NULL, NULL },
+		{ "--shutdown-grace-period-by-pod-priority=0=-1", NULL, NULL },
+		{ "--shutdown-grace-period-by-pod-priority=high=10", NULL, NULL },
+	};
+	const char *valid[] = { "--shutdown-grace-period=30s", "--shutdown-grace-period-critical-pods=10s", NULL };
+
+	assert_int_equal(parse(&config, valid), 0);
+	assert_int_equal(parse(&config, ok), 0);
+	assert_int_equal(config.n_shutdown_groups, 4);
+	/* Kept lowest priority first: the order groups are shut down in. */
+	assert_int_equal(config.shutdown_groups[0].priority, 0);
+	assert_int_equal(config.shutdown_groups[0].grace_period_s, 30);
+	assert_int_equal(config.shutdown_groups[3].priority, 100000);
+	assert_int_equal(config.shutdown_groups[3].grace_period_s, 10);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (parse(&config, (const char *const *)bad[i]) != -EINVAL)
+			fail_msg("accepted %s %s", bad[i][0], bad[i][1] ? bad[i][1] : "");
+}
+
+static void test_shutdown_by_priority_yaml(void **state)
+{
+	static struct evictd_config config;
+	static const char yaml[] =
+		"kind: KubeletConfiguration\n"
+		"shutdownGracePeriodByPodPriority:\n"
+		"  - priority: 100000\n    shutdownGracePeriodSeconds: 10\n"
+		"  - priority: 10000\n    shutdownGracePeriodSeconds: 180\n"
+		"  - priority: 1000\n    shutdownGracePeriodSeconds: 120\n"
+		"  - priority: 0\n    shutdownGracePeriodSeconds: 60\n";
+
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, yaml, strlen(yaml), "p.yaml"), 0);
+	assert_int_equal(config_finalize(&config), 0);
+	assert_int_equal(config.n_shutdown_groups, 4);
+	assert_int_equal(config.shutdown_groups[1].priority, 1000);
+	assert_int_equal(config.shutdown_groups[1].grace_period_s, 120);
+}
+
+static void test_oom_guard_options(void **state)
+{
+	static struct evictd_config config;
+	const char *off[] = { "--oom-guard=off", NULL };
+	const char *set[] = { "--oom-guard=200Mi", NULL };
+
+	assert_int_equal(parse(&config, NULL), 0);
+	assert_true(config.oom_guard);
+	assert_true(config.oom_guard_value.percentage == 0.10f);
+	assert_int_equal(config.oom_guard_value.max_quantity, 1LL << 30);
+	assert_non_null(strstr(printed(&config), "oom-guard MemAvailable<10% max=1Gi\n"));
+	assert_int_equal(parse(&config, off), 0);
+	assert_false(config.oom_guard);
+	assert_int_equal(parse(&config, set), 0);
+	assert_int_equal(config.oom_guard_value.quantity, 200LL << 20);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_defaults_only_when_nothing_configured),
+		cmocka_unit_test(test_one_threshold_turns_every_default_off),
+		cmocka_unit_test(test_a_soft_threshold_alone_also_turns_defaults_off),
+		cmocka_unit_test(test_soft_without_grace_is_an_error),
+		cmocka_unit_test(test_flag_list_and_min_reclaim),
+		cmocka_unit_test(test_bad_values_are_errors),
+		cmocka_unit_test(test_zero_and_hundred_percent_disable),
+		cmocka_unit_test(test_kubelet_configuration_yaml),
+		cmocka_unit_test(test_flags_override_the_file),
+		cmocka_unit_test(test_missing_file_is_an_error),
+		cmocka_unit_test(test_evictd_document_and_bad_yaml),
+		cmocka_unit_test(test_containerfs_is_derived_not_configured),
+		cmocka_unit_test(test_shutdown_rules),
+		cmocka_unit_test(test_shutdown_by_priority_yaml),
+		cmocka_unit_test(test_oom_guard_options),
+	};
+
+	/* Errors are logged by design here; keep the TAP stream readable. */
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

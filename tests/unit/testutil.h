@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Helpers for tests that build fixture trees (proc, cgroup, sysfs) under a temp root. */
+#ifndef EVICTD_TESTUTIL_H
+#define EVICTD_TESTUTIL_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+/* Static fixtures live in tests/fixtures; tests run from the repository root. */
+#define FIXTURES_DIR "tests/fixtures"
+
+static inline void fixture_mkdirs(const char *path)
+{
+	char buf[PATH_MAX];
+	size_t len = strlen(path);
+
+	assert_true(len < sizeof(buf));
+	memcpy(buf, path, len + 1);
+	for (char *p = buf + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			fail_msg("mkdir %s: %s", buf, strerror(errno));
+		*p = '/';
+	}
+	if (mkdir(buf, 0755) && errno != EEXIST)
+		fail_msg("mkdir %s: %s", buf, strerror(errno));
+}
+
+/* Write root/relpath (creating parent dirs) from a printf format. */
+static inline void __attribute__((format(printf, 3, 4)))
+fixture_write(const char *root, const char *relpath, const char *fmt, ...)
+{
+	char path[PATH_MAX];
+	char *slash;
+	va_list ap;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, relpath);
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	fixture_mkdirs(path);
+	*slash = '/';
+	f = fopen(path, "w");
+	if (!f)
+		fail_msg("fopen %s: %s", path, strerror(errno));
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	fclose(f);
+}
+
+/* A fresh empty directory under /tmp; buf must hold PATH_MAX. */
+static inline void fixture_tmpdir(char *buf, const char *tag)
+{
+	snprintf(buf, PATH_MAX, "/tmp/evictd-test-%s-XXXXXX", tag);
+	if (!mkdtemp(buf))
+		fail_msg("mkdtemp %s: %s", buf, strerror(errno));
+}
+
+static inline int fixture_rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st; (void)flag; (void)ftw;
+	return remove(path);
+}
+
+static inline void fixture_rm_rf(const char *root)
+{
+	if (root && strncmp(root, "/tmp/evictd-test-", 17) == 0)
+		nftw(root, fixture_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+#endif

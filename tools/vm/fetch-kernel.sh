@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# fetch-kernel.sh - get a Debian kernel for the evictd VM test harness.
+#
+# Downloads (apt-get download, never installs) the real kernel package that
+# Debian's `linux-image-amd64` metapackage depends on, extracts vmlinuz and the
+# modules tree into a cache directory, runs depmod on it, and prints the path of
+# the vmlinuz on stdout.  Also makes sure the host tools the harness needs
+# (qemu-system-x86, busybox-static, kmod, cpio) are installed.
+set -euo pipefail
+
+PROG=${0##*/}
+CACHE=${EVICTD_VM_CACHE:-/var/cache/evictd-vm}
+REFRESH=0
+PRINT=vmlinuz
+NO_DEPS=0
+
+usage() {
+    cat <<EOF
+Usage: $PROG [--cache DIR] [--refresh] [--print vmlinuz|kdir|kver|config] [--no-host-deps]
+
+Fetch Debian's linux-image-amd64 kernel (the linux-image-6.x-amd64 package it
+depends on) with 'apt-get download', extract it into the cache and print the
+path of its vmlinuz.
+
+  --cache DIR      cache directory (default: \${EVICTD_VM_CACHE:-/var/cache/evictd-vm},
+                   now: $CACHE)
+  --refresh        re-resolve the metapackage even if a kernel is already cached
+                   (downloads a newer kernel if apt now has one)
+  --print WHAT     what to print on stdout: vmlinuz (default), kdir (the extracted
+                   root: kdir/lib/modules/KVER, kdir/boot/config-KVER), kver, config
+  --no-host-deps   do not check/install qemu-system-x86, busybox-static, kmod, cpio
+  -h, --help       this help
+
+The cache layout is CACHE/kernel/KVER/{boot,lib/modules/KVER,...} with
+CACHE/kernel/current -> KVER.  A cached kernel is reused without touching apt.
+EOF
+}
+
+die() { echo "$PROG: error: $*" >&2; exit 1; }
+log() { echo "$PROG: $*" >&2; }
+
+while [ $# -gt 0 ]; do
+    case $1 in
+        --cache) [ $# -ge 2 ] || die "--cache needs a directory"; CACHE=$2; shift 2 ;;
+        --refresh) REFRESH=1; shift ;;
+        --print) [ $# -ge 2 ] || die "--print needs an argument"; PRINT=$2; shift 2 ;;
+        --no-host-deps) NO_DEPS=1; shift ;;
+        -h|--help) usage; exit 0 ;;
+        *) die "unknown argument '$1' (see --help)" ;;
+    esac
+done
+case $PRINT in vmlinuz|kdir|kver|config) ;; *) die "--print: unknown value '$PRINT'" ;; esac
+
+APT_UPDATED=0
+apt_update_once() {
+    if [ "$APT_UPDATED" = 0 ]; then
+        log "running apt-get update"
+        timeout 600 apt-get update -q >&2 || die "apt-get update failed"
+        APT_UPDATED=1
+    fi
+}
+
+# ensure_pkgs PKG... : install the packages that dpkg does not report installed.
+ensure_pkgs() {
+    local missing=() p
+    for p in "$@"; do
+        if ! dpkg -s "$p" 2>/dev/null | grep -q '^Status: install ok installed'; then
+            missing+=("$p")
+        fi
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    [ "$(id -u)" = 0 ] || die "host packages missing (${missing[*]}) and not root: install them first"
+    apt_update_once
+    log "installing host packages: ${missing[*]}"
+    DEBIAN_FRONTEND=noninteractive timeout 1200 \
+        apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 \
+        || die "apt-get install ${missing[*]} failed"
+}
+
+if [ "$NO_DEPS" = 0 ]; then
+    ensure_pkgs qemu-system-x86 busybox-static kmod cpio e2fsprogs
+fi
+
+mkdir -p "$CACHE/kernel" "$CACHE/debs" || die "cannot create cache dir $CACHE"
+
+print_result() {
+    local kver=$1 kdir="$CACHE/kernel/$1"
+    case $PRINT in
+        vmlinuz) echo "$kdir/boot/vmlinuz-$kver" ;;
+        kdir) echo "$kdir" ;;
+        kver) echo "$kver" ;;
+        config) echo "$kdir/boot/config-$kver" ;;
+    esac
+}
+
+# Fast path: a complete cached kernel.
+if [ "$REFRESH" = 0 ] && [ -L "$CACHE/kernel/current" ]; then
+    kver=$(readlink "$CACHE/kernel/current")
+    if [ -f "$CACHE/kernel/$kver/.complete" ] && [ -f "$CACHE/kernel/$kver/boot/vmlinuz-$kver" ]; then
+        print_result "$kver"
+        exit 0
+    fi
+fi
+
+# Resolve linux-image-amd64 -> linux-image-<kver> (the real kernel package).
+resolve_pkg() {
+    apt-cache show --no-all-versions linux-image-amd64 2>/dev/null \
+        | sed -n 's/^Depends: *//p' | tr ',' '\n' | sed 's/^ *//; s/ .*//' \
+        | grep -m1 '^linux-image-[0-9]' || true
+}
+pkg=$(resolve_pkg)
+if [ -z "$pkg" ]; then
+    apt_update_once
+    pkg=$(resolve_pkg)
+fi
+[ -n "$pkg" ] || die "cannot resolve the kernel package linux-image-amd64 depends on (apt-cache show linux-image-amd64)"
+kver=${pkg#linux-image-}
+kdir="$CACHE/kernel/$kver"
+log "kernel package: $pkg (kernel $kver)"
+
+if [ ! -f "$kdir/.complete" ]; then
+    debdir="$CACHE/debs"
+    deb=$(ls "$debdir/${pkg}_"*.deb 2>/dev/null | head -n1 || true)
+    if [ -z "$deb" ]; then
+        log "downloading $pkg into $debdir"
+        if ! (cd "$debdir" && timeout 900 apt-get download -q "$pkg" >&2); then
+            apt_update_once
+            (cd "$debdir" && timeout 900 apt-get download -q "$pkg" >&2) \
+                || die "apt-get download $pkg failed (into $debdir)"
+        fi
+        deb=$(ls "$debdir/${pkg}_"*.deb 2>/dev/null | head -n1 || true)
+        [ -n "$deb" ] || die "apt-get download $pkg produced no .deb in $debdir"
+    fi
+    log "extracting $deb into $kdir"
+    rm -rf "$kdir.tmp"
+    mkdir -p "$kdir.tmp"
+    timeout 600 dpkg-deb -x "$deb" "$kdir.tmp" || die "dpkg-deb -x $deb failed"
+    [ -f "$kdir.tmp/boot/vmlinuz-$kver" ] || die "no boot/vmlinuz-$kver in $deb"
+    [ -d "$kdir.tmp/lib/modules/$kver" ] || die "no lib/modules/$kver in $deb"
+    # The .deb ships no modules.dep (its postinst makes it): generate it.
+    command -v depmod >/dev/null 2>&1 || PATH=$PATH:/sbin:/usr/sbin
+    command -v depmod >/dev/null 2>&1 || die "depmod not found (package kmod)"
+    timeout 300 depmod -b "$kdir.tmp" "$kver" || die "depmod -b $kdir.tmp $kver failed"
+    touch "$kdir.tmp/.complete"
+    rm -rf "$kdir"
+    mv "$kdir.tmp" "$kdir"
+fi
+ln -sfn "$kver" "$CACHE/kernel/current"
+print_result "$kver"

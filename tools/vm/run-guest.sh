@@ -1,0 +1,103 @@
+#!/usr/bin/env bash
+# run-guest.sh - boot the cached Debian kernel with an initramfs under QEMU TCG.
+set -euo pipefail
+
+PROG=${0##*/}
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+usage() {
+    cat <<EOF
+Usage: $PROG --initramfs F --log LOG [--mem 1024M] [--smp 2] [--timeout 300]
+             [--append "extra cmdline"] [--disk IMG]... [--kernel VMLINUZ]
+
+Boot the Debian kernel from fetch-kernel.sh with initramfs F under
+qemu-system-x86_64 -accel tcg (no KVM), with the serial console (ttyS0)
+written to LOG.  Kernel command line:
+  console=ttyS0 cgroup_no_v1=all panic=-1 quiet [extra]
+Each --disk IMG is attached as a raw virtio disk (/dev/vda, /dev/vdb, ... in the
+guest; the guest needs the virtio_pci and virtio_blk modules).  The guest must
+power itself off; -no-reboot makes a reboot or a panic (panic=-1) end qemu too.
+
+Exit status: 0 when qemu exited before the timeout, 124 on timeout (qemu is
+killed), 1 on usage/setup errors, otherwise qemu's own exit status.
+
+  --initramfs F     initramfs (cpio, optionally compressed) to boot (required)
+  --log LOG         serial console log file (required; overwritten)
+  --mem SIZE        guest memory (qemu -m syntax, default 1024M)
+  --smp N           virtual CPUs (default 2)
+  --timeout SECS    wall-clock limit for qemu (default 300)
+  --append STR      extra kernel command line (repeatable, joined with spaces)
+  --disk IMG        raw disk image to attach as virtio (repeatable)
+  --kernel F        vmlinuz to boot (default: fetch-kernel.sh's)
+  -h, --help        this help
+EOF
+}
+
+die() { echo "$PROG: error: $*" >&2; exit 1; }
+
+INITRD=""
+LOG=""
+MEM=1024M
+SMP=2
+TIMEOUT=300
+APPEND=""
+DISKS=()
+KERNEL=""
+
+while [ $# -gt 0 ]; do
+    case $1 in
+        --initramfs) [ $# -ge 2 ] || die "--initramfs needs a file"; INITRD=$2; shift 2 ;;
+        --log) [ $# -ge 2 ] || die "--log needs a file"; LOG=$2; shift 2 ;;
+        --mem) [ $# -ge 2 ] || die "--mem needs a size"; MEM=$2; shift 2 ;;
+        --smp) [ $# -ge 2 ] || die "--smp needs a number"; SMP=$2; shift 2 ;;
+        --timeout) [ $# -ge 2 ] || die "--timeout needs seconds"; TIMEOUT=$2; shift 2 ;;
+        --append) [ $# -ge 2 ] || die "--append needs a string"; APPEND="${APPEND:+$APPEND }$2"; shift 2 ;;
+        --disk) [ $# -ge 2 ] || die "--disk needs an image"; DISKS+=("$2"); shift 2 ;;
+        --kernel) [ $# -ge 2 ] || die "--kernel needs a file"; KERNEL=$2; shift 2 ;;
+        -h|--help) usage; exit 0 ;;
+        *) die "unknown argument '$1' (see --help)" ;;
+    esac
+done
+[ -n "$INITRD" ] || die "--initramfs is required (see --help)"
+[ -n "$LOG" ] || die "--log is required (see --help)"
+[ -f "$INITRD" ] || die "initramfs not found: $INITRD"
+[[ $TIMEOUT =~ ^[0-9]+$ ]] || die "--timeout must be whole seconds, got '$TIMEOUT'"
+[[ $SMP =~ ^[0-9]+$ ]] || die "--smp must be a number, got '$SMP'"
+[[ $MEM =~ ^[0-9]+[MGmg]?$ ]] || die "--mem must look like 1024M or 2G, got '$MEM'"
+
+if [ -z "$KERNEL" ]; then
+    KERNEL=$("$HERE/fetch-kernel.sh") || die "fetch-kernel.sh failed"
+fi
+[ -f "$KERNEL" ] || die "kernel not found: $KERNEL"
+command -v qemu-system-x86_64 >/dev/null 2>&1 || die "qemu-system-x86_64 not found (run tools/vm/fetch-kernel.sh)"
+
+args=(
+    -accel tcg
+    -machine pc
+    -cpu max
+    -m "$MEM"
+    -smp "$SMP"
+    -kernel "$KERNEL"
+    -initrd "$INITRD"
+    -append "console=ttyS0 cgroup_no_v1=all panic=-1 quiet${APPEND:+ $APPEND}"
+    -nographic
+    -serial "file:$LOG"
+    -monitor none
+    -nic none
+    -no-reboot
+)
+for d in ${DISKS[@]+"${DISKS[@]}"}; do
+    [ -f "$d" ] || die "disk image not found: $d"
+    case $d in *,*) die "disk image path must not contain a comma: $d" ;; esac
+    args+=(-drive "file=$d,format=raw,if=virtio,cache=unsafe")
+done
+
+mkdir -p "$(dirname "$LOG")" || die "cannot create the directory of $LOG"
+: >"$LOG" || die "cannot write $LOG"
+rc=0
+timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 "${args[@]}" </dev/null || rc=$?
+if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+    echo "$PROG: qemu killed after the ${TIMEOUT}s timeout (log: $LOG)" >&2
+    exit 124
+fi
+exit "$rc"

@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* evictd: kubelet-compatible node-pressure eviction, driven by BPF events. */
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "config.h"
+#include "daemon.h"
+#include "log.h"
+
+#define EXIT_CONFIG 2
+
+int main(int argc, char **argv)
+{
+	static struct evictd_config config;
+	static struct daemon daemon;
+	int err;
+
+	config_init_defaults(&config);
+	err = config_parse_args(&config, argc, argv);
+	if (err > 0)
+		return EXIT_SUCCESS;	/* --help, --version */
+	/* Finalize even after a parse error, so every bad value is reported in one run. */
+	if (config_finalize(&config))
+		err = -EINVAL;
+	if (err) {
+		log_err("invalid configuration; nothing started");
+		return EXIT_CONFIG;
+	}
+	log_set_level(config.log_level);
+
+	if (config.validate) {
+		config_print(&config, stdout);
+		return EXIT_SUCCESS;
+	}
+
+	daemon_init(&daemon, &config);
+	if (config.once) {
+		daemon_evaluate(&daemon, 0);
+		if (config.output == OUTPUT_JSON) {
+			struct json_object *doc = report_json(&daemon.config, &daemon.engine, &daemon.obs,
+							      &daemon.eval, &daemon.decision);
+
+			puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
+									 JSON_C_TO_STRING_NOSLASHESCAPE));
+			json_object_put(doc);
+		} else {
+			report_text(stdout, &daemon.engine, &daemon.obs, &daemon.eval, &daemon.decision);
+		}
+		return EXIT_SUCCESS;
+	}
+	return daemon_run(&daemon);
+}

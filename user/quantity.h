@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Kubernetes resource quantities and Go durations, the two value syntaxes of kubelet config. */
+#ifndef EVICTD_QUANTITY_H
+#define EVICTD_QUANTITY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Parse a Kubernetes quantity ("100Mi", "1.5Gi", "1e9", "500M", "10k", "250m", "+1E3",
+ * ".5Gi") as resource.ParseQuantity accepts it, and store its integer value rounded up
+ * (away from zero) like Quantity.Value(): "1.5" -> 2, "500m" -> 1, "-500m" -> -1.
+ * Whitespace is not accepted. Returns 0, -EINVAL for a malformed text, -ERANGE when the
+ * value does not fit in int64. */
+int quantity_parse(const char *text, int64_t *value);
+
+/* Parse a Go duration (time.ParseDuration: "1m30s", "500ms", "2h", "1.5h", "-3s", "0",
+ * units ns us µs ms s m h) into nanoseconds. Returns 0, -EINVAL or -ERANGE. */
+int duration_parse(const char *text, int64_t *nanoseconds);
+
+/* Format nanoseconds as Go's Duration.String() does: "1m30s", "500ms", "2h0m0s", "0s".
+ * Returns the length written, or -ENOSPC when buf is too small. */
+int duration_format(int64_t nanoseconds, char *buf, size_t len);
+
+/* Format a byte or count value exactly in the shortest binary-suffix form if it is a whole
+ * multiple (1048576 -> "1Mi"), else as a plain integer. Returns length or -ENOSPC. */
+int quantity_format(int64_t value, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,125 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Eviction signals (SPEC §1): names, observations, and the readers that compute them from
+ * /proc, the cgroup tree and statvfs, every path under a root prefix. */
+#ifndef EVICTD_SIGNALS_H
+#define EVICTD_SIGNALS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+enum ev_signal {
+	EV_SIGNAL_MEMORY_AVAILABLE,
+	EV_SIGNAL_NODEFS_AVAILABLE,
+	EV_SIGNAL_NODEFS_INODES_FREE,
+	EV_SIGNAL_IMAGEFS_AVAILABLE,
+	EV_SIGNAL_IMAGEFS_INODES_FREE,
+	EV_SIGNAL_CONTAINERFS_AVAILABLE,
+	EV_SIGNAL_CONTAINERFS_INODES_FREE,
+	EV_SIGNAL_PID_AVAILABLE,
+	/* evictd's OOM guard (SPEC §1): the kernel's own view, MemAvailable against MemTotal.
+	 * Never configured as a kubelet threshold; no node condition. */
+	EV_SIGNAL_OOM_GUARD,
+	EV_SIGNAL_COUNT,
+};
+
+/* Kubelet spelling ("memory.available"); "oom.guard" for the guard. */
+const char *signal_name(enum ev_signal signal);
+/* Returns 0 and sets *signal, or -ENOENT for a name that is not a kubelet signal (the guard
+ * is not accepted here). */
+int signal_from_name(const char *name, enum ev_signal *signal);
+/* Comma-separated list of the configurable signal names, for error messages. */
+const char *signal_valid_names(void);
+
+enum node_condition {
+	EV_CONDITION_MEMORY_PRESSURE,
+	EV_CONDITION_DISK_PRESSURE,
+	EV_CONDITION_PID_PRESSURE,
+	EV_CONDITION_COUNT,
+	EV_CONDITION_NONE = -1,
+};
+const char *condition_name(enum node_condition condition); /* "MemoryPressure" ... */
+enum node_condition signal_condition(enum ev_signal signal);
+
+/* Which filesystems the runtime keeps apart (seed: node-pressure eviction, "filesystem
+ * signals"). Decided by comparing st_dev of the kubelet, image and container dirs. */
+enum fs_layout {
+	FS_LAYOUT_SINGLE,	/* everything on nodefs */
+	FS_LAYOUT_SPLIT_DISK,	/* imagefs holds images and writable layers; containerfs = imagefs */
+	FS_LAYOUT_SPLIT_IMAGE,	/* images on imagefs; writable layers on containerfs (= nodefs fs) */
+};
+const char *fs_layout_name(enum fs_layout layout);
+
+enum cgroup_layout {
+	CGROUP_LAYOUT_UNKNOWN,
+	CGROUP_LAYOUT_V2,	/* memory controller on the unified hierarchy */
+	CGROUP_LAYOUT_V1,	/* memory controller on a v1 hierarchy (legacy or hybrid) */
+};
+
+struct observation {
+	bool present;		/* false: could not be read this round */
+	int64_t available;	/* bytes, inodes or PIDs */
+	int64_t capacity;	/* same unit; thresholds in % are taken of this */
+	int64_t read_at_ns;	/* CLOCK_MONOTONIC when read */
+};
+
+struct observations {
+	struct observation signal[EV_SIGNAL_COUNT];
+	enum fs_layout fs_layout;	/* FS_LAYOUT_SINGLE when nodefs could not be read */
+	enum cgroup_layout cgroup_layout;
+	/* Raw inputs, kept for the decision log and metrics. */
+	int64_t mem_total_bytes;
+	int64_t mem_available_kernel_bytes;	/* /proc/meminfo MemAvailable */
+	int64_t memory_working_set_bytes;
+};
+
+/* Where to read from. Every path is joined under root ("" or "/" = the real machine). */
+struct signal_source {
+	const char *root;
+	const char *kubelet_dir;	/* nodefs, default /var/lib/kubelet */
+	const char *imagefs_dir;	/* runtime images, default /var/lib/containerd */
+	const char *containerfs_dir;	/* writable layers; NULL or "" = same as imagefs_dir */
+	/* Where the v1 memory hierarchy and the v2 hierarchy are mounted, relative to root.
+	 * NULL = detect (/sys/fs/cgroup, /sys/fs/cgroup/unified, /sys/fs/cgroup/memory). */
+	const char *cgroup_v2_dir;
+	const char *cgroup_v1_memory_dir;
+};
+
+/* Read which signals are set in `mask` (bit = 1 << ev_signal; 0 = all) into obs. Signals
+ * whose source cannot be read are left !present and logged; returns 0 when at least the
+ * requested memory signal (if asked) was read, else negative errno. Reads whole groups
+ * (memory, filesystems, pid); signals of groups not in mask are left untouched. With no
+ * memory signal in mask: 0 when any requested signal was read, else the first error. A
+ * group that keeps failing logs at error level once, then at debug until it recovers. */
+int signals_read(const struct signal_source *source, uint32_t mask, struct observations *obs);
+
+/* The individual readers, exposed for tests. Each returns 0 or negative errno and logs
+ * the failing path with %m. */
+int signals_read_meminfo(const char *root, int64_t *mem_total, int64_t *mem_available);
+/* memory_dir (may be NULL) receives the root-joined directory that holds the memory.stat to
+ * read: the v2 mount or the v1 memory hierarchy. */
+enum cgroup_layout signals_detect_cgroup_layout(const struct signal_source *source,
+						char *memory_dir, unsigned long memory_dir_len);
+int signals_read_memory(const struct signal_source *source, struct observations *obs);
+int signals_read_filesystems(const struct signal_source *source, struct observations *obs);
+int signals_read_pids(const char *root, struct observations *obs);
+
+/* The stat/statvfs calls behind the filesystem signals, so tests can fake st_dev and the
+ * statvfs numbers. Both behave like the libc calls (-1 and errno on failure). */
+struct stat;
+struct statvfs;
+struct signals_fs_ops {
+	int (*stat)(const char *path, struct stat *st);
+	int (*statvfs)(const char *path, struct statvfs *sv);
+};
+/* NULL, or a NULL member, restores the real call. Not thread-safe: for tests. */
+void signals_set_fs_ops(const struct signals_fs_ops *ops);
+
+#define SIGNAL_MASK(sig) (1u << (sig))
+#define SIGNAL_MASK_MEMORY (SIGNAL_MASK(EV_SIGNAL_MEMORY_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_OOM_GUARD))
+#define SIGNAL_MASK_FS                                                                              \
+	(SIGNAL_MASK(EV_SIGNAL_NODEFS_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_NODEFS_INODES_FREE) |         \
+	 SIGNAL_MASK(EV_SIGNAL_IMAGEFS_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_IMAGEFS_INODES_FREE) |       \
+	 SIGNAL_MASK(EV_SIGNAL_CONTAINERFS_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_CONTAINERFS_INODES_FREE))
+#define SIGNAL_MASK_PID SIGNAL_MASK(EV_SIGNAL_PID_AVAILABLE)
+
+#endif
