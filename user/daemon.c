@@ -42,6 +42,56 @@ void daemon_init(struct daemon *daemon, const struct evictd_config *config)
 		.containerfs_dir = daemon->config.containerfs_dir,
 	};
 	daemon->now_ns = daemon_monotonic_ns;
+	daemon->logged_threshold_index = -1;
+}
+
+int daemon_reload(struct daemon *daemon)
+{
+	static struct evictd_config fresh;
+	int err;
+
+	config_init_defaults(&fresh);
+	err = config_parse_args(&fresh, daemon->argc, daemon->argv);
+	if (config_finalize(&fresh) || err) {
+		log_err("SIGHUP: the new configuration is invalid (see above); keeping the running one");
+		return -EINVAL;
+	}
+	if (fresh.validate || fresh.once) {
+		log_err("SIGHUP: --validate/--once make no sense on reload; keeping the running one");
+		return -EINVAL;
+	}
+	/* Keep the derived paths the running daemon settled on; take everything else. */
+	strcpy(fresh.kubelet_dir, daemon->config.kubelet_dir);
+	daemon->config = fresh;
+	daemon->engine_ready = false;	/* thresholds may have changed: start their clocks anew */
+	log_set_level(fresh.log_level);
+	log_info("SIGHUP: configuration reloaded, %zu thresholds", fresh.n_thresholds);
+	return 0;
+}
+
+void daemon_log_decision(struct daemon *daemon)
+{
+	const struct decision *decision = &daemon->decision;
+	const struct threshold *threshold;
+	const struct observation *observed;
+
+	if (decision->threshold_index == daemon->logged_threshold_index &&
+	    decision->victim == daemon->logged_victim)
+		return;
+	daemon->logged_threshold_index = decision->threshold_index;
+	daemon->logged_victim = decision->victim;
+	if (decision->threshold_index < 0) {
+		log_info("decision: no threshold met any more");
+		return;
+	}
+	threshold = &daemon->engine.thresholds[decision->threshold_index];
+	observed = &daemon->obs.signal[threshold->signal];
+	log_info("decision: %s%s %s=%lld < %s (%lld) candidates=%zu victim=%s%s%s reason=\"%s\"",
+		 decision->dry_run ? "[dry-run] " : "", threshold->hard ? "hard" : "soft",
+		 signal_name(threshold->signal), (long long)observed->available, threshold->value.text,
+		 (long long)daemon->eval.threshold_value[decision->threshold_index], decision->n_candidates,
+		 decision->victim ? decision->victim->namespace_ : "none", decision->victim ? "/" : "",
+		 decision->victim ? decision->victim->name : "", decision->reason ? decision->reason : "");
 }
 
 /* containerfs thresholds follow the filesystem layout, which is only known after a read. */
@@ -72,6 +122,7 @@ int daemon_evaluate(struct daemon *daemon, uint32_t mask)
 	engine_follow_layout(daemon);
 	engine_evaluate(&daemon->engine, &daemon->obs, daemon->now_ns(), &daemon->eval);
 
+	daemon->evaluations++;
 	memset(decision, 0, sizeof(*decision));
 	decision->threshold_index = daemon->eval.act_on;
 	decision->dry_run = daemon->config.dry_run;
@@ -136,7 +187,8 @@ static int setup_fds(struct daemon *daemon, int *epoll_fd, int *timer_fd, int *s
 
 static void log_round(struct daemon *daemon)
 {
-	if (daemon->decision.threshold_index >= 0 || log_get_level() >= LOGLEVEL_DEBUG) {
+	daemon_log_decision(daemon);
+	if (daemon->config.dry_run || log_get_level() >= LOGLEVEL_DEBUG) {
 		report_text(stdout, &daemon->engine, &daemon->obs, &daemon->eval, &daemon->decision);
 		fflush(stdout);
 	}
@@ -178,7 +230,10 @@ int daemon_run(struct daemon *daemon)
 				if (read(signal_fd, &info, sizeof(info)) != sizeof(info))
 					continue;
 				if (info.ssi_signo == SIGHUP) {
-					log_info("SIGHUP: configuration reload arrives with the event loop work");
+					if (daemon_reload(daemon) == 0) {
+						daemon_evaluate(daemon, 0);
+						log_round(daemon);
+					}
 					continue;
 				}
 				log_info("received %s, exiting", strsignal((int)info.ssi_signo));

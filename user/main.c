@@ -36,6 +36,8 @@ int main(int argc, char **argv)
 	}
 
 	daemon_init(&daemon, &config);
+	daemon.argc = argc;
+	daemon.argv = argv;
 	if (config.once) {
 		daemon_evaluate(&daemon, 0);
 		if (config.output == OUTPUT_JSON) {

@@ -118,7 +118,7 @@ unknown_keys() {
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 # log_value LOG ERE: the number after the first match of 'ERE' (which ends in '=') in the log
-log_value() { grep -oE "$2[0-9.]+" "$1" | head -n1 | sed 's/.*=//'; }
+log_value() { { grep -oE "$2[0-9.]+" "$1" || true; } | head -n1 | sed 's/.*=//'; }
 
 NPASS=0
 NFAIL=0
@@ -299,7 +299,8 @@ EOF
     local ready done_at
     ready=$(log_value "$log" 'EVICTD-VM: (init|systemd) ready uptime=')
     done_at=$(log_value "$log" 'EVICTD-VM: scenario exit=[0-9]* uptime=')
-    local timing="build $(secs "$t_start" "$t_built")s, qemu $(secs "$t_built" "$t_end")s; guest uptime: ready ${ready:-?}s, scenario done ${done_at:-?}s"
+    local timing
+    timing="build $(secs "$t_start" "$t_built")s, qemu $(secs "$t_built" "$t_end")s; guest uptime: ready ${ready:-?}s, scenario done ${done_at:-?}s"
     echo "$timing" >"$sdir/timing"
     if [ ${#reasons[@]} -eq 0 ]; then
         pass "$name" "$(secs "$t_start" "$t_end")"

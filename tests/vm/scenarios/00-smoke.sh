@@ -4,11 +4,12 @@
 # vm-timeout: 180
 # vm-disk: 16M ext4 -N 128 -m 0
 # vm-expect: cgroup2-mounted controllers-enabled memcg-oom-kill cgroup-kill
-# vm-expect: btf-vmlinux bpffs-mounted tracefs-mounted psi pids-max-enforced
+# vm-expect: btf-vmlinux bpffs-mounted bpf-ringbuf-tracepoint tracefs-mounted psi
+# vm-expect: pids-max-enforced
 # vm-expect: tmpfs-inodes-enospc ext4-disk-inodes-enospc
 #
 # Runs as /scenario.sh from the busybox /init (tools/vm/build-initramfs.sh);
-# the test programs (memhog, forkbomb, mkfiles) are in /usr/bin.
+# the test programs (memhog, forkbomb, mkfiles, bpfcheck) are in /usr/bin.
 . /usr/lib/evictd-vm/vm-lib.sh
 CG=/sys/fs/cgroup
 
@@ -53,7 +54,7 @@ rmdir $OOM || vm_fail memcg-oom-kill "rmdir $OOM failed"
 # -- cgroup.kill: 3 sleepers gone (populated 0) within 1 s
 K=$CG/smoke-kill
 mkdir -p $K
-for i in 1 2 3; do
+for _ in 1 2 3; do
     sh -c "echo \$\$ >$K/cgroup.procs && exec sleep 1000" &
 done
 vm_wait_for 5 sh -c "[ \$(wc -l <$K/cgroup.procs) -eq 3 ]" \
@@ -62,7 +63,7 @@ before=$(vm_kv $K/cgroup.events populated)
 t0=$(vm_uptime)
 echo 1 >$K/cgroup.kill
 ok=0
-for i in $(seq 1 100); do
+for _ in $(seq 1 100); do
     if [ "$(vm_kv $K/cgroup.events populated)" = 0 ]; then ok=1; break; fi
     sleep 0.01
 done
@@ -88,6 +89,13 @@ if grep -q ' /sys/fs/bpf bpf ' /proc/mounts; then
     vm_pass bpffs-mounted
 else
     vm_fail bpffs-mounted "no bpf file system on /sys/fs/bpf"
+fi
+# a raw tracepoint program writing to a BPF ring buffer that user space reads
+if out=$(bpfcheck 2>&1); then
+    vm_pass bpf-ringbuf-tracepoint
+    vm_info "$(echo "$out" | tail -n 1)"
+else
+    vm_fail bpf-ringbuf-tracepoint "$(echo "$out" | tail -n 5 | tr '\n' ' ')"
 fi
 if grep -q ' /sys/kernel/tracing tracefs ' /proc/mounts && [ -d /sys/kernel/tracing/events/oom ]; then
     vm_pass tracefs-mounted

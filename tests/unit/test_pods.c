@@ -1,0 +1,1011 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Pods (issue 4): PodList parsing incl. malformed input, cgroup discovery for both kubelet
+ * drivers and every QoS class on fixture trees, usage, the join with a pods file, evictd's
+ * own pod, and standalone workloads with xattrs. Static PodLists: tests/fixtures/pods. */
+#include "testutil.h"
+
+#include <stdint.h>
+#include <sys/xattr.h>
+#include <time.h>
+
+#include "log.h"
+#include "pods.h"
+#include "rank.h"
+
+#define PODS_FIXTURES FIXTURES_DIR "/pods"
+#define MI (1024ll * 1024)
+#define GI (1024ll * MI)
+
+#define UID_G "4b5f0c1e-8c7a-4e5b-9d2a-1f3e5a7b9c01"
+#define UID_BU "7d9e2f10-3a4b-4c5d-8e6f-a1b2c3d4e5f6"
+#define UID_BE "c0ffee00-1234-4abc-8def-0123456789ab"
+#define UID_MIRROR_API "9a8b7c6d-5e4f-4a3b-8c1d-0e9f8a7b6c5d"
+#define HASH_APISERVER "2b1c5e4f6a7d8e9f0a1b2c3d4e5f6a7b"
+#define UID_DS "1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d"
+#define UID_CRIT "e5d4c3b2-a190-4876-9543-210fedcba987"
+#define UID_UNKNOWN_G "11111111-2222-4333-8444-555555555555"
+#define UID_UNKNOWN_BE "66666666-7777-4888-9999-aaaaaaaaaaaa"
+
+static int setup_tmp(void **state)
+{
+	char *root = malloc(PATH_MAX);
+
+	if (!root)
+		return -1;
+	fixture_tmpdir(root, "pods");
+	*state = root;
+	return 0;
+}
+
+static int teardown_tmp(void **state)
+{
+	fixture_rm_rf(*state);
+	free(*state);
+	return 0;
+}
+
+static char *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "r");
+	char *buf;
+	long size;
+
+	if (!f)
+		fail_msg("fopen %s: %s", path, strerror(errno));
+	fseek(f, 0, SEEK_END);
+	size = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	buf = malloc((size_t)size + 1);
+	assert_non_null(buf);
+	assert_int_equal(fread(buf, 1, (size_t)size, f), (size_t)size);
+	buf[size] = '\0';
+	fclose(f);
+	*len = (size_t)size;
+	return buf;
+}
+
+static int parse_fixture(const char *file, const char *node, struct pod_meta_list *list)
+{
+	char path[PATH_MAX], err[512];
+	size_t len;
+	char *json;
+	int ret;
+
+	snprintf(path, sizeof(path), "%s/%s", PODS_FIXTURES, file);
+	json = slurp(path, &len);
+	ret = pods_parse_podlist(json, len, path, node, list, err, sizeof(err));
+	if (ret)
+		print_message("parse %s: %s\n", path, err);
+	free(json);
+	return ret;
+}
+
+static const struct pod_meta *meta_by_uid(const struct pod_meta_list *list, const char *uid)
+{
+	for (size_t i = 0; i < list->n_items; i++) {
+		if (strcmp(list->items[i].uid, uid) == 0)
+			return &list->items[i];
+	}
+	return NULL;
+}
+
+/* ---- parser: the fixture PodLists ------------------------------------------------------ */
+
+static void test_parse_guaranteed_single_pod(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	const struct pod_meta *m;
+
+	/* `kubectl get pod NAME -o json` prints one Pod, not a List. */
+	assert_int_equal(parse_fixture("guaranteed.json", NULL, &list), 0);
+	assert_int_equal(list.n_items, 1);
+	m = &list.items[0];
+	assert_string_equal(m->uid, UID_G);
+	assert_string_equal(m->cgroup_uid, UID_G);
+	assert_string_equal(m->namespace_, "shop");
+	assert_string_equal(m->name, "web-7c9f8b6d5-x2x4q");
+	assert_int_equal(m->priority, 1000);
+	assert_true(m->qos_known);
+	assert_int_equal(m->qos, POD_QOS_GUARANTEED);
+	assert_int_equal(m->termination_grace_period_s, 45);
+	assert_int_equal(m->memory_request, 256 * MI);
+	assert_false(m->is_static);
+	assert_false(m->is_mirror);
+	assert_false(m->is_daemonset);	/* owned by a ReplicaSet */
+	assert_false(m->terminal);
+	pod_meta_list_free(&list);
+}
+
+static void test_parse_burstable_init_containers(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	const struct pod_meta *m;
+
+	assert_int_equal(parse_fixture("burstable-init.json", NULL, &list), 0);
+	assert_int_equal(list.n_items, 1);
+	m = &list.items[0];
+	assert_int_equal(m->qos, POD_QOS_BURSTABLE);
+	/* containers 128Mi + 100Mi, sidecar "proxy" 64Mi runs alongside: 292Mi. The init
+	 * container "migrate" (512Mi, before the sidecar starts) peaks higher: 512Mi. Plus the
+	 * RuntimeClass overhead 32Mi on a non-zero request: 544Mi. */
+	assert_int_equal(m->memory_request, 544 * MI);
+	/* ephemeral-storage: 1Gi on "api", nothing else, no overhead for it. */
+	assert_int_equal(m->ephemeral_storage_request, GI);
+	assert_int_equal(m->termination_grace_period_s, 30);
+	assert_int_equal(m->priority, 0);
+	pod_meta_list_free(&list);
+}
+
+static void test_parse_besteffort(void **state)
+{
+	struct pod_meta_list list = { 0 };
+
+	assert_int_equal(parse_fixture("besteffort.json", NULL, &list), 0);
+	assert_int_equal(list.n_items, 1);
+	assert_int_equal(list.items[0].qos, POD_QOS_BESTEFFORT);
+	assert_int_equal(list.items[0].memory_request, 0);
+	assert_int_equal(list.items[0].ephemeral_storage_request, 0);
+	assert_int_equal(list.items[0].termination_grace_period_s, 5);
+	pod_meta_list_free(&list);
+}
+
+static void test_parse_static_and_mirror(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	const struct pod_meta *apiserver, *exporter;
+	struct pod pod = { 0 };
+
+	assert_int_equal(parse_fixture("static-mirror.json", NULL, &list), 0);
+	assert_int_equal(list.n_items, 2);
+	apiserver = meta_by_uid(&list, UID_MIRROR_API);
+	assert_non_null(apiserver);
+	assert_true(apiserver->is_static);
+	assert_true(apiserver->is_mirror);
+	/* The cgroup is named after the static pod's UID, the hash, not the API server's UID. */
+	assert_string_equal(apiserver->cgroup_uid, HASH_APISERVER);
+	assert_int_equal(apiserver->priority, 2000001000);
+
+	/* A static pod at priority 0 is still never evicted: static alone is enough. */
+	exporter = meta_by_uid(&list, "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f");
+	assert_non_null(exporter);
+	assert_int_equal(exporter->priority, 0);
+	pod.is_static = exporter->is_static;
+	pod.is_mirror = exporter->is_mirror;
+	assert_true(pod_never_evict(&pod));
+	pod_meta_list_free(&list);
+}
+
+static void test_parse_daemonset(void **state)
+{
+	static const char not_controller[] =
+		"{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u-1\",\"name\":\"a\","
+		"\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"name\":\"ds\",\"controller\":false}]}}]}";
+	struct pod_meta_list list = { 0 };
+
+	assert_int_equal(parse_fixture("daemonset.json", NULL, &list), 0);
+	assert_int_equal(list.n_items, 1);
+	assert_true(list.items[0].is_daemonset);
+	assert_int_equal(list.items[0].priority, 1000);
+	assert_int_equal(list.items[0].termination_grace_period_s, 10);
+	assert_int_equal(list.items[0].memory_request, 64 * MI);
+
+	/* A DaemonSet that is an owner but not the controller does not make a DaemonSet pod. */
+	assert_int_equal(pods_parse_podlist(not_controller, sizeof(not_controller) - 1, "x", NULL,
+					    &list, NULL, 0), 0);
+	assert_false(list.items[0].is_daemonset);
+	pod_meta_list_free(&list);
+}
+
+static void test_parse_system_node_critical(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	struct pod pod = { 0 };
+
+	assert_int_equal(parse_fixture("system-node-critical.json", NULL, &list), 0);
+	assert_int_equal(list.n_items, 1);
+	assert_int_equal(list.items[0].priority, 2000001000);
+	assert_false(list.items[0].is_static);
+	pod.priority = list.items[0].priority;
+	assert_true(pod_never_evict(&pod));
+	pod_meta_list_free(&list);
+}
+
+static void test_parse_node_filter(void **state)
+{
+	struct pod_meta_list list = { 0 };
+
+	assert_int_equal(parse_fixture("node-a.json", NULL, &list), 0);
+	assert_int_equal(list.n_items, 9);
+	assert_non_null(meta_by_uid(&list, "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"));
+	assert_int_equal(parse_fixture("node-a.json", "node-a", &list), 0);
+	assert_int_equal(list.n_items, 8);
+	assert_null(meta_by_uid(&list, "aaaaaaaa-bbbb-4ccc-8ddd-eeeeeeeeeeee"));
+	/* The finished Job pod is kept but marked: it has no cgroup by design. */
+	assert_true(meta_by_uid(&list, "0f1e2d3c-4b5a-4968-8776-655443322110")->terminal);
+	pod_meta_list_free(&list);
+}
+
+static void test_parse_quantity_forms(void **state)
+{
+	static const char json[] =
+		"{\"kind\":\"PodList\",\"items\":[{\"metadata\":{\"uid\":\"u-2\",\"name\":\"n\"},"
+		"\"spec\":{\"containers\":[{\"name\":\"a\",\"resources\":{\"requests\":{\"memory\":1048576}}},"
+		"{\"name\":\"b\",\"resources\":{\"requests\":{\"memory\":\"1.5Gi\"}}},"
+		"{\"name\":\"c\",\"resources\":{\"requests\":{\"memory\":\"500M\"}}},"
+		"{\"name\":\"d\",\"resources\":{}},{\"name\":\"e\"}]}}]}";
+	struct pod_meta_list list = { 0 };
+
+	/* resource.Quantity unmarshals a JSON number as well as a string. */
+	assert_int_equal(pods_parse_podlist(json, sizeof(json) - 1, "q", NULL, &list, NULL, 0), 0);
+	assert_int_equal(list.items[0].memory_request, MI + 3 * GI / 2 + 500000000);
+	/* No status: QoS unknown; no terminationGracePeriodSeconds: -1. */
+	assert_false(list.items[0].qos_known);
+	assert_int_equal(list.items[0].termination_grace_period_s, -1);
+	pod_meta_list_free(&list);
+}
+
+static void test_parse_pod_level_requests(void **state)
+{
+	static const char json[] =
+		"{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u-3\",\"name\":\"n\"},"
+		"\"spec\":{\"resources\":{\"requests\":{\"memory\":\"2Gi\"}},"
+		"\"containers\":[{\"name\":\"a\",\"resources\":{\"requests\":{\"memory\":\"1Gi\"}}}]}}]}";
+	struct pod_meta_list list = { 0 };
+
+	/* PodLevelResources: the pod-level request replaces the containers' sum. */
+	assert_int_equal(pods_parse_podlist(json, sizeof(json) - 1, "p", NULL, &list, NULL, 0), 0);
+	assert_int_equal(list.items[0].memory_request, 2 * GI);
+	pod_meta_list_free(&list);
+}
+
+/* ---- parser: malformed input ------------------------------------------------------------ */
+
+#define POD_WITH(spec_json) \
+	"{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u-1\",\"name\":\"a\"},\"spec\":" spec_json "}]}"
+
+struct bad_case {
+	const char *json;
+	const char *expect;	/* substring of the error message */
+};
+
+static void test_parse_malformed(void **state)
+{
+	static const struct bad_case cases[] = {
+		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":", "truncated" },
+		{ "", "truncated" },
+		{ "{\"kind\":\"List\",\"items\":[]} trailing", "malformed JSON at byte 27" },
+		{ "{\"kind\":\"List\",\"items\":[],}", "malformed JSON" },
+		{ "[1,2,3]", "expected a PodList object, got array" },
+		{ "{\"kind\":\"Deployment\",\"items\":[]}", "kind: \"Deployment\"" },
+		{ "{\"kind\":\"List\"}", "items: missing" },
+		{ "{\"kind\":\"List\",\"items\":{}}", "items: expected array, got object" },
+		{ "{\"kind\":\"List\",\"items\":[7]}", "items[0]: expected object, got int" },
+		{ "{\"kind\":\"List\",\"items\":[{\"spec\":{}}]}", "items[0].metadata: missing" },
+		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"name\":\"a\"}}]}", "items[0].metadata.uid: missing" },
+		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u\"}}]}", "items[0].metadata.name: missing" },
+		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":42,\"name\":\"a\"}}]}",
+		  "items[0].metadata.uid: expected string, got int" },
+		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"../../etc\",\"name\":\"a\"}}]}",
+		  "items[0].metadata.uid: \"../../etc\" is not a UID" },
+		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"name\":\"a\\u0000b\"}}]}",
+		  "items[0].metadata.name: contains a NUL" },
+		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"name\":\"a\","
+		  "\"annotations\":{\"kubernetes.io/config.source\":7}}}]}",
+		  "items[0].metadata.annotations.kubernetes.io/config.source: expected string, got int" },
+		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"name\":\"a\","
+		  "\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"controller\":\"yes\"}]}}]}",
+		  "items[0].metadata.ownerReferences[0].controller: expected boolean, got string" },
+		{ POD_WITH("{\"priority\":\"high\"}"), "items[0].spec.priority: expected int, got string" },
+		{ POD_WITH("{\"priority\":1.5}"), "items[0].spec.priority: expected int, got double" },
+		{ POD_WITH("{\"priority\":1e400}"), "items[0].spec.priority: expected int, got double" },
+		{ POD_WITH("{\"priority\":3000000000}"), "items[0].spec.priority: 3000000000 out of range" },
+		{ POD_WITH("{\"priority\":99999999999999999999999}"), "items[0].spec.priority:" },
+		{ POD_WITH("{\"terminationGracePeriodSeconds\":99999999999999999999999}"),
+		  "items[0].spec.terminationGracePeriodSeconds:" },
+		{ POD_WITH("{\"terminationGracePeriodSeconds\":-1}"),
+		  "items[0].spec.terminationGracePeriodSeconds: -1 out of range" },
+		{ POD_WITH("{\"containers\":{}}"), "items[0].spec.containers: expected array, got object" },
+		{ POD_WITH("{\"containers\":[\"web\"]}"), "items[0].spec.containers[0]: expected object, got string" },
+		{ POD_WITH("{\"containers\":[{\"resources\":{\"requests\":{\"memory\":{}}}}]}"),
+		  "items[0].spec.containers[0].resources.requests.memory: expected a quantity string, got object" },
+		{ POD_WITH("{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"12XB\"}}}]}"),
+		  "items[0].spec.containers[0].resources.requests.memory: \"12XB\" is not a valid" },
+		{ POD_WITH("{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"-1Gi\"}}}]}"),
+		  "items[0].spec.containers[0].resources.requests.memory: \"-1Gi\" is not a valid non-negative" },
+		{ POD_WITH("{\"containers\":[{\"resources\":{\"requests\":{\"memory\":\"99999999999Ei\"}}}]}"),
+		  "items[0].spec.containers[0].resources.requests.memory: quantity \"99999999999Ei\" out of range" },
+		{ POD_WITH("{\"containers\":[{\"resources\":{\"requests\":{\"memory\":99999999999999999999}}}]}"),
+		  "items[0].spec.containers[0].resources.requests.memory:" },
+		{ POD_WITH("{\"initContainers\":[{\"restartPolicy\":true}]}"),
+		  "items[0].spec.initContainers[0].restartPolicy: expected string, got boolean" },
+		{ POD_WITH("{\"containers\":[{\"resources\":{\"requests\":{\"ephemeral-storage\":[]}}}]}"),
+		  "items[0].spec.containers[0].resources.requests.ephemeral-storage: expected a quantity" },
+		{ POD_WITH("{\"overhead\":{\"memory\":\"lots\"}}"), "items[0].spec.overhead.memory:" },
+		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"name\":\"a\"},"
+		  "\"status\":{\"qosClass\":\"Gold\"}}]}", "items[0].status.qosClass: \"Gold\"" },
+		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"name\":\"a\"}},"
+		  "{\"metadata\":{\"uid\":\"u\",\"name\":\"b\"}}]}", "two pods with UID u" },
+	};
+	struct pod_meta_list list = { 0 };
+	char err[512];
+
+	/* A good list first: every failure below must leave it untouched. */
+	assert_int_equal(parse_fixture("daemonset.json", NULL, &list), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int ret = pods_parse_podlist(cases[i].json, strlen(cases[i].json), "bad.json", NULL,
+					     &list, err, sizeof(err));
+
+		if (ret != -EINVAL || !strstr(err, cases[i].expect) || strncmp(err, "bad.json: ", 10))
+			fail_msg("case %zu (%s): ret %d, error \"%s\", want \"%s\"", i, cases[i].json,
+				 ret, err, cases[i].expect);
+		assert_int_equal(list.n_items, 1);
+		assert_string_equal(list.items[0].uid, UID_DS);
+	}
+	pod_meta_list_free(&list);
+}
+
+static void test_parse_truncated_fixture_every_length(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	char path[PATH_MAX], err[512];
+	size_t len;
+	char *json;
+
+	/* Every prefix of a real document: an error naming the file, never a crash. */
+	snprintf(path, sizeof(path), "%s/burstable-init.json", PODS_FIXTURES);
+	json = slurp(path, &len);
+	for (size_t cut = 0; cut + 2 < len; cut += 7) {
+		int ret = pods_parse_podlist(json, cut, path, NULL, &list, err, sizeof(err));
+
+		assert_int_equal(ret, -EINVAL);
+		assert_non_null(strstr(err, path));
+		assert_int_equal(list.n_items, 0);
+	}
+	free(json);
+}
+
+static void test_parse_deep_nesting(void **state)
+{
+	char *json = malloc(4096);
+	struct pod_meta_list list = { 0 };
+	char err[512];
+	size_t n = 0;
+
+	assert_non_null(json);
+	n += (size_t)sprintf(json, "{\"kind\":\"List\",\"items\":");
+	for (int i = 0; i < 200; i++)
+		json[n++] = '[';
+	for (int i = 0; i < 200; i++)
+		json[n++] = ']';
+	json[n++] = '}';
+	assert_int_equal(pods_parse_podlist(json, n, "deep.json", NULL, &list, err, sizeof(err)), -EINVAL);
+	assert_non_null(strstr(err, "deep.json"));
+	free(json);
+}
+
+/* ---- cgroup fixture trees ------------------------------------------------------------ */
+
+static void write_cgroup(const char *root, const char *rel, long long current, long long inactive,
+			 long long pids)
+{
+	char file[PATH_MAX];
+
+	snprintf(file, sizeof(file), "%s/cgroup.procs", rel);
+	fixture_write(root, file, "%s", "");
+	if (current >= 0) {
+		snprintf(file, sizeof(file), "%s/memory.current", rel);
+		fixture_write(root, file, "%lld\n", current);
+		snprintf(file, sizeof(file), "%s/memory.stat", rel);
+		fixture_write(root, file, "anon 1000\nfile 2000\nactive_file 10\ninactive_file %lld\n"
+			      "active_anon 1\n", inactive);
+	}
+	if (pids >= 0) {
+		snprintf(file, sizeof(file), "%s/pids.current", rel);
+		fixture_write(root, file, "%lld\n", pids);
+	}
+}
+
+#define CG "sys/fs/cgroup"
+#define SLICE CG "/kubepods.slice"
+
+static void build_systemd_tree(const char *root)
+{
+	fixture_write(root, CG "/cgroup.controllers", "cpuset cpu io memory pids\n");
+	/* QoS slices are not pods. */
+	write_cgroup(root, SLICE, 9 * GI, 0, 100);
+	write_cgroup(root, SLICE "/kubepods-burstable.slice", GI, 0, 10);
+	write_cgroup(root, SLICE "/kubepods-besteffort.slice", GI, 0, 10);
+	write_cgroup(root, SLICE "/kubepods-pod4b5f0c1e_8c7a_4e5b_9d2a_1f3e5a7b9c01.slice",
+		     300 * MI, 50 * MI, 7);
+	/* A container scope inside the pod: not a pod of its own. */
+	write_cgroup(root, SLICE "/kubepods-pod4b5f0c1e_8c7a_4e5b_9d2a_1f3e5a7b9c01.slice/"
+		     "cri-containerd-0123abcd.scope", 250 * MI, 50 * MI, 6);
+	write_cgroup(root, SLICE "/kubepods-burstable.slice/"
+		     "kubepods-burstable-pod7d9e2f10_3a4b_4c5d_8e6f_a1b2c3d4e5f6.slice",
+		     900 * MI, 100 * MI, 12);
+	write_cgroup(root, SLICE "/kubepods-besteffort.slice/"
+		     "kubepods-besteffort-podc0ffee00_1234_4abc_8def_0123456789ab.slice",
+		     2 * GI, 0, 40);
+	/* Noise: a file named like a pod, an unescaped name, a foreign slice. */
+	fixture_write(root, SLICE "/kubepods-besteffort.slice/kubepods-besteffort-poddead_beef.slice.txt", "x");
+	write_cgroup(root, SLICE "/kubepods-burstable.slice/kubepods-burstable-pod7d9e2f10-3a4b.slice", 1, 0, 1);
+	write_cgroup(root, CG "/system.slice/kubepods-podffff.slice", 1, 0, 1);
+}
+
+static struct pod *find_pod(struct pods *pods, const char *uid)
+{
+	size_t n;
+	struct pod **list = pods_list(pods, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(list[i]->uid, uid) == 0)
+			return list[i];
+	}
+	return NULL;
+}
+
+static void test_discover_systemd_driver(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	struct pods *pods;
+	struct pod *g, *bu, *be;
+	char expect[PATH_MAX];
+	size_t n;
+
+	build_systemd_tree(root);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	pods_list(pods, &n);
+	assert_int_equal(n, 3);
+
+	g = find_pod(pods, UID_G);
+	bu = find_pod(pods, UID_BU);
+	be = find_pod(pods, UID_BE);
+	assert_non_null(g);
+	assert_non_null(bu);
+	assert_non_null(be);
+	assert_int_equal(g->qos, POD_QOS_GUARANTEED);
+	assert_int_equal(bu->qos, POD_QOS_BURSTABLE);
+	assert_int_equal(be->qos, POD_QOS_BESTEFFORT);
+	snprintf(expect, sizeof(expect), "%s/" SLICE "/kubepods-pod4b5f0c1e_8c7a_4e5b_9d2a_1f3e5a7b9c01.slice", root);
+	assert_string_equal(g->cgroup_path, expect);
+	/* working set = memory.current - inactive_file */
+	assert_int_equal(g->memory_working_set, 250 * MI);
+	assert_int_equal(bu->memory_working_set, 800 * MI);
+	assert_int_equal(be->memory_working_set, 2 * GI);
+	assert_int_equal(g->processes, 7);
+	assert_int_equal(be->processes, 40);
+	assert_false(g->stats_missing);
+	pods_close(pods);
+}
+
+static void test_discover_cgroupfs_driver(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	struct pods *pods;
+	size_t n;
+
+	fixture_write(root, CG "/cgroup.controllers", "memory pids\n");
+	write_cgroup(root, CG "/kubepods/pod" UID_G, 100 * MI, 0, 1);
+	write_cgroup(root, CG "/kubepods/pod" UID_G "/0123456789abcdef", 90 * MI, 0, 1);
+	write_cgroup(root, CG "/kubepods/burstable/pod" UID_BU, 200 * MI, 20 * MI, 2);
+	write_cgroup(root, CG "/kubepods/besteffort/pod" UID_BE, 300 * MI, 0, 3);
+	/* An escaped (systemd-style) name in a cgroupfs tree is not a pod. */
+	write_cgroup(root, CG "/kubepods/besteffort/pod66666666_7777", 1, 0, 1);
+
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	pods_list(pods, &n);
+	assert_int_equal(n, 3);
+	assert_int_equal(find_pod(pods, UID_G)->qos, POD_QOS_GUARANTEED);
+	assert_int_equal(find_pod(pods, UID_BU)->qos, POD_QOS_BURSTABLE);
+	assert_int_equal(find_pod(pods, UID_BE)->qos, POD_QOS_BESTEFFORT);
+	assert_int_equal(find_pod(pods, UID_BU)->memory_working_set, 180 * MI);
+	assert_int_equal(find_pod(pods, UID_BE)->processes, 3);
+	pods_close(pods);
+}
+
+static void test_discover_hybrid_mount_and_cgroup_root(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root, .kubelet_cgroup_root = "/kube" };
+	const char *roots[4];
+	char expect[PATH_MAX];
+	struct pods *pods;
+	size_t n;
+
+	/* Hybrid hosts: only the unified mount has cgroup.controllers. */
+	fixture_write(root, CG "/memory/memory.usage_in_bytes", "1\n");
+	fixture_write(root, CG "/unified/cgroup.controllers", "\n");
+	write_cgroup(root, CG "/unified/kube/kubepods/burstable/pod" UID_BU, 5 * MI, 0, 1);
+	write_cgroup(root, CG "/unified/kubepods/burstable/pod" UID_BE, 5 * MI, 0, 1);
+
+	assert_int_equal(pods_open(&pods, &options), 0);
+	snprintf(expect, sizeof(expect), "%s/" CG "/unified", root);
+	assert_string_equal(pods_cgroup_mount(pods), expect);
+	assert_int_equal(pods_refresh(pods), 0);
+	pods_list(pods, &n);
+	/* --cgroup-root=/kube: only the tree below it. */
+	assert_int_equal(n, 1);
+	assert_non_null(find_pod(pods, UID_BU));
+	assert_int_equal(pods_kill_roots(pods, roots, 4), 2);
+	snprintf(expect, sizeof(expect), "%s/" CG "/unified/kube/kubepods.slice", root);
+	assert_string_equal(roots[0], expect);
+	snprintf(expect, sizeof(expect), "%s/" CG "/unified/kube/kubepods", root);
+	assert_string_equal(roots[1], expect);
+	pods_close(pods);
+}
+
+static void test_no_cgroup_mount(void **state)
+{
+	struct pods_options options = { .root = *state };
+	struct pods *pods = (struct pods *)&options;
+
+	assert_int_equal(pods_open(&pods, &options), -ENOENT);
+	assert_null(pods);
+}
+
+static void test_usage_working_set_rules(void **state)
+{
+	const char *root = *state;
+	struct pod pod = { 0 };
+
+	/* inactive_file larger than usage: floored at 0. */
+	write_cgroup(root, "a", 100, 500, 3);
+	snprintf(pod.cgroup_path, sizeof(pod.cgroup_path), "%s/a", root);
+	assert_int_equal(pods_read_usage(&pod), 0);
+	assert_int_equal(pod.memory_working_set, 0);
+
+	/* No inactive_file key: nothing subtracted (cAdvisor). */
+	fixture_write(root, "b/memory.current", "4096\n");
+	fixture_write(root, "b/memory.stat", "anon 4096\nactive_file 0\n");
+	fixture_write(root, "b/pids.current", "2\n");
+	snprintf(pod.cgroup_path, sizeof(pod.cgroup_path), "%s/b", root);
+	assert_int_equal(pods_read_usage(&pod), 0);
+	assert_int_equal(pod.memory_working_set, 4096);
+	assert_false(pod.stats_missing);
+
+	/* No memory controller: stats missing (ranked first, as the kubelet does). */
+	fixture_write(root, "c/pids.current", "2\n");
+	snprintf(pod.cgroup_path, sizeof(pod.cgroup_path), "%s/c", root);
+	assert_int_equal(pods_read_usage(&pod), -ENOENT);
+	assert_true(pod.stats_missing);
+	assert_int_equal(pod.memory_working_set, 0);
+	assert_int_equal(pod.processes, 2);
+
+	/* Garbage in memory.current is not a number. */
+	fixture_write(root, "d/memory.current", "lots\n");
+	snprintf(pod.cgroup_path, sizeof(pod.cgroup_path), "%s/d", root);
+	assert_int_equal(pods_read_usage(&pod), -EINVAL);
+	assert_true(pod.stats_missing);
+}
+
+static void test_usage_threads_without_pids_controller(void **state)
+{
+	const char *root = *state;
+	struct pod pod = { 0 };
+
+	/* No pids.current: count cgroup.threads through the subtree. */
+	fixture_write(root, "p/memory.current", "1\n");
+	fixture_write(root, "p/cgroup.threads", "%s", "");
+	fixture_write(root, "p/ctr1/cgroup.threads", "101\n102\n103\n");
+	fixture_write(root, "p/ctr2/cgroup.threads", "201\n");
+	fixture_write(root, "p/ctr2/nested/cgroup.threads", "301\n302\n");
+	snprintf(pod.cgroup_path, sizeof(pod.cgroup_path), "%s/p", root);
+	pods_read_usage(&pod);
+	assert_int_equal(pod.processes, 6);
+}
+
+static void test_refresh_usage_only(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	struct pods *pods;
+	struct pod *be;
+
+	build_systemd_tree(root);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	be = find_pod(pods, UID_BE);
+	assert_int_equal(be->memory_working_set, 2 * GI);
+	fixture_write(root, SLICE "/kubepods-besteffort.slice/"
+		      "kubepods-besteffort-podc0ffee00_1234_4abc_8def_0123456789ab.slice/memory.current",
+		      "%lld\n", 3 * GI);
+	assert_int_equal(pods_refresh_usage(pods), 0);
+	/* Same pointer, new value: no rediscovery happened. */
+	assert_ptr_equal(find_pod(pods, UID_BE), be);
+	assert_int_equal(be->memory_working_set, 3 * GI);
+	pods_close(pods);
+}
+
+/* ---- join with a pods file ------------------------------------------------------------ */
+
+static void test_join_pods_file(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	struct pod *g, *bu, *be, *api, *ds, *crit, *unknown_g, *unknown_be;
+	struct pods *pods;
+	size_t n;
+
+	build_systemd_tree(root);
+	write_cgroup(root, SLICE "/kubepods-burstable.slice/kubepods-burstable-pod" HASH_APISERVER ".slice",
+		     400 * MI, 0, 20);
+	write_cgroup(root, SLICE "/kubepods-burstable.slice/"
+		     "kubepods-burstable-pod1a2b3c4d_5e6f_4a7b_8c9d_0e1f2a3b4c5d.slice", 60 * MI, 0, 2);
+	write_cgroup(root, SLICE "/kubepods-burstable.slice/"
+		     "kubepods-burstable-pode5d4c3b2_a190_4876_9543_210fedcba987.slice", 30 * MI, 0, 2);
+	/* Two cgroups the file does not know. */
+	write_cgroup(root, SLICE "/kubepods-pod11111111_2222_4333_8444_555555555555.slice", 90 * MI, 0, 1);
+	fixture_write(root, SLICE "/kubepods-pod11111111_2222_4333_8444_555555555555.slice/memory.max",
+		      "%lld\n", 128 * MI);
+	write_cgroup(root, SLICE "/kubepods-besteffort.slice/"
+		     "kubepods-besteffort-pod66666666_7777_4888_9999_aaaaaaaaaaaa.slice", 10 * MI, 0, 1);
+	fixture_write(root, SLICE "/kubepods-besteffort.slice/"
+		      "kubepods-besteffort-pod66666666_7777_4888_9999_aaaaaaaaaaaa.slice/memory.max", "max\n");
+
+	options.meta_source = pods_file_source_new(PODS_FIXTURES "/node-a.json", "node-a");
+	assert_non_null(options.meta_source);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	pods_list(pods, &n);
+	/* 3 + apiserver + DaemonSet + critical + 2 unknown; the file's pods without a cgroup
+	 * (the static exporter, the finished Job) are not candidates. */
+	assert_int_equal(n, 8);
+
+	g = find_pod(pods, UID_G);
+	assert_string_equal(g->name, "web-7c9f8b6d5-x2x4q");
+	assert_string_equal(g->namespace_, "shop");
+	assert_int_equal(g->priority, 1000);
+	assert_int_equal(g->memory_request, 256 * MI);
+	assert_int_equal(g->termination_grace_period_s, 45);
+	bu = find_pod(pods, UID_BU);
+	assert_int_equal(bu->memory_request, 544 * MI);
+	assert_int_equal(bu->ephemeral_storage_request, GI);
+	be = find_pod(pods, UID_BE);
+	assert_int_equal(be->memory_request, 0);
+	assert_false(pod_never_evict(be));
+
+	/* The mirror pod joins through its hash: never evicted. */
+	api = find_pod(pods, HASH_APISERVER);
+	assert_non_null(api);
+	assert_string_equal(api->name, "kube-apiserver-node-a");
+	assert_true(api->is_mirror);
+	assert_true(pod_never_evict(api));
+	ds = find_pod(pods, UID_DS);
+	assert_true(ds->is_daemonset);
+	assert_false(pod_never_evict(ds));
+	crit = find_pod(pods, UID_CRIT);
+	assert_true(pod_never_evict(crit));
+
+	/* Without metadata: priority 0, evictable; a Guaranteed pod keeps its request from
+	 * memory.max so it does not look like it exceeds a zero request. */
+	unknown_g = find_pod(pods, UID_UNKNOWN_G);
+	assert_non_null(unknown_g);
+	assert_int_equal(unknown_g->priority, 0);
+	assert_int_equal(unknown_g->qos, POD_QOS_GUARANTEED);
+	assert_int_equal(unknown_g->memory_request, 128 * MI);
+	assert_false(pod_never_evict(unknown_g));
+	unknown_be = find_pod(pods, UID_UNKNOWN_BE);
+	assert_int_equal(unknown_be->memory_request, 0);
+	assert_int_equal(unknown_be->priority, 0);
+
+	/* Ranked for memory: the unknown BestEffort and the known BestEffort (both over a 0
+	 * request, priority 0) lead, the larger consumer first; never-evict pods last. */
+	{
+		struct pod **list = pods_list(pods, &n);
+
+		rank_pods(EV_SIGNAL_MEMORY_AVAILABLE, NULL, list, n);
+		assert_string_equal(list[0]->uid, UID_BE);
+		assert_true(pod_never_evict(list[n - 1]));
+		assert_true(pod_never_evict(list[n - 2]));
+	}
+	pods_close(pods);
+}
+
+static void test_no_metadata_source(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	struct pods *pods;
+	struct pod **list;
+	size_t n;
+
+	build_systemd_tree(root);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	list = pods_list(pods, &n);
+	assert_int_equal(n, 3);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(list[i]->priority, 0);
+		assert_false(pod_never_evict(list[i]));
+	}
+	pods_close(pods);
+}
+
+static void set_mtime(const char *path, time_t sec)
+{
+	struct timespec times[2] = { { sec, 0 }, { sec, 0 } };
+
+	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
+}
+
+static void test_pods_file_reload_only_on_change(void **state)
+{
+	const char *root = *state;
+	struct pod_meta_list list = { 0 };
+	struct pods_meta_source *source;
+	char path[PATH_MAX];
+
+	fixture_write(root, "pods.json", POD_WITH("{\"priority\":5}"));
+	snprintf(path, sizeof(path), "%s/pods.json", root);
+	set_mtime(path, 1000);
+	source = pods_file_source_new(path, NULL);
+	assert_non_null(source);
+
+	assert_int_equal(source->refresh(source, &list), 1);
+	assert_int_equal(list.items[0].priority, 5);
+	/* Unchanged: not re-read. */
+	assert_int_equal(source->refresh(source, &list), 0);
+	assert_int_equal(source->refresh(source, &list), 0);
+
+	/* Changed: re-parsed. */
+	fixture_write(root, "pods.json", POD_WITH("{\"priority\":7}"));
+	set_mtime(path, 2000);
+	assert_int_equal(source->refresh(source, &list), 1);
+	assert_int_equal(list.items[0].priority, 7);
+
+	/* A broken version: error, the last good list stays, and it is not retried (nor
+	 * re-logged) until the file changes again. */
+	fixture_write(root, "pods.json", POD_WITH("{\"priority\":\"x\"}"));
+	set_mtime(path, 3000);
+	assert_int_equal(source->refresh(source, &list), -EINVAL);
+	assert_int_equal(list.items[0].priority, 7);
+	assert_int_equal(source->refresh(source, &list), -EINVAL);
+	assert_int_equal(list.items[0].priority, 7);
+
+	/* Gone: error, last list kept; back: re-read. */
+	unlink(path);
+	assert_int_equal(source->refresh(source, &list), -ENOENT);
+	assert_int_equal(list.items[0].priority, 7);
+	fixture_write(root, "pods.json", POD_WITH("{\"priority\":9}"));
+	assert_int_equal(source->refresh(source, &list), 1);
+	assert_int_equal(list.items[0].priority, 9);
+
+	source->destroy(source);
+	pod_meta_list_free(&list);
+}
+
+static void test_self_pod(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	struct pods *pods;
+	char self[PATH_MAX], expect[PATH_MAX];
+
+	build_systemd_tree(root);
+	/* Hybrid-style file: v1 lines first, the v2 line last. */
+	fixture_write(root, "proc/self/cgroup",
+		      "4:memory:/kubepods.slice\n0::/kubepods.slice/kubepods-burstable.slice/"
+		      "kubepods-burstable-pod7d9e2f10_3a4b_4c5d_8e6f_a1b2c3d4e5f6.slice/cri-containerd-1.scope\n");
+	snprintf(expect, sizeof(expect), "%s/" SLICE "/kubepods-burstable.slice/"
+		 "kubepods-burstable-pod7d9e2f10_3a4b_4c5d_8e6f_a1b2c3d4e5f6.slice/cri-containerd-1.scope",
+		 root);
+	snprintf(self, sizeof(self), "%s/" CG, root);
+	assert_int_equal(pods_read_self_cgroup(root, self, self, sizeof(self)), 0);
+	assert_string_equal(self, expect);
+
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	assert_true(find_pod(pods, UID_BU)->is_self);
+	assert_true(pod_never_evict(find_pod(pods, UID_BU)));
+	assert_false(find_pod(pods, UID_G)->is_self);
+	assert_false(find_pod(pods, UID_BE)->is_self);
+	pods_close(pods);
+
+	/* "0::/" (evictd at the root): no pod is evictd's. */
+	fixture_write(root, "proc/self/cgroup", "0::/\n");
+	snprintf(self, sizeof(self), "%s/" CG, root);
+	assert_int_equal(pods_read_self_cgroup(root, self, self, sizeof(self)), 0);
+	snprintf(expect, sizeof(expect), "%s/" CG, root);
+	assert_string_equal(self, expect);
+	/* No v2 line at all. */
+	fixture_write(root, "proc/self/cgroup", "4:memory:/\n");
+	assert_int_equal(pods_read_self_cgroup(root, expect, self, sizeof(self)), -ENOENT);
+}
+
+static void test_path_is_ancestor(void **state)
+{
+	assert_true(pods_path_is_ancestor("/a/b", "/a/b"));
+	assert_true(pods_path_is_ancestor("/a/b", "/a/b/c"));
+	assert_true(pods_path_is_ancestor("/a/b/", "/a/b/c"));
+	assert_true(pods_path_is_ancestor("/", "/a"));
+	assert_false(pods_path_is_ancestor("/a/b", "/a/bc"));
+	assert_false(pods_path_is_ancestor("/a/b/c", "/a/b"));
+	assert_false(pods_path_is_ancestor(NULL, "/a"));
+}
+
+/* ---- standalone workloads --------------------------------------------------------------- */
+
+/* A directory under which user.* xattrs work, or NULL with the reason printed. */
+static bool xattrs_work(const char *dir)
+{
+	if (setxattr(dir, "user.evictd.probe", "1", 1, 0) == 0) {
+		removexattr(dir, "user.evictd.probe");
+		return true;
+	}
+	print_message("user xattrs on %s: %s\n", dir, strerror(errno));
+	return false;
+}
+
+static void set_attr(const char *dir, const char *name, const char *value)
+{
+	if (setxattr(dir, name, value, strlen(value), 0))
+		fail_msg("setxattr %s %s: %s", dir, name, strerror(errno));
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+/* The body, on a root where user xattrs work. */
+static void standalone_on(const char *root)
+{
+	const char *workload_roots[] = { "/workloads", "/more" };
+	struct pods_options options = {
+		.root = root, .workload_roots = workload_roots, .n_workload_roots = 2,
+	};
+	char dir[PATH_MAX], expect[PATH_MAX];
+	const char *kill_roots[4];
+	struct pod *alpha = NULL, *beta = NULL, *gamma = NULL, *delta = NULL, *omega = NULL;
+	struct pod **list;
+	struct pods *pods;
+	struct stat st;
+	size_t n;
+
+	fixture_write(root, CG "/cgroup.controllers", "memory\n");
+	write_cgroup(root, "workloads/alpha", 700 * MI, 100 * MI, 4);
+	write_cgroup(root, "workloads/beta", 50 * MI, 0, 1);
+	write_cgroup(root, "workloads/gamma", 10 * MI, 0, 1);
+	write_cgroup(root, "workloads/delta", 10 * MI, 0, 1);
+	write_cgroup(root, "more/omega", 10 * MI, 0, 1);
+	fixture_write(root, "workloads/not-a-cgroup.txt", "x");
+	snprintf(dir, sizeof(dir), "%s/workloads/alpha", root);
+	set_attr(dir, PODS_XATTR_PRIORITY, "100");
+	set_attr(dir, PODS_XATTR_MEMORY_REQUEST, "512Mi");
+	snprintf(dir, sizeof(dir), "%s/workloads/beta", root);
+	set_attr(dir, PODS_XATTR_PRIORITY, "-5\n");	/* `echo` adds a newline: accepted */
+	snprintf(dir, sizeof(dir), "%s/workloads/delta", root);
+	set_attr(dir, PODS_XATTR_PRIORITY, "high");	/* malformed: warned, 0 */
+	set_attr(dir, PODS_XATTR_MEMORY_REQUEST, "1 Gi");
+	snprintf(dir, sizeof(dir), "%s/more/omega", root);
+	set_attr(dir, PODS_XATTR_PRIORITY, "2000000000");
+
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	list = pods_list(pods, &n);
+	assert_int_equal(n, 5);
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(list[i]->name, "alpha")) alpha = list[i];
+		if (!strcmp(list[i]->name, "beta")) beta = list[i];
+		if (!strcmp(list[i]->name, "gamma")) gamma = list[i];
+		if (!strcmp(list[i]->name, "delta")) delta = list[i];
+		if (!strcmp(list[i]->name, "omega")) omega = list[i];
+	}
+	assert_non_null(alpha);
+	assert_non_null(beta);
+	assert_non_null(gamma);
+	assert_non_null(delta);
+	assert_non_null(omega);
+	assert_int_equal(alpha->priority, 100);
+	assert_int_equal(alpha->memory_request, 512 * MI);
+	assert_int_equal(alpha->memory_working_set, 600 * MI);
+	assert_int_equal(alpha->qos, POD_QOS_BURSTABLE);
+	snprintf(expect, sizeof(expect), "%s/workloads/alpha", root);
+	assert_string_equal(alpha->cgroup_path, expect);
+	/* The UID is the cgroup id (inode). */
+	assert_int_equal(stat(expect, &st), 0);
+	snprintf(dir, sizeof(dir), "%llu", (unsigned long long)st.st_ino);
+	assert_string_equal(alpha->uid, dir);
+	assert_int_equal(beta->priority, -5);
+	assert_int_equal(gamma->priority, 0);
+	assert_int_equal(gamma->memory_request, 0);
+	assert_int_equal(gamma->qos, POD_QOS_BESTEFFORT);
+	assert_int_equal(delta->priority, 0);
+	assert_int_equal(delta->memory_request, 0);
+	assert_true(pod_never_evict(omega));
+
+	/* Ranked as the kubelet would: over request first (beta, gamma, delta: request 0;
+	 * alpha: 600Mi > 512Mi too), then priority: beta (-5) leads. */
+	rank_pods(EV_SIGNAL_MEMORY_AVAILABLE, NULL, list, n);
+	assert_ptr_equal(list[0], beta);
+	assert_ptr_equal(list[n - 1], omega);
+
+	assert_int_equal(pods_kill_roots(pods, kill_roots, 4), 2);
+	snprintf(expect, sizeof(expect), "%s/workloads", root);
+	assert_string_equal(kill_roots[0], expect);
+	pods_close(pods);
+}
+
+static void test_standalone_workloads(void **state)
+{
+	char shm[PATH_MAX] = "/dev/shm/evictd-test-pods-XXXXXX";
+
+	/* Where user.* xattrs work: the temp dir (a disk filesystem on this host), else
+	 * /dev/shm (tmpfs has user xattrs since Linux 6.6). */
+	if (xattrs_work(*state)) {
+		standalone_on(*state);
+		return;
+	}
+	if (!mkdtemp(shm)) {
+		print_message("mkdtemp %s: %s; no filesystem with user xattrs found\n", shm, strerror(errno));
+		skip();
+	}
+	if (!xattrs_work(shm)) {
+		rmdir(shm);
+		print_message("neither %s nor /dev/shm takes user xattrs here; skipped\n", (char *)*state);
+		skip();
+	}
+	standalone_on(shm);
+	nftw(shm, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void test_open_rejects_bad_workload_roots(void **state)
+{
+	static const char *const bad[] = { "/", "relative", "/a/../b", "/a//b", "/a/", "/a/./b" };
+	const char *root = *state;
+	struct pods *pods;
+
+	fixture_write(root, CG "/cgroup.controllers", "memory\n");
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		struct pods_options options = { .root = root, .workload_roots = &bad[i], .n_workload_roots = 1 };
+
+		assert_int_equal(pods_open(&pods, &options), -EINVAL);
+		assert_null(pods);
+	}
+	assert_int_equal(pods_open(NULL, NULL), -EINVAL);
+	assert_int_equal(pods_refresh(NULL), -EINVAL);
+	assert_null(pods_list(NULL, NULL));
+}
+
+#define T(fn) cmocka_unit_test(fn)
+#define TT(fn) cmocka_unit_test_setup_teardown(fn, setup_tmp, teardown_tmp)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_parse_guaranteed_single_pod),
+		T(test_parse_burstable_init_containers),
+		T(test_parse_besteffort),
+		T(test_parse_static_and_mirror),
+		T(test_parse_daemonset),
+		T(test_parse_system_node_critical),
+		T(test_parse_node_filter),
+		T(test_parse_quantity_forms),
+		T(test_parse_pod_level_requests),
+		T(test_parse_malformed),
+		T(test_parse_truncated_fixture_every_length),
+		T(test_parse_deep_nesting),
+		TT(test_discover_systemd_driver),
+		TT(test_discover_cgroupfs_driver),
+		TT(test_discover_hybrid_mount_and_cgroup_root),
+		TT(test_no_cgroup_mount),
+		TT(test_usage_working_set_rules),
+		TT(test_usage_threads_without_pids_controller),
+		TT(test_refresh_usage_only),
+		TT(test_join_pods_file),
+		TT(test_no_metadata_source),
+		TT(test_pods_file_reload_only_on_change),
+		TT(test_self_pod),
+		T(test_path_is_ancestor),
+		TT(test_standalone_workloads),
+		TT(test_open_rejects_bad_workload_roots),
+	};
+
+	/* Refusals and parse errors are expected here; keep the TAP stream readable. */
+	log_set_level(LOGLEVEL_ERR - 1);
+	return cmocka_run_group_tests_name("pods", tests, NULL, NULL);
+}

@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The BPF data plane behind one small API: everything libbpf is in bpf_loader.c.
+ *
+ * Daemon use:
+ *	struct bpf_loader *bpf;
+ *	if (bpf_loader_open(&bpf, &opts) < 0)		// logged once; fall back to polling
+ *		bpf = NULL;
+ *	epoll_ctl(ep, EPOLL_CTL_ADD, bpf_loader_ring_fd(bpf), EPOLLIN);
+ *	bpf_loader_set_steps(bpf, &steps);		// after every signal read
+ *	... on EPOLLIN: bpf_loader_consume(bpf, on_wake, ctx);
+ *	bpf_loader_destroy(bpf, true);			// clean exit: unpin
+ */
+#ifndef EVICTD_BPF_LOADER_H
+#define EVICTD_BPF_LOADER_H
+
+#include <linux/types.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "evictd.h"
+
+struct bpf_loader;
+
+struct bpf_loader_opts {
+	/* Where the counter maps are pinned; NULL: EVICTD_PIN_DIR_DEFAULT. The directory is
+	 * created 0700, pins are 0600. When it is not on a bpffs, bpffs is mounted on its
+	 * parent directory first. */
+	const char *pin_dir;
+	bool no_pin;			/* keep the maps private to this process */
+	size_t ringbuf_bytes;		/* 0: 256 KiB; else a power of two >= page size */
+	bool force_raw_tp;		/* skip tp_btf (tests, kernels with broken BTF) */
+};
+
+/* Loads, pins and attaches. On success *out is set and the number of attached programs is
+ * returned. On failure one error line is logged and a negative errno is returned:
+ * -EPERM (not root / no CAP_BPF), -ENOENT (no kernel BTF or no tracepoint could attach),
+ * -EOPNOTSUPP (kernel too old: no ring buffer), others from libbpf. */
+int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts);
+
+/* Tear down. unpin=true removes the pins (clean exit); false leaves them for a restart,
+ * which carries the counters over. NULL is fine. */
+void bpf_loader_destroy(struct bpf_loader *loader, bool unpin);
+
+/* fd to poll for EPOLLIN: readable while wake-up records are waiting. */
+int bpf_loader_ring_fd(const struct bpf_loader *loader);
+
+/* Called once per record; a non-zero return stops consuming and is returned. */
+typedef int (*bpf_loader_wake_fn)(void *ctx, const struct evictd_wake *wake);
+
+/* Hand every waiting record to fn without blocking. Returns the number of records, or a
+ * negative errno, or fn's non-zero return. */
+int bpf_loader_consume(struct bpf_loader *loader, bpf_loader_wake_fn fn, void *ctx);
+
+/* Wake-up steps (0 = none for that group) and minimum intervals between wake-ups. */
+struct bpf_loader_steps {
+	uint64_t memory_pages;		/* e.g. (available - threshold) / 4 / page size */
+	uint64_t pids_tasks;
+	uint64_t inodes;
+	uint64_t min_interval_ns[EVICTD_GROUP_COUNT];	/* indexed by enum evictd_wake_group */
+	bool wake_on_reclaim;		/* direct/memcg reclaim and kswapd wake at once */
+};
+
+/* Write the steps and start a new baseline: counts from before this call are dropped. */
+int bpf_loader_set_steps(struct bpf_loader *loader, const struct bpf_loader_steps *steps);
+
+/* Counters of one cgroup v2 id (stat st_ino of its directory): 0, or -ENOENT when the
+ * programs have not seen it yet. */
+int bpf_loader_read_cgroup(const struct bpf_loader *loader, uint64_t cgroup_id,
+			   struct evictd_cgroup_stats *out);
+/* Page-cache counters of one memory cgroup id (v2 id; v1 memory hierarchy id on v1). */
+int bpf_loader_read_memcg(const struct bpf_loader *loader, uint64_t memcg_id,
+			  struct evictd_memcg_stats *out);
+/* Node totals, summed over CPUs. */
+int bpf_loader_read_node(const struct bpf_loader *loader, struct evictd_node_stats *out);
+/* Every cgroup_stats entry; a non-zero return from fn stops and is returned. */
+int bpf_loader_for_each_cgroup(const struct bpf_loader *loader,
+			       int (*fn)(void *ctx, uint64_t cgroup_id,
+					 const struct evictd_cgroup_stats *stats),
+			       void *ctx);
+
+/* ---- status ---- */
+
+struct bpf_loader_prog {
+	const char *tracepoint;		/* e.g. "sched_process_fork" */
+	const char *attach;		/* "tp_btf", "raw_tp", or NULL when not attached */
+	const char *skip_reason;	/* why not attached, NULL when attached */
+};
+
+/* Every tracepoint evictd knows, attached or not; *count entries. */
+const struct bpf_loader_prog *bpf_loader_progs(const struct bpf_loader *loader, size_t *count);
+unsigned int bpf_loader_attached_count(const struct bpf_loader *loader);
+/* Is this tracepoint attached (by either kind)? */
+bool bpf_loader_attached(const struct bpf_loader *loader, const char *tracepoint);
+/* The pin directory, or NULL when not pinning. */
+const char *bpf_loader_pin_dir(const struct bpf_loader *loader);
+/* What happened to pins left by a previous run. */
+struct bpf_loader_pin_report {
+	unsigned int created;		/* no old pin */
+	unsigned int reused;		/* compatible old pin: counters carried over */
+	unsigned int replaced;		/* incompatible old pin: old counters dropped */
+};
+void bpf_loader_pin_report(const struct bpf_loader *loader, struct bpf_loader_pin_report *out);
+
+/* "fork-step", "oom-kill", ... ; "unknown" for anything else. */
+const char *bpf_loader_wake_type_name(uint32_t type);
+/* The signal group to re-read for a wake-up type (EVICTD_GROUP_COUNT when unknown). */
+enum evictd_wake_group bpf_loader_wake_group(uint32_t type);
+
+#endif

@@ -1,0 +1,23 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* PSI triggers (Documentation/accounting/psi.rst): the kernel wakes us with POLLPRI when
+ * tasks stall on memory for longer than a threshold within a window. */
+#ifndef EVICTD_PSI_H
+#define EVICTD_PSI_H
+
+#include <stdint.h>
+
+struct psi_trigger_spec {
+	const char *kind;		/* "some" or "full" */
+	uint32_t stall_us;		/* e.g. 100000 */
+	uint32_t window_us;		/* 500000 .. 10000000 */
+};
+
+/* Open path (a pressure file: /proc/pressure/memory or <cgroup>/memory.pressure) and arm a
+ * trigger. Returns an fd to watch for EPOLLPRI (EPOLLERR: the cgroup went away), or
+ * negative errno with the path logged. */
+int psi_trigger_open(const char *path, const struct psi_trigger_spec *spec);
+
+/* Parse "some avg10=... total=N" content: total stall microseconds of the "some" line. */
+int psi_read_total(const char *path, uint64_t *some_total_us);
+
+#endif
