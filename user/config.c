@@ -25,7 +25,7 @@ enum option_kind {
 	OPT_SECONDS,		/* whole seconds, >= 0 */
 	OPT_PRIORITY_LIST,	/* shutdownGracePeriodByPodPriority */
 	OPT_PATH,
-	OPT_PATH_LIST,		/* repeatable */
+	OPT_STRING_LIST,	/* repeatable; offset of a struct string_list */
 	OPT_BOOL,
 	OPT_OUTPUT,
 	OPT_LOG_LEVEL,
@@ -84,8 +84,22 @@ static const struct option_spec option_table[] = {
 	  "writable-layer dir, when split from images (default: the imagefs dir)" },
 	{ "bpf-pin-dir", NULL, "bpfPinDir", OPT_PATH, OFF(bpf_pin_dir), "DIR",
 	  "where maps are pinned (/sys/fs/bpf/evictd)" },
-	{ "workload-root", NULL, "workloadRoots", OPT_PATH_LIST, 0, "DIR",
+	{ "workload-root", NULL, "workloadRoots", OPT_STRING_LIST, OFF(workload_roots), "DIR",
 	  "standalone mode: child cgroups of DIR are the workloads (repeatable)" },
+	{ "pods-file", NULL, "podsFile", OPT_PATH, OFF(pods_file), "FILE",
+	  "pod metadata from a PodList JSON (kubectl get pods -o json), re-read when it changes" },
+	{ "node-name", NULL, "nodeName", OPT_PATH, OFF(node_name), "NAME",
+	  "only pods bound to this node (default: $NODE_NAME, else the hostname)" },
+	{ "cgroup-root", "cgroupRoot", "cgroupRoot", OPT_PATH, OFF(kubelet_cgroup_root), "PATH",
+	  "the kubelet's --cgroup-root, where kubepods lives (/)" },
+	{ "memory-reclaim-before-kill", NULL, "memoryReclaimBeforeKill", OPT_BOOL,
+	  OFF(memory_reclaim_before_kill), NULL,
+	  "write memory.reclaim on the top candidates before killing (cgroup v2, Linux >= 5.19)" },
+	{ "reclaim-command", NULL, "reclaimCommands", OPT_STRING_LIST, OFF(reclaim_commands), "CMD",
+	  "DiskPressure node-level reclaim step, run with sh -c (repeatable; default: crictl rm of "
+	  "exited containers, then crictl rmi --prune)" },
+	{ "kill-timeout", NULL, "killTimeout", OPT_DURATION, OFF(kill_timeout_ns), "DURATION",
+	  "how long to wait for a killed cgroup to empty before logging a timeout (10s)" },
 	{ "dry-run", NULL, "dryRun", OPT_BOOL, OFF(dry_run), NULL,
 	  "decide and report everything, kill nothing" },
 	{ "once", NULL, NULL, OPT_BOOL, OFF(once), NULL, "read the signals once, evaluate, print, exit" },
@@ -123,6 +137,7 @@ void config_init_defaults(struct evictd_config *config)
 	strcpy(config->oom_guard_value.text, "10%");
 	config->output = OUTPUT_TEXT;
 	config->log_level = LOGLEVEL_INFO;
+	config->kill_timeout_ns = 10LL * 1000000000;
 }
 
 static const struct option_spec *option_by_flag(const char *flag)
@@ -344,14 +359,17 @@ static int apply_scalar(struct evictd_config *config, const struct option_spec *
 		}
 		strcpy(field, value);
 		return 0;
-	case OPT_PATH_LIST:
-		if (config->n_workload_roots >= CONFIG_MAX_WORKLOAD_ROOTS || strlen(value) >= PATH_MAX) {
-			log_err("%s: \"%s\": at most %d paths of less than %d bytes", key, value,
-				CONFIG_MAX_WORKLOAD_ROOTS, PATH_MAX);
+	case OPT_STRING_LIST: {
+		struct string_list *list = (struct string_list *)field;
+
+		if (list->n >= CONFIG_MAX_LIST || strlen(value) >= PATH_MAX) {
+			log_err("%s: \"%s\": at most %d values of less than %d bytes", key, value,
+				CONFIG_MAX_LIST, PATH_MAX);
 			return -EINVAL;
 		}
-		strcpy(config->workload_roots[config->n_workload_roots++], value);
+		strcpy(list->items[list->n++], value);
 		return 0;
+	}
 	case OPT_BOOL:
 		return parse_bool(key, value, (bool *)field);
 	case OPT_OUTPUT:
@@ -581,9 +599,9 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 			if (yaml_apply_priority_list(ctx, config, key, value))
 				err = -EINVAL;
 			break;
-		case OPT_PATH_LIST:
+		case OPT_STRING_LIST:
 			if (value->type == YAML_SEQUENCE_NODE) {
-				config->n_workload_roots = 0;
+				((struct string_list *)((char *)config + spec->offset))->n = 0;
 				for (yaml_node_item_t *item = value->data.sequence.items.start;
 				     item < value->data.sequence.items.top; item++) {
 					const char *text = scalar_of(yaml_document_get_node(ctx->doc, *item));
@@ -1001,8 +1019,17 @@ void config_print(const struct evictd_config *config, FILE *out)
 	fprintf(out, "imagefs-dir %s\n", config->imagefs_dir);
 	fprintf(out, "containerfs-dir %s\n", config->containerfs_dir[0] ? config->containerfs_dir :
 									  config->imagefs_dir);
-	for (size_t i = 0; i < config->n_workload_roots; i++)
-		fprintf(out, "workload-root %s\n", config->workload_roots[i]);
+	for (size_t i = 0; i < config->workload_roots.n; i++)
+		fprintf(out, "workload-root %s\n", config->workload_roots.items[i]);
+	if (config->pods_file[0])
+		fprintf(out, "pods-file %s\n", config->pods_file);
+	if (config->node_name[0])
+		fprintf(out, "node-name %s\n", config->node_name);
+	fprintf(out, "memory-reclaim-before-kill %s\n", config->memory_reclaim_before_kill ? "true" : "false");
+	for (size_t i = 0; i < config->reclaim_commands.n; i++)
+		fprintf(out, "reclaim-command %s\n", config->reclaim_commands.items[i]);
+	duration_format(config->kill_timeout_ns, buf, sizeof(buf));
+	fprintf(out, "kill-timeout %s\n", buf);
 }
 
 void config_usage(FILE *out)

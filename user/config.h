@@ -12,12 +12,18 @@
 #include "thresholds.h"
 
 #define CONFIG_MAX_SHUTDOWN_GROUPS 32
-#define CONFIG_MAX_WORKLOAD_ROOTS 16
+#define CONFIG_MAX_LIST 16
 #define CONFIG_MAX_FILES 8
 
 enum output_format {
 	OUTPUT_TEXT,
 	OUTPUT_JSON,
+};
+
+/* A repeatable option (--workload-root, --reclaim-command). */
+struct string_list {
+	char items[CONFIG_MAX_LIST][PATH_MAX];
+	size_t n;
 };
 
 struct shutdown_group {
@@ -55,8 +61,13 @@ struct evictd_config {
 	char imagefs_dir[PATH_MAX];
 	char containerfs_dir[PATH_MAX];		/* "" = same as imagefs_dir */
 	char bpf_pin_dir[PATH_MAX];
-	char workload_roots[CONFIG_MAX_WORKLOAD_ROOTS][PATH_MAX];
-	size_t n_workload_roots;
+	struct string_list workload_roots;	/* standalone mode when non-empty */
+	char pods_file[PATH_MAX];		/* PodList JSON (Kubernetes mode, offline) */
+	char node_name[256];			/* keep only pods bound to this node */
+	char kubelet_cgroup_root[PATH_MAX];	/* kubelet cgroupRoot; "" = / */
+	bool memory_reclaim_before_kill;
+	struct string_list reclaim_commands;	/* DiskPressure; empty = crictl defaults */
+	int64_t kill_timeout_ns;		/* cgroup.kill -> populated 0 */
 	bool dry_run;
 	bool once;
 	bool validate;

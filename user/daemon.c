@@ -3,6 +3,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -23,7 +24,65 @@ int64_t daemon_monotonic_ns(void)
 
 #define DEFAULT_KUBELET_DIR "/var/lib/kubelet"
 
-void daemon_init(struct daemon *daemon, const struct evictd_config *config)
+static void setup_pods(struct daemon *daemon)
+{
+	struct evictd_config *config = &daemon->config;
+	const char *workload_roots[CONFIG_MAX_LIST];
+	struct pods_meta_source *meta = NULL;
+	char node_name[256] = "";
+	size_t n_roots;
+	int err;
+
+	for (size_t i = 0; i < config->workload_roots.n; i++)
+		workload_roots[i] = config->workload_roots.items[i];
+	if (config->pods_file[0]) {
+		if (config->node_name[0])
+			snprintf(node_name, sizeof(node_name), "%s", config->node_name);
+		else if (getenv("NODE_NAME"))
+			snprintf(node_name, sizeof(node_name), "%s", getenv("NODE_NAME"));
+		else
+			gethostname(node_name, sizeof(node_name) - 1);
+		meta = pods_file_source_new(config->pods_file, node_name);
+		if (!meta)
+			log_err("pods file %s: out of memory", config->pods_file);
+	}
+	err = pods_open(&daemon->pods, &(struct pods_options){
+		.root = config->root,
+		.kubelet_cgroup_root = config->kubelet_cgroup_root[0] ? config->kubelet_cgroup_root : NULL,
+		.workload_roots = workload_roots,
+		.n_workload_roots = config->workload_roots.n,
+		.meta_source = meta,
+	});
+	if (err) {
+		log_warn("no cgroup v2 hierarchy to evict from (%s): deciding and reporting only",
+			 strerror(-err));
+		daemon->pods = NULL;
+		return;
+	}
+	n_roots = pods_kill_roots(daemon->pods, daemon->kill_roots, DAEMON_MAX_KILL_ROOTS);
+	daemon->kill = (struct kill_config){
+		.root = config->root,
+		.cgroup_mount = pods_cgroup_mount(daemon->pods),
+		.allowed_roots = daemon->kill_roots,
+		.n_allowed_roots = n_roots,
+		.self_cgroup = NULL,	/* re-read before every kill: we may be moved */
+		.dry_run = config->dry_run,
+		.kill_timeout_ns = config->kill_timeout_ns,
+	};
+	for (size_t i = 0; i < config->reclaim_commands.n; i++)
+		daemon->reclaim_commands[i] = config->reclaim_commands.items[i];
+	reclaim_init(&daemon->reclaim, &(struct reclaim_config){
+		.disk_commands = config->reclaim_commands.n ? daemon->reclaim_commands : NULL,
+		.n_disk_commands = config->reclaim_commands.n,
+		.dry_run = config->dry_run,
+		.memory_reclaim = config->memory_reclaim_before_kill,
+		.kill = &daemon->kill,
+	});
+	log_info("%s mode: evicting below %s%s", config->workload_roots.n ? "standalone" : "kubernetes",
+		 n_roots ? daemon->kill_roots[0] : "(no roots)", n_roots > 1 ? " and others" : "");
+}
+
+int daemon_init(struct daemon *daemon, const struct evictd_config *config)
 {
 	char path[PATH_MAX * 2];
 
@@ -43,6 +102,16 @@ void daemon_init(struct daemon *daemon, const struct evictd_config *config)
 	};
 	daemon->now_ns = daemon_monotonic_ns;
 	daemon->logged_threshold_index = -1;
+	daemon->rank_options.daemonset_last = daemon->config.daemonset_last;
+	setup_pods(daemon);
+	return 0;
+}
+
+void daemon_destroy(struct daemon *daemon)
+{
+	if (daemon->pods)
+		pods_close(daemon->pods);
+	daemon->pods = NULL;
 }
 
 int daemon_reload(struct daemon *daemon)
@@ -60,13 +129,23 @@ int daemon_reload(struct daemon *daemon)
 		log_err("SIGHUP: --validate/--once make no sense on reload; keeping the running one");
 		return -EINVAL;
 	}
-	/* Keep the derived paths the running daemon settled on; take everything else. */
-	strcpy(fresh.kubelet_dir, daemon->config.kubelet_dir);
-	daemon->config = fresh;
-	daemon->engine_ready = false;	/* thresholds may have changed: start their clocks anew */
 	log_set_level(fresh.log_level);
+	/* Rebuild everything from the new configuration; the thresholds' clocks start anew. */
+	daemon_destroy(daemon);
+	daemon_init(daemon, &fresh);
 	log_info("SIGHUP: configuration reloaded, %zu thresholds", fresh.n_thresholds);
 	return 0;
+}
+
+static const char *victim_name(const struct pod *pod, char *buf, size_t len)
+{
+	if (!pod)
+		snprintf(buf, len, "none");
+	else if (pod->namespace_[0])
+		snprintf(buf, len, "%.63s/%.255s", pod->namespace_, pod->name);
+	else
+		snprintf(buf, len, "%.320s", pod->name[0] ? pod->name : pod->cgroup_path);
+	return buf;
 }
 
 void daemon_log_decision(struct daemon *daemon)
@@ -74,24 +153,36 @@ void daemon_log_decision(struct daemon *daemon)
 	const struct decision *decision = &daemon->decision;
 	const struct threshold *threshold;
 	const struct observation *observed;
+	char victim[sizeof(daemon->logged_victim)];
+	char candidates[512] = "";
+	size_t used = 0;
 
+	victim_name(decision->victim, victim, sizeof(victim));
 	if (decision->threshold_index == daemon->logged_threshold_index &&
-	    decision->victim == daemon->logged_victim)
+	    !strcmp(victim, daemon->logged_victim))
+		return;
+	if (decision->threshold_index < 0 && daemon->logged_threshold_index < 0)
 		return;
 	daemon->logged_threshold_index = decision->threshold_index;
-	daemon->logged_victim = decision->victim;
+	snprintf(daemon->logged_victim, sizeof(daemon->logged_victim), "%s", victim);
 	if (decision->threshold_index < 0) {
-		log_info("decision: no threshold met any more");
+		log_info("decision: no threshold is met any more");
 		return;
+	}
+	for (size_t i = 0; i < daemon->n_candidates && i < 5 && used < sizeof(candidates) - 1; i++) {
+		char name[330];
+
+		used += snprintf(candidates + used, sizeof(candidates) - used, "%s%s", i ? "," : "",
+				 victim_name(daemon->candidates[i], name, sizeof(name)));
 	}
 	threshold = &daemon->engine.thresholds[decision->threshold_index];
 	observed = &daemon->obs.signal[threshold->signal];
-	log_info("decision: %s%s %s=%lld < %s (%lld) candidates=%zu victim=%s%s%s reason=\"%s\"",
+	log_info("decision: %s%s %s=%lld < %s (%lld) candidates=%zu [%s%s] victim=%s reason=\"%s\"",
 		 decision->dry_run ? "[dry-run] " : "", threshold->hard ? "hard" : "soft",
 		 signal_name(threshold->signal), (long long)observed->available, threshold->value.text,
-		 (long long)daemon->eval.threshold_value[decision->threshold_index], decision->n_candidates,
-		 decision->victim ? decision->victim->namespace_ : "none", decision->victim ? "/" : "",
-		 decision->victim ? decision->victim->name : "", decision->reason ? decision->reason : "");
+		 (long long)daemon->eval.threshold_value[decision->threshold_index],
+		 decision->n_candidates, candidates, daemon->n_candidates > 5 ? ",..." : "", victim,
+		 decision->reason ? decision->reason : "");
 }
 
 /* containerfs thresholds follow the filesystem layout, which is only known after a read. */
@@ -111,14 +202,28 @@ static void engine_follow_layout(struct daemon *daemon)
 	daemon->engine_ready = true;
 }
 
+static void rank_candidates(struct daemon *daemon, enum ev_signal signal)
+{
+	daemon->candidates = NULL;
+	daemon->n_candidates = 0;
+	if (!daemon->pods)
+		return;
+	if (pods_refresh(daemon->pods))
+		return;
+	daemon->candidates = pods_list(daemon->pods, &daemon->n_candidates);
+	daemon->rank_options.fs_layout = daemon->obs.fs_layout;
+	rank_pods(signal, &daemon->rank_options, daemon->candidates, daemon->n_candidates);
+}
+
 int daemon_evaluate(struct daemon *daemon, uint32_t mask)
 {
 	struct decision *decision = &daemon->decision;
+	const struct threshold *threshold;
 	int err;
 
 	err = signals_read(&daemon->source, mask, &daemon->obs);
 	if (err)
-		log_warn("reading signals: %s; evaluating what could be read", strerror(-err));
+		log_debug("reading signals: %s; evaluating what could be read", strerror(-err));
 	engine_follow_layout(daemon);
 	engine_evaluate(&daemon->engine, &daemon->obs, daemon->now_ns(), &daemon->eval);
 
@@ -126,10 +231,14 @@ int daemon_evaluate(struct daemon *daemon, uint32_t mask)
 	memset(decision, 0, sizeof(*decision));
 	decision->threshold_index = daemon->eval.act_on;
 	decision->dry_run = daemon->config.dry_run;
+	daemon->candidates = NULL;
+	daemon->n_candidates = 0;
 	if (decision->threshold_index < 0)
 		return 0;
 
-	/* Candidates come from the pods source; skip the never-evict set. */
+	threshold = &daemon->engine.thresholds[decision->threshold_index];
+	rank_candidates(daemon, threshold->signal);
+	/* The never-evict set ranks last; the victim is the first one outside it. */
 	for (size_t i = 0; i < daemon->n_candidates; i++) {
 		if (pod_never_evict(daemon->candidates[i]))
 			continue;
@@ -138,13 +247,107 @@ int daemon_evaluate(struct daemon *daemon, uint32_t mask)
 			decision->victim = daemon->candidates[i];
 	}
 	if (!decision->victim)
-		decision->reason = daemon->n_candidates ? "every candidate is in the never-evict set" :
-							  "no eviction candidates (no pods source configured)";
+		decision->reason = !daemon->pods ? "no cgroup v2 tree to evict from" :
+				   daemon->n_candidates ? "every candidate is in the never-evict set" :
+							  "no pods or workloads to evict";
+	else if (threshold->signal == EV_SIGNAL_OOM_GUARD)
+		decision->reason = "oom-guard: the kernel's MemAvailable is below the guard, OOM is near";
 	else
-		decision->reason = daemon->engine.thresholds[decision->threshold_index].signal == EV_SIGNAL_OOM_GUARD ?
-					   "oom-guard: MemAvailable below the guard" :
-					   "threshold met";
+		decision->reason = threshold->hard ? "hard threshold met" :
+						     "soft threshold met for its grace period";
 	return 0;
+}
+
+static bool is_disk_signal(enum ev_signal signal)
+{
+	return signal_condition(signal) == EV_CONDITION_DISK_PRESSURE;
+}
+
+static bool is_memory_signal(enum ev_signal signal)
+{
+	return signal == EV_SIGNAL_MEMORY_AVAILABLE || signal == EV_SIGNAL_OOM_GUARD;
+}
+
+/* reclaim_read_fn: re-read one signal for the reclaim steps. */
+static int reread_signal(void *ctx, enum ev_signal signal, int64_t *available)
+{
+	struct daemon *daemon = ctx;
+	int err = signals_read(&daemon->source, SIGNAL_MASK(signal), &daemon->obs);
+
+	if (!daemon->obs.signal[signal].present)
+		return err ? err : -ENODATA;
+	*available = daemon->obs.signal[signal].available;
+	return 0;
+}
+
+/* SPEC §4: node-level reclaim before evicting. Returns true when the signal is resolved. */
+static bool reclaim_first(struct daemon *daemon, const struct threshold *threshold, int64_t target)
+{
+	struct reclaim_report report;
+	int err;
+
+	if (is_disk_signal(threshold->signal))
+		err = reclaim_disk(&daemon->reclaim, threshold->signal, target, reread_signal, daemon, &report);
+	else if (is_memory_signal(threshold->signal) && daemon->config.memory_reclaim_before_kill)
+		err = reclaim_memory(&daemon->reclaim, daemon->candidates, daemon->n_candidates,
+				     threshold->signal, target, reread_signal, daemon, &report);
+	else
+		return false;
+	if (err < 0 || report.n_steps == 0)
+		return false;
+	log_info("node-level reclaim for %s: %zu steps, available %lld -> %lld (target %lld)",
+		 signal_name(threshold->signal), report.n_steps, (long long)report.available_before,
+		 (long long)report.available_after, (long long)target);
+	return report.available_after >= target;
+}
+
+int daemon_handle(struct daemon *daemon, uint32_t mask)
+{
+	int killed = 0;
+
+	for (int round = 0; round < DAEMON_MAX_KILLS_PER_WAKE; round++) {
+		const struct threshold *threshold;
+		struct kill_result result;
+		int64_t target, grace_ns;
+		int err;
+
+		daemon_evaluate(daemon, round ? 0 : mask);
+		daemon_log_decision(daemon);
+		if (daemon->decision.threshold_index < 0)
+			break;
+		threshold = &daemon->engine.thresholds[daemon->decision.threshold_index];
+		target = engine_reclaim_target(&daemon->engine, (size_t)daemon->decision.threshold_index,
+					       &daemon->obs);
+		if (!daemon->config.dry_run && reclaim_first(daemon, threshold, target)) {
+			log_info("%s resolved by node-level reclaim; no pod evicted", signal_name(threshold->signal));
+			continue;	/* re-read and re-evaluate */
+		}
+		if (!daemon->decision.victim || !daemon->pods)
+			break;
+		/* Hard: no grace. Soft: min(terminationGracePeriodSeconds, evictionMaxPodGracePeriod). */
+		grace_ns = threshold->hard ? 0 : kill_soft_grace_ns(daemon->decision.victim,
+								    daemon->config.max_pod_grace_period_s);
+		err = kill_pod(&daemon->kill, daemon->decision.victim, grace_ns > 0 ? KILL_SOFT : KILL_HARD,
+			       grace_ns, &result);
+		daemon->last_kill = result;
+		if (daemon->config.dry_run)
+			break;	/* nothing changed; the same decision would repeat */
+		if (err) {
+			daemon->evictions_failed++;
+			log_err("evicting %s failed: %s", daemon->decision.victim->cgroup_path, strerror(-err));
+			break;
+		}
+		daemon->evictions++;
+		killed++;
+		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after the kill%s",
+			 daemon->logged_victim, daemon->decision.victim->cgroup_path,
+			 signal_name(threshold->signal), grace_ns ? "SIGTERM then cgroup.kill" : "cgroup.kill",
+			 (double)result.total_ns / 1e6,
+			 threshold->signal == EV_SIGNAL_OOM_GUARD ? " [oom-guard]" : "");
+		/* The victim is gone: forget it so the next decision is logged afresh. */
+		daemon->logged_victim[0] = '\0';
+	}
+	return killed;
 }
 
 static int setup_fds(struct daemon *daemon, int *epoll_fd, int *timer_fd, int *signal_fd)
@@ -187,7 +390,6 @@ static int setup_fds(struct daemon *daemon, int *epoll_fd, int *timer_fd, int *s
 
 static void log_round(struct daemon *daemon)
 {
-	daemon_log_decision(daemon);
 	if (daemon->config.dry_run || log_get_level() >= LOGLEVEL_DEBUG) {
 		report_text(stdout, &daemon->engine, &daemon->obs, &daemon->eval, &daemon->decision);
 		fflush(stdout);
@@ -206,7 +408,7 @@ int daemon_run(struct daemon *daemon)
 	log_info("evictd running%s: %zu thresholds, housekeeping every %llds",
 		 daemon->config.dry_run ? " in dry-run mode" : "", daemon->config.n_thresholds,
 		 (long long)(daemon->config.housekeeping_interval_ns / 1000000000));
-	daemon_evaluate(daemon, 0);
+	daemon_handle(daemon, 0);
 	report_text(stdout, &daemon->engine, &daemon->obs, &daemon->eval, &daemon->decision);
 	fflush(stdout);
 
@@ -231,7 +433,7 @@ int daemon_run(struct daemon *daemon)
 					continue;
 				if (info.ssi_signo == SIGHUP) {
 					if (daemon_reload(daemon) == 0) {
-						daemon_evaluate(daemon, 0);
+						daemon_handle(daemon, 0);
 						log_round(daemon);
 					}
 					continue;
@@ -244,7 +446,7 @@ int daemon_run(struct daemon *daemon)
 
 				if (read(timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
 					log_warn("timerfd read: %m");
-				daemon_evaluate(daemon, 0);
+				daemon_handle(daemon, 0);
 				log_round(daemon);
 			}
 		}

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The daemon: read signals, run the engine, decide; the event loop around it. */
+/* The daemon: read signals, run the engine, rank, decide, act; the event loop around it. */
 #ifndef EVICTD_DAEMON_H
 #define EVICTD_DAEMON_H
 
 #include "config.h"
+#include "kill.h"
+#include "pods.h"
 #include "rank.h"
+#include "reclaim.h"
 #include "report.h"
 #include "signals.h"
 #include "thresholds.h"
+
+#define DAEMON_MAX_KILL_ROOTS 32
+/* Kills in one burst before yielding to the loop again (each re-reads the signals). */
+#define DAEMON_MAX_KILLS_PER_WAKE 16
 
 struct daemon {
 	struct evictd_config config;
@@ -18,28 +25,46 @@ struct daemon {
 	struct observations obs;
 	struct evaluation eval;
 	struct decision decision;
-	struct pod **candidates;	/* ranked, owned by the pods source */
-	size_t n_candidates;
 	int64_t (*now_ns)(void);	/* monotonic clock; injectable */
+
+	/* Candidates: NULL when no cgroup v2 tree was found (decisions only). */
+	struct pods *pods;
+	struct pod **candidates;	/* ranked for decision.threshold_index */
+	size_t n_candidates;
+	struct rank_options rank_options;
+	struct kill_config kill;
+	const char *kill_roots[DAEMON_MAX_KILL_ROOTS];
+	const char *reclaim_commands[CONFIG_MAX_LIST];
+	struct reclaim reclaim;
+	struct kill_result last_kill;
+	uint64_t evictions;
+	uint64_t evictions_failed;
 
 	/* For SIGHUP: the command line the configuration came from. */
 	int argc;
 	char **argv;
 	/* What the last logged decision was, so each decision is logged once. */
 	int logged_threshold_index;
-	const struct pod *logged_victim;
+	char logged_victim[4096];
 	uint64_t evaluations;
 };
 
 int64_t daemon_monotonic_ns(void);
-void daemon_init(struct daemon *daemon, const struct evictd_config *config);
+/* Set up from a validated configuration: signal sources, pods, kill rules. A missing cgroup
+ * v2 tree is not fatal: evictd then decides and reports but has nothing to kill. */
+int daemon_init(struct daemon *daemon, const struct evictd_config *config);
+void daemon_destroy(struct daemon *daemon);
 /* Re-read the configuration from daemon->argv; on any error keep the old one and say why.
  * Returns 0 when the new configuration is in force. */
 int daemon_reload(struct daemon *daemon);
+/* Re-read the signals in mask (0 = all), evaluate, rank, fill daemon->decision. */
+int daemon_evaluate(struct daemon *daemon, uint32_t mask);
+/* Evaluate and act on the decision: node-level reclaim first, then one kill, re-read, and
+ * again while a threshold is still met (at most DAEMON_MAX_KILLS_PER_WAKE). Returns the
+ * number of pods killed. */
+int daemon_handle(struct daemon *daemon, uint32_t mask);
 /* Log the current decision if it differs from the last one logged. */
 void daemon_log_decision(struct daemon *daemon);
-/* Re-read the signals in mask (0 = all), evaluate, fill daemon->decision. */
-int daemon_evaluate(struct daemon *daemon, uint32_t mask);
 /* Run until SIGTERM/SIGINT; returns the exit status. */
 int daemon_run(struct daemon *daemon);
 

@@ -39,7 +39,7 @@ int main(int argc, char **argv)
 	daemon.argc = argc;
 	daemon.argv = argv;
 	if (config.once) {
-		daemon_evaluate(&daemon, 0);
+		daemon_handle(&daemon, 0);
 		if (config.output == OUTPUT_JSON) {
 			struct json_object *doc = report_json(&daemon.config, &daemon.engine, &daemon.obs,
 							      &daemon.eval, &daemon.decision);
@@ -50,7 +50,10 @@ int main(int argc, char **argv)
 		} else {
 			report_text(stdout, &daemon.engine, &daemon.obs, &daemon.eval, &daemon.decision);
 		}
+		daemon_destroy(&daemon);
 		return EXIT_SUCCESS;
 	}
-	return daemon_run(&daemon);
+	err = daemon_run(&daemon);
+	daemon_destroy(&daemon);
+	return err;
 }

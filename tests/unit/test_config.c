@@ -253,8 +253,8 @@ static void test_evictd_document_and_bad_yaml(void **state)
 	assert_string_equal(config.kubelet_dir, "/srv/kubelet");
 	assert_true(config.oom_guard_value.percentage == 0.05f);
 	assert_int_equal(config.oom_guard_value.max_quantity, 512LL << 20);
-	assert_int_equal(config.n_workload_roots, 2);
-	assert_string_equal(config.workload_roots[1], "/sys/fs/cgroup/b.slice");
+	assert_int_equal(config.workload_roots.n, 2);
+	assert_string_equal(config.workload_roots.items[1], "/sys/fs/cgroup/b.slice");
 	assert_int_equal(config.n_thresholds, 1);
 
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
