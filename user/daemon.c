@@ -238,9 +238,10 @@ int daemon_evaluate(struct daemon *daemon, uint32_t mask)
 
 	threshold = &daemon->engine.thresholds[decision->threshold_index];
 	rank_candidates(daemon, threshold->signal);
-	/* The never-evict set ranks last; the victim is the first one outside it. */
+	/* The never-evict set ranks last; the victim is the first one outside it. Like the
+	 * kubelet's active pods, a cgroup with no task left is not a candidate: it is gone. */
 	for (size_t i = 0; i < daemon->n_candidates; i++) {
-		if (pod_never_evict(daemon->candidates[i]))
+		if (pod_never_evict(daemon->candidates[i]) || daemon->candidates[i]->processes == 0)
 			continue;
 		decision->n_candidates++;
 		if (!decision->victim)
@@ -332,6 +333,8 @@ int daemon_handle(struct daemon *daemon, uint32_t mask)
 		daemon->last_kill = result;
 		if (daemon->config.dry_run)
 			break;	/* nothing changed; the same decision would repeat */
+		if (!err && result.was_empty)
+			break;	/* it ended by itself meanwhile: re-read on the next wake */
 		if (err) {
 			daemon->evictions_failed++;
 			log_err("evicting %s failed: %s", daemon->decision.victim->cgroup_path, strerror(-err));
