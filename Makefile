@@ -102,6 +102,7 @@ bpftest: $(BPF_TEST_BINS)
 
 # Runs every suite, prints a TAP stream per suite and "N passed, N failed" at the end.
 test: $(BUILD)/evictd unit fuzz bpftest
+	@tools/install-deps.sh vm
 	@tests/run-all.sh $(TESTS)
 
 vmtest: $(BUILD)/evictd

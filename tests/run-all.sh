@@ -82,8 +82,24 @@ for suite in "${suites[@]}"; do
 			run_one "cli-$(basename "$script" .sh)" bash "$script"
 		done ;;
 	vm)
-		if [ -x tests/vm/run.sh ]; then
-			run_one vm tests/vm/run.sh
+		# The harness prints "PASS name (Ns)" / "FAIL name: reason" per scenario.
+		out="$log_dir/vm.log"
+		bash tests/vm/run.sh >"$out" 2>&1
+		rc=$?
+		n=0
+		while IFS= read -r line; do
+			case "$line" in
+			"PASS "*) n=$((n + 1)); echo "ok $n - vm ${line#PASS }"; passed=$((passed + 1)) ;;
+			"FAIL "*) n=$((n + 1)); echo "not ok $n - vm ${line#FAIL }"; failed=$((failed + 1))
+				failures+=("vm: ${line#FAIL }") ;;
+			esac
+		done <"$out"
+		if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
+			tail -40 "$out"
+			echo "not ok - vm harness exited $rc (log $out)"
+			failed=$((failed + 1)); failures+=("vm: harness exit $rc")
+		elif grep -q '^FAIL ' "$out"; then
+			grep -v '^PASS ' "$out" | tail -80 | sed 's/^/#   /'
 		fi ;;
 	*) echo "run-all: unknown suite $suite" >&2; exit 2 ;;
 	esac

@@ -8,8 +8,19 @@ CACHE=${EVICTD_VM_CACHE:-/var/cache/evictd-vm}
 SUITE=bookworm
 # The base package set; the cache key is a hash of this list (plus --packages and
 # the customization below), so editing it rebuilds the root.
-# (usr-is-merged instead of usrmerge, which would pull in the whole of perl)
-BASE_PACKAGES=(systemd systemd-sysv dbus libpam-systemd busybox usr-is-merged)
+BASE_PACKAGES=(systemd systemd-sysv dbus libpam-systemd busybox)
+# mmdebstrap options, also part of the cache key.  The merged-usr hook makes the
+# /usr symlinks itself, so apt need not install usrmerge (which pulls in perl).
+MM_OPTS=(
+    --variant=essential
+    --hook-dir=/usr/share/mmdebstrap/hooks/merged-usr
+    --aptopt='APT::Install-Recommends "false"'
+    --dpkgopt='path-exclude=/usr/share/man/*'
+    --dpkgopt='path-exclude=/usr/share/doc/*'
+    --dpkgopt='path-exclude=/usr/share/locale/*'
+    --dpkgopt='path-exclude=/usr/share/info/*'
+    --dpkgopt='path-exclude=/usr/lib/x86_64-linux-gnu/gconv/*'
+)
 
 usage() {
     cat <<EOF
@@ -83,7 +94,7 @@ done
 if ! dpkg -s mmdebstrap 2>/dev/null | grep -q '^Status: install ok installed'; then
     log "installing mmdebstrap"
     timeout 600 apt-get update -q >&2 || die "apt-get update failed"
-    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -q --no-install-recommends mmdebstrap >&2 \
+    DEBIAN_FRONTEND=noninteractive timeout 900 apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 mmdebstrap >&2 \
         || die "apt-get install mmdebstrap failed"
 fi
 
@@ -123,8 +134,8 @@ rm -rf "$r"/var/cache/apt/* "$r"/var/lib/apt/lists/* "$r"/usr/share/doc/* "$r"/u
        "$r"/usr/share/locale/* "$r"/usr/share/info/*
 HOOK
 
-pkgs=$(printf '%s\n' "${BASE_PACKAGES[@]}" $(tr ',' ' ' <<<"$EXTRA_PKGS") | grep -v '^$' | LC_ALL=C sort -u | paste -sd, -)
-key=$(printf 'suite=%s\npackages=%s\nvariant=essential\n%s\n' "$SUITE" "$pkgs" "$CUSTOMIZE" | sha256sum | cut -c1-16)
+pkgs=$({ printf '%s\n' "${BASE_PACKAGES[@]}"; tr ',' '\n' <<<"$EXTRA_PKGS"; } | grep -v '^$' | LC_ALL=C sort -u | paste -sd, -)
+key=$(printf 'suite=%s\npackages=%s\n%s\n%s\n' "$SUITE" "$pkgs" "${MM_OPTS[*]}" "$CUSTOMIZE" | sha256sum | cut -c1-16)
 RDIR="$CACHE/systemd-root"
 BASE="$RDIR/$key.cpio.gz"
 mkdir -p "$RDIR" || die "cannot create $RDIR"
@@ -151,15 +162,8 @@ build_base() {
     tmp="$RDIR/$key.tmp"
     rm -rf "$tmp"
     t0=$(date +%s)
-    timeout 1800 mmdebstrap --quiet --mode=root --variant=essential --format=directory \
-        --include="$pkgs" \
-        --aptopt='APT::Install-Recommends "false"' \
-        --dpkgopt='path-exclude=/usr/share/man/*' \
-        --dpkgopt='path-exclude=/usr/share/doc/*' \
-        --dpkgopt='path-exclude=/usr/share/locale/*' \
-        --dpkgopt='path-exclude=/usr/share/info/*' \
-        --dpkgopt='path-exclude=/usr/lib/x86_64-linux-gnu/gconv/*' \
-        --customize-hook="$CUSTOMIZE" \
+    timeout 1800 mmdebstrap --quiet --mode=root --format=directory "${MM_OPTS[@]}" \
+        --include="$pkgs" --customize-hook="$CUSTOMIZE" \
         "$SUITE" "$tmp" "${mirrors[@]}" >&2 \
         || { rm -rf "$tmp"; die "mmdebstrap failed (target $tmp)"; }
     # guest file list, so overlays do not copy libraries the root already has

@@ -73,7 +73,7 @@ ensure_pkgs() {
     apt_update_once
     log "installing host packages: ${missing[*]}"
     DEBIAN_FRONTEND=noninteractive timeout 1200 \
-        apt-get install -y -q --no-install-recommends "${missing[@]}" >&2 \
+        apt-get install -y -q --no-install-recommends -o DPkg::Lock::Timeout=600 "${missing[@]}" >&2 \
         || die "apt-get install ${missing[*]} failed"
 }
 
@@ -102,6 +102,10 @@ if [ "$REFRESH" = 0 ] && [ -L "$CACHE/kernel/current" ]; then
     fi
 fi
 
+# Serialize the slow path between concurrent runs.
+exec 9>"$CACHE/.lock"
+timeout 1800 flock 9 || die "timed out waiting for the lock $CACHE/.lock"
+
 # Resolve linux-image-amd64 -> linux-image-<kver> (the real kernel package).
 resolve_pkg() {
     apt-cache show --no-all-versions linux-image-amd64 2>/dev/null \
@@ -123,11 +127,17 @@ if [ ! -f "$kdir/.complete" ]; then
     deb=$(ls "$debdir/${pkg}_"*.deb 2>/dev/null | head -n1 || true)
     if [ -z "$deb" ]; then
         log "downloading $pkg into $debdir"
-        if ! (cd "$debdir" && timeout 900 apt-get download -q "$pkg" >&2); then
+        # a scratch dir apt's sandbox user can write to, then move the .deb in
+        dl=$(mktemp -d "$debdir/dl.XXXXXX")
+        chmod 755 "$dl"
+        if id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
+        if ! (cd "$dl" && timeout 900 apt-get download -q "$pkg" >&2); then
             apt_update_once
-            (cd "$debdir" && timeout 900 apt-get download -q "$pkg" >&2) \
-                || die "apt-get download $pkg failed (into $debdir)"
+            (cd "$dl" && timeout 900 apt-get download -q "$pkg" >&2) \
+                || { rm -rf "$dl"; die "apt-get download $pkg failed (into $dl)"; }
         fi
+        mv "$dl"/*.deb "$debdir/" 2>/dev/null || true
+        rm -rf "$dl"
         deb=$(ls "$debdir/${pkg}_"*.deb 2>/dev/null | head -n1 || true)
         [ -n "$deb" ] || die "apt-get download $pkg produced no .deb in $debdir"
     fi

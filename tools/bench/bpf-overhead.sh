@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# bpf-overhead.sh - cost of evictd's BPF programs and the kernel event -> handler latency.
+#
+# Usage: tools/bench/bpf-overhead.sh [bpf-overhead options] [fork] [read] [write] [latency]
+#   (default: all, 6 ABBA rounds of 2 s per workload; see tools/bench/bpf-overhead.c)
+# Environment: BUILD (default build), BENCH_DIR (a disk filesystem, default /var/tmp),
+#              BENCH_CPU (pin the overhead workloads to this CPU, default 1 when >1 CPU).
+# Needs root and a built build/libevictd.a (make builds it). Prints one line per workload:
+#   overhead fork  without ... with ... median overhead +x.xx% ...
+#   latency event->handler over N wake-ups: p50 ..., p99 ...
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+BUILD=${BUILD:-build}
+BENCH_DIR=${BENCH_DIR:-/var/tmp}
+
+if [ "$(id -u)" != 0 ]; then
+	echo "bpf-overhead.sh: needs root (loads BPF programs)" >&2
+	exit 1
+fi
+[ -f "$BUILD/libevictd.a" ] || make -s "$BUILD/libevictd.a"
+
+# Built here with the project's flags: the Makefile has no rule for tools/bench.
+bin=$BUILD/bench/bpf-overhead
+mkdir -p "$BUILD/bench"
+if [ ! -x "$bin" ] || [ tools/bench/bpf-overhead.c -nt "$bin" ] || [ "$BUILD/libevictd.a" -nt "$bin" ]; then
+	${CC:-gcc} -O2 -g -std=gnu11 -D_GNU_SOURCE -Wall -Wextra -Werror -Wno-unused-parameter \
+		-Iuser -Ibpf -I"$BUILD" $(pkg-config --cflags libbpf) \
+		tools/bench/bpf-overhead.c "$BUILD/libevictd.a" \
+		$(pkg-config --libs libbpf yaml-0.1 json-c libsystemd libmicrohttpd libcurl 2>/dev/null || pkg-config --libs libbpf) \
+		-lelf -lz -lm -o "$bin"
+fi
+
+cpu_args=()
+if [ "$(nproc)" -gt 1 ]; then
+	cpu_args=(--cpu "${BENCH_CPU:-1}")
+fi
+echo "# bpf-overhead: kernel $(uname -r), $(nproc) CPUs, dir $BENCH_DIR ($(stat -f -c %T "$BENCH_DIR"))"
+exec "$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" "$@"
