@@ -45,6 +45,7 @@ struct tracepoint_slot {
 	struct bpf_program *raw_prog;	/* SEC("raw_tp/<name>") */
 	enum attach_mode mode;		/* chosen before load */
 	struct bpf_link *link;
+	bool attached_at_open;		/* may be re-attached by bpf_loader_set_attached() */
 	char skip_reason[96];
 };
 
@@ -522,6 +523,7 @@ static void attach_programs(struct bpf_loader *loader)
 			if (slot->link) {
 				status->attach = slot->mode == MODE_TP_BTF ? "tp_btf" : "raw_tp";
 				status->skip_reason = NULL;
+				slot->attached_at_open = true;
 				loader->nr_attached++;
 				if (slot->mode == MODE_TP_BTF)
 					by_btf++;
@@ -725,6 +727,48 @@ void bpf_loader_destroy(struct bpf_loader *loader, bool unpin)
 }
 
 /* ---- runtime API ------------------------------------------------------------------------ */
+
+int bpf_loader_set_attached(struct bpf_loader *loader, bool attached)
+{
+	unsigned int count = 0;
+	int err = 0;
+	size_t i;
+
+	if (!loader)
+		return -EINVAL;
+	for (i = 0; i < loader->nr_slots; i++) {
+		struct tracepoint_slot *slot = &loader->slots[i];
+		struct bpf_loader_prog *status = &loader->progs[i];
+		struct bpf_program *prog;
+
+		if (!slot->attached_at_open)
+			continue;
+		if (!attached) {
+			bpf_link__destroy(slot->link);
+			slot->link = NULL;
+			status->attach = NULL;
+			status->skip_reason = "detached";
+			continue;
+		}
+		if (!slot->link) {
+			prog = slot->mode == MODE_TP_BTF ? slot->btf_prog : slot->raw_prog;
+			slot->link = bpf_program__attach(prog);
+			if (!slot->link) {
+				err = -errno;
+				snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+					 "re-attach failed: %s", strerror(-err));
+				status->skip_reason = slot->skip_reason;
+				log_warn("bpf: re-attaching %s: %s", slot->name, strerror(-err));
+				continue;
+			}
+			status->attach = slot->mode == MODE_TP_BTF ? "tp_btf" : "raw_tp";
+			status->skip_reason = NULL;
+		}
+		count++;
+	}
+	loader->nr_attached = count;
+	return err ? err : (int)count;
+}
 
 int bpf_loader_ring_fd(const struct bpf_loader *loader)
 {

@@ -43,6 +43,11 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
  * which carries the counters over. NULL is fine. */
 void bpf_loader_destroy(struct bpf_loader *loader, bool unpin);
 
+/* Detach (false) or re-attach (true) every program that attached at open, keeping maps and
+ * counters: e.g. a daemon told to stop using BPF on reload, or an A/B overhead benchmark.
+ * Returns the number attached afterwards or a negative errno. */
+int bpf_loader_set_attached(struct bpf_loader *loader, bool attached);
+
 /* fd to poll for EPOLLIN: readable while wake-up records are waiting. */
 int bpf_loader_ring_fd(const struct bpf_loader *loader);
 

@@ -13,6 +13,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "psi.h"
 
 int64_t daemon_monotonic_ns(void)
 {
@@ -102,6 +103,7 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config)
 	};
 	daemon->now_ns = daemon_monotonic_ns;
 	daemon->logged_threshold_index = -1;
+	daemon->epoll_fd = -1;
 	daemon->rank_options.daemonset_last = daemon->config.daemonset_last;
 	setup_pods(daemon);
 	return 0;
@@ -130,9 +132,24 @@ int daemon_reload(struct daemon *daemon)
 		return -EINVAL;
 	}
 	log_set_level(fresh.log_level);
-	/* Rebuild everything from the new configuration; the thresholds' clocks start anew. */
-	daemon_destroy(daemon);
-	daemon_init(daemon, &fresh);
+	/* Rebuild everything from the new configuration; the thresholds' clocks start anew.
+	 * The event loop and the counters carry over. */
+	{
+		static struct daemon saved;
+
+		saved = *daemon;
+		daemon_destroy(daemon);
+		daemon_init(daemon, &fresh);
+		daemon->argc = saved.argc;
+		daemon->argv = saved.argv;
+		daemon->epoll_fd = saved.epoll_fd;
+		memcpy(daemon->sources, saved.sources, sizeof(daemon->sources));
+		daemon->psi_enabled = saved.psi_enabled;
+		daemon->psi_wakeups = saved.psi_wakeups;
+		daemon->evaluations = saved.evaluations;
+		daemon->evictions = saved.evictions;
+		daemon->evictions_failed = saved.evictions_failed;
+	}
 	log_info("SIGHUP: configuration reloaded, %zu thresholds", fresh.n_thresholds);
 	return 0;
 }
@@ -353,15 +370,92 @@ int daemon_handle(struct daemon *daemon, uint32_t mask)
 	return killed;
 }
 
-static int setup_fds(struct daemon *daemon, int *epoll_fd, int *timer_fd, int *signal_fd)
+int daemon_add_source(struct daemon *daemon, int fd, uint32_t events,
+		      void (*handle)(struct daemon *daemon, struct loop_source *source, uint32_t revents),
+		      void *ctx)
+{
+	struct loop_source *source = NULL;
+	struct epoll_event event = { .events = events };
+
+	for (size_t i = 0; i < DAEMON_MAX_SOURCES; i++)
+		if (!daemon->sources[i].handle) {
+			source = &daemon->sources[i];
+			break;
+		}
+	if (!source) {
+		log_err("event loop: more than %d sources", DAEMON_MAX_SOURCES);
+		return -E2BIG;
+	}
+	*source = (struct loop_source){ .fd = fd, .handle = handle, .ctx = ctx };
+	event.data.ptr = source;
+	if (epoll_ctl(daemon->epoll_fd, EPOLL_CTL_ADD, fd, &event)) {
+		int err = -errno;
+
+		log_err("epoll_ctl add fd %d: %m", fd);
+		memset(source, 0, sizeof(*source));
+		return err;
+	}
+	return 0;
+}
+
+void daemon_remove_source(struct daemon *daemon, struct loop_source *source)
+{
+	epoll_ctl(daemon->epoll_fd, EPOLL_CTL_DEL, source->fd, NULL);
+	memset(source, 0, sizeof(*source));
+}
+
+static void on_signal(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	struct signalfd_siginfo info;
+
+	while (read(source->fd, &info, sizeof(info)) == sizeof(info)) {
+		if (info.ssi_signo == SIGHUP) {
+			if (daemon_reload(daemon) == 0)
+				daemon->pending_mask |= SIGNAL_MASK_ALL;
+			continue;
+		}
+		log_info("received %s, exiting", strsignal((int)info.ssi_signo));
+		daemon->stop = true;
+	}
+}
+
+static void on_timer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	uint64_t expirations;
+
+	if (read(source->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		log_warn("timerfd read: %m");
+	daemon->pending_mask |= SIGNAL_MASK_ALL;
+	daemon->housekeeping_due = true;
+}
+
+static void on_psi(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	if (revents & EPOLLERR) {
+		log_warn("PSI trigger on %s gone; relying on the other sources", PSI_MEMORY_PATH);
+		daemon_remove_source(daemon, source);
+		return;
+	}
+	daemon->psi_wakeups++;
+	daemon->pending_mask |= SIGNAL_MASK_MEMORY;
+}
+
+static int setup_loop(struct daemon *daemon)
 {
 	int64_t interval = daemon->config.housekeeping_interval_ns;
 	struct itimerspec timer = {
 		.it_interval = { interval / 1000000000, interval % 1000000000 },
 		.it_value = { interval / 1000000000, interval % 1000000000 },
 	};
-	struct epoll_event event = { .events = EPOLLIN };
+	char psi_path[PATH_MAX + 32];
 	sigset_t mask;
+	int fd;
+
+	daemon->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	if (daemon->epoll_fd < 0) {
+		log_err("epoll_create1: %m");
+		return -errno;
+	}
 
 	sigemptyset(&mask);
 	sigaddset(&mask, SIGTERM);
@@ -371,23 +465,27 @@ static int setup_fds(struct daemon *daemon, int *epoll_fd, int *timer_fd, int *s
 		log_err("sigprocmask: %m");
 		return -errno;
 	}
-	*signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
-	*timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	*epoll_fd = epoll_create1(EPOLL_CLOEXEC);
-	if (*signal_fd < 0 || *timer_fd < 0 || *epoll_fd < 0) {
-		log_err("creating the event loop fds: %m");
-		return -errno;
+	fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	if (fd < 0 || daemon_add_source(daemon, fd, EPOLLIN, on_signal, NULL)) {
+		log_err("signalfd: %m");
+		return -EIO;
 	}
-	if (timerfd_settime(*timer_fd, 0, &timer, NULL)) {
-		log_err("timerfd_settime: %m");
-		return -errno;
+
+	/* The backstop: everything is re-read at least every housekeeping interval. */
+	fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (fd < 0 || timerfd_settime(fd, 0, &timer, NULL) ||
+	    daemon_add_source(daemon, fd, EPOLLIN, on_timer, NULL)) {
+		log_err("timerfd: %m");
+		return -EIO;
 	}
-	event.data.fd = *signal_fd;
-	if (epoll_ctl(*epoll_fd, EPOLL_CTL_ADD, *signal_fd, &event))
-		return -errno;
-	event.data.fd = *timer_fd;
-	if (epoll_ctl(*epoll_fd, EPOLL_CTL_ADD, *timer_fd, &event))
-		return -errno;
+
+	/* PSI: the kernel wakes us when tasks stall on memory, i.e. near the watermarks. */
+	snprintf(psi_path, sizeof(psi_path), "%s%s", daemon->config.root, PSI_MEMORY_PATH);
+	fd = psi_trigger_open(psi_path, &(struct psi_trigger_spec){ "some", 100000, 1000000 });
+	if (fd >= 0 && daemon_add_source(daemon, fd, EPOLLPRI, on_psi, NULL) == 0)
+		daemon->psi_enabled = true;
+	else if (fd >= 0)
+		close(fd);
 	return 0;
 }
 
@@ -401,65 +499,56 @@ static void log_round(struct daemon *daemon)
 
 int daemon_run(struct daemon *daemon)
 {
-	int epoll_fd = -1, timer_fd = -1, signal_fd = -1;
 	int status = 0;
 
-	if (setup_fds(daemon, &epoll_fd, &timer_fd, &signal_fd)) {
+	if (setup_loop(daemon)) {
 		status = 1;
 		goto cleanup;
 	}
-	log_info("evictd running%s: %zu thresholds, housekeeping every %llds",
+	log_info("evictd running%s: %zu thresholds, housekeeping every %llds, PSI %s, BPF %s",
 		 daemon->config.dry_run ? " in dry-run mode" : "", daemon->config.n_thresholds,
-		 (long long)(daemon->config.housekeeping_interval_ns / 1000000000));
+		 (long long)(daemon->config.housekeeping_interval_ns / 1000000000),
+		 daemon->psi_enabled ? "on" : "off", "off (polling and PSI)");
 	daemon_handle(daemon, 0);
 	report_text(stdout, &daemon->engine, &daemon->obs, &daemon->eval, &daemon->decision);
 	fflush(stdout);
 
-	for (;;) {
-		struct epoll_event events[8];
-		int n = epoll_wait(epoll_fd, events, 8, -1);
+	while (!daemon->stop) {
+		struct epoll_event events[16];
+		int n = epoll_wait(daemon->epoll_fd, events, 16, -1);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			log_err("epoll_wait: %m");
 			status = 1;
-			goto cleanup;
+			break;
 		}
 		for (int i = 0; i < n; i++) {
-			int fd = events[i].data.fd;
+			struct loop_source *source = events[i].data.ptr;
 
-			if (fd == signal_fd) {
-				struct signalfd_siginfo info;
+			if (source->handle)
+				source->handle(daemon, source, events[i].events);
+		}
+		/* One evaluation per batch of wake-ups, reading only what they concern. */
+		if (daemon->pending_mask && !daemon->stop) {
+			uint32_t mask = daemon->pending_mask;
 
-				if (read(signal_fd, &info, sizeof(info)) != sizeof(info))
-					continue;
-				if (info.ssi_signo == SIGHUP) {
-					if (daemon_reload(daemon) == 0) {
-						daemon_handle(daemon, 0);
-						log_round(daemon);
-					}
-					continue;
-				}
-				log_info("received %s, exiting", strsignal((int)info.ssi_signo));
-				goto cleanup;
-			}
-			if (fd == timer_fd) {
-				uint64_t expirations;
-
-				if (read(timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-					log_warn("timerfd read: %m");
-				daemon_handle(daemon, 0);
+			daemon->pending_mask = 0;
+			daemon_handle(daemon, mask == SIGNAL_MASK_ALL ? 0 : mask);
+			if (daemon->housekeeping_due)
 				log_round(daemon);
-			}
+			daemon->housekeeping_due = false;
 		}
 	}
 cleanup:
-	if (epoll_fd >= 0)
-		close(epoll_fd);
-	if (timer_fd >= 0)
-		close(timer_fd);
-	if (signal_fd >= 0)
-		close(signal_fd);
+	for (size_t i = 0; i < DAEMON_MAX_SOURCES; i++)
+		if (daemon->sources[i].handle) {
+			close(daemon->sources[i].fd);
+			memset(&daemon->sources[i], 0, sizeof(daemon->sources[i]));
+		}
+	if (daemon->epoll_fd >= 0)
+		close(daemon->epoll_fd);
+	daemon->epoll_fd = -1;
 	return status;
 }

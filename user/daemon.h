@@ -15,6 +15,17 @@
 #define DAEMON_MAX_KILL_ROOTS 32
 /* Kills in one burst before yielding to the loop again (each re-reads the signals). */
 #define DAEMON_MAX_KILLS_PER_WAKE 16
+#define DAEMON_MAX_SOURCES 32
+#define PSI_MEMORY_PATH "/proc/pressure/memory"
+#define SIGNAL_MASK_ALL ((1u << EV_SIGNAL_COUNT) - 1)
+
+struct daemon;
+/* One fd in the event loop and what to do when it is ready. */
+struct loop_source {
+	int fd;
+	void (*handle)(struct daemon *daemon, struct loop_source *source, uint32_t revents);
+	void *ctx;
+};
 
 struct daemon {
 	struct evictd_config config;
@@ -47,6 +58,15 @@ struct daemon {
 	int logged_threshold_index;
 	char logged_victim[4096];
 	uint64_t evaluations;
+
+	/* Event loop. */
+	int epoll_fd;
+	struct loop_source sources[DAEMON_MAX_SOURCES];
+	uint32_t pending_mask;		/* signals to re-read after this batch of wake-ups */
+	bool housekeeping_due;
+	bool stop;
+	bool psi_enabled;
+	uint64_t psi_wakeups;
 };
 
 int64_t daemon_monotonic_ns(void);
@@ -65,6 +85,11 @@ int daemon_evaluate(struct daemon *daemon, uint32_t mask);
 int daemon_handle(struct daemon *daemon, uint32_t mask);
 /* Log the current decision if it differs from the last one logged. */
 void daemon_log_decision(struct daemon *daemon);
+/* Register fd with the event loop (after daemon_run has set it up, or from its setup). */
+int daemon_add_source(struct daemon *daemon, int fd, uint32_t events,
+		      void (*handle)(struct daemon *daemon, struct loop_source *source, uint32_t revents),
+		      void *ctx);
+void daemon_remove_source(struct daemon *daemon, struct loop_source *source);
 /* Run until SIGTERM/SIGINT; returns the exit status. */
 int daemon_run(struct daemon *daemon);
 
