@@ -76,9 +76,10 @@ static int parse_quantity_suffix(const char *suffix, int64_t *exp10, int *exp2)
 
 /*
  * Fractional decimal digits kept while scaling by 2^exp2. Any T >= exp2 (at most 60) gives an
- * exact ceiling: with L the input truncated to T fraction digits, every integer k/2^exp2 is a
- * multiple of 10^-T, so L*2^exp2 < k implies the untruncated value times 2^exp2 is < k too.
- * Digits dropped beyond T only matter through the "sticky" non-zero flag.
+ * exact ceiling: with L the input truncated to T fraction digits and k an integer, k/2^exp2
+ * has at most exp2 fraction digits, so L < k/2^exp2 implies L + 10^-T <= k/2^exp2, and the
+ * untruncated value (below L + 10^-T) times 2^exp2 stays below k as well. Digits dropped
+ * beyond T therefore only matter through the "sticky" non-zero flag.
  */
 #define QUANTITY_FRAC_DIGITS 64
 
@@ -129,7 +130,7 @@ static int quantity_magnitude(const char *digits, size_t ndigits, int64_t exp10,
 	/* Below 10^-19 even 2^60 times the value stays under 1: it rounds up to 1. */
 	if (point < -18) {
 		*magnitude = 1;
-		return 1 > limit ? -ERANGE : 0;
+		return 0;
 	}
 
 	pos = 0;
@@ -190,7 +191,7 @@ static int quantity_magnitude(const char *digits, size_t ndigits, int64_t exp10,
 /*
  * Grammar (quantity.go): [+-]? ( digits | digits '.' digits? | '.' digits ) suffix.
  *
- * Differences from ParseQuantity, all towards rejecting:
+ * Differences from ParseQuantity:
  *  - parseQuantityString lets the number be empty and then reads it as 0, so Kubernetes
  *    accepts "Mi", "k", "e3", ".", "+", "-" and "-." as zero. We require at least one digit.
  *  - A binarySI value above 2^63-1 in magnitude is clamped to ±(2^63-1) by Kubernetes; that
