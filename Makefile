@@ -42,7 +42,7 @@ DEPS_STAMP := $(BUILD)/.deps-$(shell cat tools/install-deps.sh | cksum | cut -d'
 # Keep the BPF objects and skeletons make builds on the way.
 .SECONDARY: $(BPF_OBJS) $(SKELS)
 
-all: $(BUILD)/evictd
+all: $(BUILD)/evictd $(BUILD)/evictctl
 
 $(DEPS_STAMP):
 	@tools/install-deps.sh build test
@@ -75,6 +75,9 @@ $(BUILD)/libevictd-san.a: $(SAN_OBJS)
 $(BUILD)/evictd: user/main.c $(BUILD)/libevictd.a $(HDRS)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $< $(BUILD)/libevictd.a $(PKG_LIBS) -o $@
 
+$(BUILD)/evictctl: user/evictctl.c $(BUILD)/libevictd.a $(HDRS)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $< $(BUILD)/libevictd.a $(PKG_LIBS) -o $@
+
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libevictd.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/unit $< $(BUILD)/libevictd.a $(PKG_LIBS) -lcmocka -o $@
@@ -93,7 +96,7 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(HDRS) $(SKELS)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) $(PKG_CFLAGS) $< $(LIB_SRCS) $(PKG_LIBS) -o $@
 
-run: $(BUILD)/evictd
+run: $(BUILD)/evictd $(BUILD)/evictctl
 	$(BUILD)/evictd --dry-run $(ARGS)
 
 unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
@@ -101,7 +104,7 @@ fuzz: $(FUZZ_BINS)
 bpftest: $(BPF_TEST_BINS)
 
 # Runs every suite, prints a TAP stream per suite and "N passed, N failed" at the end.
-test: $(BUILD)/evictd unit fuzz bpftest
+test: $(BUILD)/evictd $(BUILD)/evictctl unit fuzz bpftest
 	@tools/install-deps.sh vm
 	@tests/run-all.sh $(TESTS)
 

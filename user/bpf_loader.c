@@ -69,6 +69,7 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	char line[1024];
 	size_t len;
 
+	(void)level;	/* libbpf warns about probes it expects to fail: all of it is debug */
 	if (log_get_level() < LOGLEVEL_DEBUG)
 		return 0;
 	vsnprintf(line, sizeof(line), fmt, ap);
@@ -373,20 +374,21 @@ static bool has_btf_tracepoint(struct kernel_btfs *k, const char *tp)
 
 /* Without BTF for it, a tracepoint still exists when the kernel has its __traceiter_<tp>
  * function (5.10+; __tracepoint_<tp> is data, listed only with KALLSYMS_ALL), in vmlinux or
- * a loaded module: raw_tp can attach to it. */
-static bool has_raw_tracepoint(const char *tp)
+ * a loaded module: raw_tp can attach to it. One pass over kallsyms for every slot still
+ * undecided (mode MODE_RAW_TP candidates are marked MODE_SKIP until found). */
+static void find_raw_tracepoints(struct bpf_loader *loader, const bool *wanted)
 {
-	char want[96], want_data[96], line[512];
-	bool found = false;
+	char line[512];
 	FILE *kallsyms;
+	size_t i;
 
-	snprintf(want, sizeof(want), "__traceiter_%s", tp);
-	snprintf(want_data, sizeof(want_data), "__tracepoint_%s", tp);
 	kallsyms = fopen("/proc/kallsyms", "re");
-	if (!kallsyms)
-		return false;
-	while (!found && fgets(line, sizeof(line), kallsyms)) {
-		char *sym = strchr(line, ' ');
+	if (!kallsyms) {
+		log_warn("bpf: cannot read /proc/kallsyms: %m");
+		return;
+	}
+	while (fgets(line, sizeof(line), kallsyms)) {
+		char *sym = strchr(line, ' '), *name;
 
 		if (sym)
 			sym = strchr(sym + 1, ' ');
@@ -394,10 +396,25 @@ static bool has_raw_tracepoint(const char *tp)
 			continue;
 		sym++;
 		sym[strcspn(sym, " \t\n")] = '\0';
-		found = !strcmp(sym, want) || !strcmp(sym, want_data);
+		if (!strncmp(sym, "__traceiter_", 12))
+			name = sym + 12;
+		else if (!strncmp(sym, "__tracepoint_", 13))
+			name = sym + 13;
+		else
+			continue;
+		for (i = 0; i < loader->nr_slots; i++)
+			if (wanted[i] && !strcmp(loader->slots[i].name, name))
+				loader->slots[i].mode = MODE_RAW_TP;
 	}
 	fclose(kallsyms);
-	return found;
+}
+
+/* The per-memcg page-cache programs, left out with opts->no_page_cache. */
+static bool is_page_cache_tracepoint(const char *tp)
+{
+	return !strcmp(tp, "mm_filemap_add_to_page_cache") ||
+	       !strcmp(tp, "mm_filemap_delete_from_page_cache") ||
+	       !strcmp(tp, "mm_lru_activate");
 }
 
 static struct tracepoint_slot *slot_for(struct bpf_loader *loader, const char *tp)
@@ -417,8 +434,10 @@ static struct tracepoint_slot *slot_for(struct bpf_loader *loader, const char *t
 }
 
 /* Pair programs by tracepoint and keep one of each pair (or none) for loading. */
-static int plan_programs(struct bpf_loader *loader, struct kernel_btfs *btfs, bool raw_only)
+static int plan_programs(struct bpf_loader *loader, const struct bpf_loader_opts *opts,
+			 struct kernel_btfs *btfs, bool raw_only)
 {
+	bool need_raw[MAX_TRACEPOINTS] = {}, any_raw = false;
 	struct bpf_program *prog;
 	size_t i;
 
@@ -445,20 +464,29 @@ static int plan_programs(struct bpf_loader *loader, struct kernel_btfs *btfs, bo
 	for (i = 0; i < loader->nr_slots; i++) {
 		struct tracepoint_slot *slot = &loader->slots[i];
 
+		slot->mode = MODE_SKIP;
+		if (opts->no_page_cache && is_page_cache_tracepoint(slot->name)) {
+			snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+				 "page-cache accounting disabled");
+			continue;
+		}
+		snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+			 "tracepoint not in this kernel (module not loaded?)");
 		if (!raw_only && slot->btf_prog && has_btf_tracepoint(btfs, slot->name))
 			slot->mode = MODE_TP_BTF;
-		else if (slot->raw_prog && has_raw_tracepoint(slot->name))
-			slot->mode = MODE_RAW_TP;
-		else
-			slot->mode = MODE_SKIP;
+		else if (slot->raw_prog)
+			any_raw = need_raw[i] = true;
+	}
+	if (any_raw)
+		find_raw_tracepoints(loader, need_raw);
+
+	for (i = 0; i < loader->nr_slots; i++) {
+		struct tracepoint_slot *slot = &loader->slots[i];
 
 		if (slot->mode == MODE_TP_BTF)
 			bpf_program__set_autoload(slot->btf_prog, true);
 		else if (slot->mode == MODE_RAW_TP)
 			bpf_program__set_autoload(slot->raw_prog, true);
-		else
-			snprintf(slot->skip_reason, sizeof(slot->skip_reason),
-				 "tracepoint not in this kernel (module not loaded?)");
 	}
 	return 0;
 }
@@ -478,7 +506,7 @@ static int open_and_load(struct bpf_loader *loader, const struct bpf_loader_opts
 		log_err("bpf: opening the embedded BPF object: %m");
 		return err;
 	}
-	err = plan_programs(loader, btfs, raw_only);
+	err = plan_programs(loader, opts, btfs, raw_only);
 	if (err)
 		return err;
 	if (opts->ringbuf_bytes) {
@@ -580,7 +608,7 @@ static int reset_wake_config(struct bpf_loader *loader)
 
 static int preflight(void)
 {
-	int ret;
+	int ret, fd;
 
 	if (access(VMLINUX_BTF_PATH, R_OK)) {
 		ret = -errno;
@@ -588,17 +616,23 @@ static int preflight(void)
 			 VMLINUX_BTF_PATH);
 		return ret == -EACCES ? -EPERM : -ENOENT;
 	}
-	ret = libbpf_probe_bpf_map_type(BPF_MAP_TYPE_RINGBUF, NULL);
-	if (ret == 0) {
-		log_warn("bpf: unavailable: kernel has no BPF ring buffer (Linux < 5.8); "
+	/* Privilege first (libbpf's probes report EPERM as "not supported"), then the ring
+	 * buffer, which an old kernel rejects as an unknown map type. */
+	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, NULL, sizeof(__u32), sizeof(__u32), 1, NULL);
+	if (fd < 0) {
+		ret = -errno;
+		log_warn("bpf: unavailable: cannot create BPF maps: %m (needs root or "
+			 "CAP_BPF+CAP_PERFMON); using polling and PSI");
+		return ret == -EACCES ? -EPERM : ret;
+	}
+	close(fd);
+	fd = bpf_map_create(BPF_MAP_TYPE_RINGBUF, NULL, 0, 0, 4096, NULL);
+	if (fd < 0) {
+		log_warn("bpf: unavailable: kernel has no BPF ring buffer (Linux < 5.8): %m; "
 			 "using polling and PSI");
 		return -EOPNOTSUPP;
 	}
-	if (ret < 0) {
-		errno = -ret;
-		log_warn("bpf: unavailable: cannot create BPF maps: %m; using polling and PSI");
-		return ret;
-	}
+	close(fd);
 	return 0;
 }
 

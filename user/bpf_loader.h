@@ -31,6 +31,10 @@ struct bpf_loader_opts {
 	bool no_pin;			/* keep the maps private to this process */
 	size_t ringbuf_bytes;		/* 0: 256 KiB; else a power of two >= page size */
 	bool force_raw_tp;		/* skip tp_btf (tests, kernels with broken BTF) */
+	/* Leave out the per-memcg page-cache programs (mm_filemap_add_to_page_cache,
+	 * mm_filemap_delete_from_page_cache, mm_lru_activate): they run once per folio and
+	 * cost the most on page-cache-heavy nodes. mm_lru_insertion (the memory step) stays. */
+	bool no_page_cache;
 };
 
 /* Loads, pins and attaches. On success *out is set and the number of attached programs is
@@ -51,11 +55,11 @@ int bpf_loader_set_attached(struct bpf_loader *loader, bool attached);
 /* fd to poll for EPOLLIN: readable while wake-up records are waiting. */
 int bpf_loader_ring_fd(const struct bpf_loader *loader);
 
-/* Called once per record; a non-zero return stops consuming and is returned. */
+/* Called once per record, in the consuming thread; a negative return stops consuming. */
 typedef int (*bpf_loader_wake_fn)(void *ctx, const struct evictd_wake *wake);
 
-/* Hand every waiting record to fn without blocking. Returns the number of records, or a
- * negative errno, or fn's non-zero return. */
+/* Hand every waiting record to fn without blocking. Returns the number of records, or fn's
+ * negative return, or another negative errno. */
 int bpf_loader_consume(struct bpf_loader *loader, bpf_loader_wake_fn fn, void *ctx);
 
 /* Wake-up steps (0 = none for that group) and minimum intervals between wake-ups. */

@@ -11,6 +11,7 @@
 #include <yaml.h>
 
 #include "config.h"
+#include "metrics.h"
 #include "log.h"
 #include "quantity.h"
 
@@ -113,6 +114,12 @@ static const struct option_spec option_table[] = {
 	{ "oom-guard-max", NULL, "oomGuardMax", OPT_QUANTITY, OFF(oom_guard_value), "QUANTITY",
 	  "upper bound of a percentage OOM guard (1Gi; 0: none)" },
 	{ "output", NULL, "output", OPT_OUTPUT, OFF(output), "text|json", "output of --once" },
+	{ "metrics-address", NULL, "metricsAddress", OPT_PATH, OFF(metrics_address), "HOST:PORT",
+	  "serve Prometheus /metrics and /healthz here (127.0.0.1:9808; [::1]:9808; off)" },
+	{ "event-log", NULL, "eventLog", OPT_PATH, OFF(event_log), "FILE",
+	  "append the decision log (JSON lines) to FILE (-: stdout; off: none); reopened on SIGHUP" },
+	{ "control-socket", NULL, "controlSocket", OPT_PATH, OFF(control_socket), "PATH",
+	  "evictctl's UNIX socket (/run/evictd/evictd.sock)" },
 	{ "log-level", NULL, "logLevel", OPT_LOG_LEVEL, OFF(log_level), "LEVEL",
 	  "error, warning, info or debug" },
 	{ "help", NULL, NULL, OPT_HELP, 0, NULL, "show this help" },
@@ -129,6 +136,9 @@ void config_init_defaults(struct evictd_config *config)
 	strcpy(config->kubelet_dir, "/var/lib/kubelet");
 	strcpy(config->imagefs_dir, "/var/lib/containerd");
 	strcpy(config->bpf_pin_dir, "/sys/fs/bpf/evictd");
+	strcpy(config->metrics_address, "127.0.0.1:9808");
+	strcpy(config->event_log, "-");
+	strcpy(config->control_socket, "/run/evictd/evictd.sock");
 	config->daemonset_last = true;
 	config->oom_guard = true;
 	config->oom_guard_value.is_percentage = true;
@@ -874,6 +884,14 @@ int config_finalize(struct evictd_config *config)
 
 	config->n_thresholds = 0;
 	config->using_default_thresholds = false;
+	{
+		struct sockaddr_storage addr;
+		socklen_t len;
+
+		/* A bad address is a configuration error (exit 2), found before anything starts. */
+		if (metrics_parse_address(config->metrics_address, &addr, &len) < 0)
+			err = -EINVAL;
+	}
 
 	/* SPEC §2: the defaults apply only when no threshold at all is configured. */
 	if (!config->eviction_hard.set && !config->eviction_soft.set) {

@@ -68,6 +68,9 @@ struct evictd_config {
 	bool memory_reclaim_before_kill;
 	struct string_list reclaim_commands;	/* DiskPressure; empty = crictl defaults */
 	int64_t kill_timeout_ns;		/* cgroup.kill -> populated 0 */
+	char metrics_address[PATH_MAX];		/* "host:port"; "" or "off": no server */
+	char event_log[PATH_MAX];		/* "-": stdout; "off": in memory only */
+	char control_socket[PATH_MAX];
 	bool dry_run;
 	bool once;
 	bool validate;

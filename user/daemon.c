@@ -13,6 +13,7 @@
 
 #include "daemon.h"
 #include "log.h"
+#include "notify.h"
 #include "psi.h"
 
 int64_t daemon_monotonic_ns(void)
@@ -149,6 +150,7 @@ int daemon_reload(struct daemon *daemon)
 		daemon->evaluations = saved.evaluations;
 		daemon->evictions = saved.evictions;
 		daemon->evictions_failed = saved.evictions_failed;
+		daemon->ops = saved.ops;
 	}
 	log_info("SIGHUP: configuration reloaded, %zu thresholds", fresh.n_thresholds);
 	return 0;
@@ -319,6 +321,169 @@ static bool reclaim_first(struct daemon *daemon, const struct threshold *thresho
 	return report.available_after >= target;
 }
 
+/* ---- operations: decision log, metrics, control socket (issue 6) ---------------------- */
+
+static int64_t realtime_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_REALTIME, &now);
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+static void ops_record(struct daemon *daemon, enum eventlog_action action, int64_t latency_ns,
+		       const char *error)
+{
+	const struct threshold *threshold = &daemon->engine.thresholds[daemon->decision.threshold_index];
+	static const enum metrics_eviction_result results[] = {
+		[EVENTLOG_KILLED] = METRICS_RESULT_KILLED,
+		[EVENTLOG_FAILED] = METRICS_RESULT_FAILED,
+		[EVENTLOG_DRY_RUN] = METRICS_RESULT_DRY_RUN,
+	};
+	struct eventlog_decision entry = {
+		.signal = threshold->signal,
+		.hard = threshold->hard,
+		.value = daemon->obs.signal[threshold->signal].available,
+		.threshold = daemon->eval.threshold_value[daemon->decision.threshold_index],
+		.threshold_text = threshold->value.text,
+		.candidates = daemon->candidates,
+		.n_candidates = daemon->n_candidates,
+		.rank_options = &daemon->rank_options,
+		.victim = daemon->decision.victim,
+		.action = action,
+		.latency_ns = latency_ns,
+		.reason = daemon->decision.reason,
+		.error = error,
+		.dry_run = daemon->config.dry_run,
+	};
+
+	if (!daemon->ops)
+		return;
+	/* Counted once per logged decision, not once per tick of the same situation. */
+	if (eventlog_record(daemon->ops->eventlog, &entry) == 1 &&
+	    (action == EVENTLOG_KILLED || action == EVENTLOG_FAILED || action == EVENTLOG_DRY_RUN))
+		metrics_record_eviction(daemon->ops->metrics, threshold->signal, results[action], latency_ns);
+}
+
+static void ops_update_metrics(struct daemon *daemon)
+{
+	struct daemon_ops *ops = daemon->ops;
+	struct metrics_snapshot *snap;
+	uint64_t oom_kills;
+
+	if (!ops)
+		return;
+	snap = &ops->snapshot;
+	metrics_snapshot_fill(snap, &daemon->engine, &daemon->obs, &daemon->eval);
+	ops->last_evaluation_unix_ns = realtime_ns();
+	snap->evaluations = daemon->evaluations;
+	snap->last_evaluation_unix_ns = ops->last_evaluation_unix_ns;
+	snap->dry_run = daemon->config.dry_run;
+	snap->kernel_oom_kills_known = metrics_read_kernel_oom_kills(daemon->config.root, &oom_kills) == 0;
+	snap->kernel_oom_kills = snap->kernel_oom_kills_known ? oom_kills : 0;
+	snap->bpf_enabled = false;		/* TODO(lead): bpf_loader state */
+	snap->bpf_programs_attached = 0;
+	metrics_update(ops->metrics, snap);
+}
+
+static int ops_view(void *ctx, enum control_command command, struct control_view *view)
+{
+	struct daemon *daemon = ctx;
+	size_t n_pods = 0;
+	struct pod **pods = daemon->pods ? pods_list(daemon->pods, &n_pods) : NULL;
+
+	*view = (struct control_view){
+		.config = &daemon->config,
+		.engine = &daemon->engine,
+		.obs = &daemon->obs,
+		.eval = &daemon->eval,
+		.decision = &daemon->decision,
+		.pods = pods,
+		.n_pods = n_pods,
+		.rank_options = &daemon->rank_options,
+		.eventlog = daemon->ops->eventlog,
+		.bpf = { .enabled = false, .reason = daemon->config.no_bpf ? "--no-bpf" : "not loaded" },
+		.mode = daemon->config.workload_roots.n ? "standalone" : "kubernetes",
+		.node_name = daemon->config.node_name,
+		.uptime_ns = daemon->now_ns() - daemon->ops->started_ns,
+		.evaluations = daemon->evaluations,
+		.last_evaluation_unix_ns = daemon->ops->last_evaluation_unix_ns,
+		.evictions = daemon->evictions,
+		.evictions_failed = daemon->evictions_failed,
+	};
+	return 0;
+}
+
+static void on_control(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	control_handle_ready(daemon->ops->control);
+}
+
+static void on_watchdog(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	uint64_t expirations;
+
+	if (read(source->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		log_warn("watchdog timerfd read: %m");
+	notify_watchdog();
+}
+
+static int ops_open(struct daemon *daemon)
+{
+	static struct daemon_ops ops;
+	const struct evictd_config *config = &daemon->config;
+	int64_t ping_ns = notify_watchdog_interval_ns();
+	int err;
+
+	memset(&ops, 0, sizeof(ops));
+	ops.started_ns = daemon->now_ns();
+	daemon->ops = &ops;
+	err = eventlog_open(&ops.eventlog, &(struct eventlog_options){ .path = config->event_log });
+	if (err)
+		return err;
+	/* /healthz: stale once no evaluation for three housekeeping rounds plus the longest a kill
+	 * may legitimately block the loop. */
+	err = metrics_open(&ops.metrics, &(struct metrics_options){
+		.address = config->metrics_address,
+		.version = "0.1.0",
+		.stale_after_ns = 3 * config->housekeeping_interval_ns + config->kill_timeout_ns +
+				  config->max_pod_grace_period_s * 1000000000,
+	});
+	if (err)
+		return err;
+	err = control_open(&ops.control, &(struct control_options){
+		.path = config->control_socket, .view = ops_view, .ctx = daemon, .version = "0.1.0" });
+	if (err)
+		return err;
+	err = daemon_add_source(daemon, control_fd(ops.control), EPOLLIN, on_control, NULL);
+	if (err)
+		return err;
+	if (ping_ns > 0) {
+		struct itimerspec timer = {
+			.it_interval = { ping_ns / 1000000000, ping_ns % 1000000000 },
+			.it_value = { ping_ns / 1000000000, ping_ns % 1000000000 },
+		};
+		int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+
+		if (fd < 0 || timerfd_settime(fd, 0, &timer, NULL) ||
+		    daemon_add_source(daemon, fd, EPOLLIN, on_watchdog, NULL)) {
+			log_err("watchdog timerfd: %m");
+			return -EIO;
+		}
+	}
+	return 0;
+}
+
+static void ops_close(struct daemon *daemon)
+{
+	if (!daemon->ops)
+		return;
+	control_close(daemon->ops->control);
+	metrics_close(daemon->ops->metrics);
+	eventlog_close(daemon->ops->eventlog);
+	daemon->ops = NULL;
+}
+
 int daemon_handle(struct daemon *daemon, uint32_t mask)
 {
 	int killed = 0;
@@ -331,32 +496,44 @@ int daemon_handle(struct daemon *daemon, uint32_t mask)
 
 		daemon_evaluate(daemon, round ? 0 : mask);
 		daemon_log_decision(daemon);
-		if (daemon->decision.threshold_index < 0)
+		if (daemon->decision.threshold_index < 0) {
+			if (daemon->ops)
+				eventlog_pressure_cleared(daemon->ops->eventlog);
 			break;
+		}
 		threshold = &daemon->engine.thresholds[daemon->decision.threshold_index];
 		target = engine_reclaim_target(&daemon->engine, (size_t)daemon->decision.threshold_index,
 					       &daemon->obs);
 		if (!daemon->config.dry_run && reclaim_first(daemon, threshold, target)) {
 			log_info("%s resolved by node-level reclaim; no pod evicted", signal_name(threshold->signal));
+			ops_record(daemon, EVENTLOG_RECLAIMED, -1, NULL);
 			continue;	/* re-read and re-evaluate */
 		}
-		if (!daemon->decision.victim || !daemon->pods)
+		if (!daemon->decision.victim || !daemon->pods) {
+			ops_record(daemon, EVENTLOG_NO_VICTIM, -1, NULL);
 			break;
+		}
 		/* Hard: no grace. Soft: min(terminationGracePeriodSeconds, evictionMaxPodGracePeriod). */
 		grace_ns = threshold->hard ? 0 : kill_soft_grace_ns(daemon->decision.victim,
 								    daemon->config.max_pod_grace_period_s);
 		err = kill_pod(&daemon->kill, daemon->decision.victim, grace_ns > 0 ? KILL_SOFT : KILL_HARD,
 			       grace_ns, &result);
 		daemon->last_kill = result;
-		if (daemon->config.dry_run)
+		if (daemon->config.dry_run) {
+			ops_record(daemon, EVENTLOG_DRY_RUN, -1, NULL);
 			break;	/* nothing changed; the same decision would repeat */
+		}
 		if (!err && result.was_empty)
 			break;	/* it ended by itself meanwhile: re-read on the next wake */
 		if (err) {
 			daemon->evictions_failed++;
 			log_err("evicting %s failed: %s", daemon->decision.victim->cgroup_path, strerror(-err));
+			ops_record(daemon, EVENTLOG_FAILED, -1, strerror(-err));
 			break;
 		}
+		/* Detection = when the crossing signal was read; done = the cgroup is empty. */
+		ops_record(daemon, EVENTLOG_KILLED,
+			   daemon->now_ns() - daemon->obs.signal[threshold->signal].read_at_ns, NULL);
 		daemon->evictions++;
 		killed++;
 		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after the kill%s",
@@ -410,8 +587,12 @@ static void on_signal(struct daemon *daemon, struct loop_source *source, uint32_
 
 	while (read(source->fd, &info, sizeof(info)) == sizeof(info)) {
 		if (info.ssi_signo == SIGHUP) {
+			notify_reloading();
+			if (daemon->ops)
+				eventlog_reopen(daemon->ops->eventlog);
 			if (daemon_reload(daemon) == 0)
 				daemon->pending_mask |= SIGNAL_MASK_ALL;
+			notify_ready("reloaded: %zu thresholds", daemon->config.n_thresholds);
 			continue;
 		}
 		log_info("received %s, exiting", strsignal((int)info.ssi_signo));
@@ -501,7 +682,7 @@ int daemon_run(struct daemon *daemon)
 {
 	int status = 0;
 
-	if (setup_loop(daemon)) {
+	if (setup_loop(daemon) || ops_open(daemon)) {
 		status = 1;
 		goto cleanup;
 	}
@@ -510,8 +691,11 @@ int daemon_run(struct daemon *daemon)
 		 (long long)(daemon->config.housekeeping_interval_ns / 1000000000),
 		 daemon->psi_enabled ? "on" : "off", "off (polling and PSI)");
 	daemon_handle(daemon, 0);
+	ops_update_metrics(daemon);
 	report_text(stdout, &daemon->engine, &daemon->obs, &daemon->eval, &daemon->decision);
 	fflush(stdout);
+	notify_ready("watching %zu thresholds%s", daemon->config.n_thresholds,
+		     daemon->config.dry_run ? " (dry run)" : "");
 
 	while (!daemon->stop) {
 		struct epoll_event events[16];
@@ -536,12 +720,15 @@ int daemon_run(struct daemon *daemon)
 
 			daemon->pending_mask = 0;
 			daemon_handle(daemon, mask == SIGNAL_MASK_ALL ? 0 : mask);
+			ops_update_metrics(daemon);
 			if (daemon->housekeeping_due)
 				log_round(daemon);
 			daemon->housekeeping_due = false;
 		}
 	}
 cleanup:
+	notify_stopping();
+	ops_close(daemon);
 	for (size_t i = 0; i < DAEMON_MAX_SOURCES; i++)
 		if (daemon->sources[i].handle) {
 			close(daemon->sources[i].fd);

@@ -4,6 +4,9 @@
 #define EVICTD_DAEMON_H
 
 #include "config.h"
+#include "control.h"
+#include "eventlog.h"
+#include "metrics.h"
 #include "kill.h"
 #include "pods.h"
 #include "rank.h"
@@ -67,6 +70,18 @@ struct daemon {
 	bool stop;
 	bool psi_enabled;
 	uint64_t psi_wakeups;
+
+	/* Operations (issue 6): carried over by daemon_reload. */
+	struct daemon_ops *ops;
+};
+
+struct daemon_ops {
+	struct metrics *metrics;
+	struct eventlog *eventlog;
+	struct control *control;
+	struct metrics_snapshot snapshot;
+	int64_t started_ns;
+	int64_t last_evaluation_unix_ns;
 };
 
 int64_t daemon_monotonic_ns(void);

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <json-c/json.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "config.h"
@@ -17,6 +18,8 @@ int main(int argc, char **argv)
 	static struct daemon daemon;
 	int err;
 
+	/* A closed stdout (event log) or a vanished client must be an error, not a death. */
+	signal(SIGPIPE, SIG_IGN);
 	config_init_defaults(&config);
 	err = config_parse_args(&config, argc, argv);
 	if (err > 0)

@@ -411,6 +411,50 @@ static void test_step_not_crossed_silent(void **state)
 	set_pids_step(0, 0);
 }
 
+struct step_values {
+	unsigned int count;
+	uint64_t min_value;
+};
+
+static int memory_step_values(void *ctx, const struct evictd_wake *wake)
+{
+	struct step_values *v = ctx;
+
+	if (wake->type != EVICTD_WAKE_MEMORY_STEP)
+		return 0;
+	if (!v->count || wake->value < v->min_value)
+		v->min_value = wake->value;
+	v->count++;
+	return 0;
+}
+
+/* Far from any watermark (no reclaim on this 24 GiB host): touching 64 MiB of anonymous
+ * memory crosses a 16 MiB memory step through LRU insertions alone. */
+static void test_memory_step_without_reclaim(void **state)
+{
+	struct bpf_loader_steps steps = { .memory_pages = (16 << 20) / T.page_size };
+	const size_t size = 64 << 20;
+	struct step_values values = {};
+	size_t off;
+	char *mem;
+
+	NEED_LOADER();
+	assert_int_equal(bpf_loader_set_steps(T.loader, &steps), 0);
+	drain_ring(T.loader);
+	mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(mem != MAP_FAILED);
+	for (off = 0; off < size; off += T.page_size)
+		mem[off] = 1;
+	assert_true(bpf_loader_consume(T.loader, memory_step_values, &values) >= 0);
+	munmap(mem, size);
+	set_pids_step(0, 0);
+	print_message("# %u memory-step wake-ups for 64 MiB touched at a 16 MiB step\n",
+		      values.count);
+	assert_true(values.count >= 1);
+	/* Each reports at least a step's worth of pages, never single events. */
+	assert_true(values.min_value >= steps.memory_pages);
+}
+
 /* step 1 with a 1 s interval: 30 quick forks give one wake-up, the rest is rate-limited. */
 static void test_rate_limited(void **state)
 {
@@ -639,6 +683,37 @@ static void test_raw_tp_fallback(void **state)
 	bpf_loader_destroy(loader, true);
 }
 
+/* no_page_cache leaves out exactly the per-memcg page-cache programs. */
+static void test_no_page_cache_option(void **state)
+{
+	static const char *const left_out[] = { "mm_filemap_add_to_page_cache",
+						"mm_filemap_delete_from_page_cache",
+						"mm_lru_activate" };
+	struct bpf_loader_opts opts = { .no_pin = true, .no_page_cache = true };
+	const struct bpf_loader_prog *progs;
+	struct bpf_loader *loader;
+	size_t i, j, n;
+
+	NEED_LOADER();
+	assert_true(bpf_loader_open(&loader, &opts) > 0);
+	progs = bpf_loader_progs(loader, &n);
+	for (i = 0; i < sizeof(core_tracepoints) / sizeof(core_tracepoints[0]); i++) {
+		bool excluded = false;
+
+		for (j = 0; j < sizeof(left_out) / sizeof(left_out[0]); j++)
+			excluded |= !strcmp(core_tracepoints[i], left_out[j]);
+		if (bpf_loader_attached(loader, core_tracepoints[i]) == excluded)
+			fail_msg("%s %s", core_tracepoints[i],
+				 excluded ? "attached despite no_page_cache" : "not attached");
+	}
+	for (i = 0; i < n; i++)
+		for (j = 0; j < sizeof(left_out) / sizeof(left_out[0]); j++)
+			if (!strcmp(progs[i].tracepoint, left_out[j]))
+				assert_string_equal(progs[i].skip_reason,
+						    "page-cache accounting disabled");
+	bpf_loader_destroy(loader, true);
+}
+
 static int cmp_u64(const void *a, const void *b)
 {
 	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
@@ -716,10 +791,12 @@ int main(void)
 		cmocka_unit_test(test_step_crossed_wakes),
 		cmocka_unit_test(test_step_not_crossed_silent),
 		cmocka_unit_test(test_rate_limited),
+		cmocka_unit_test(test_memory_step_without_reclaim),
 		cmocka_unit_test(test_oom_kill_reported),
 		cmocka_unit_test(test_pins_and_bpftool),
 		cmocka_unit_test(test_pins_reused_and_replaced),
 		cmocka_unit_test(test_raw_tp_fallback),
+		cmocka_unit_test(test_no_page_cache_option),
 		cmocka_unit_test(test_wake_latency_measured),
 	};
 

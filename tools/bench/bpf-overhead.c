@@ -2,20 +2,23 @@
 /*
  * bpf-overhead: what evictd's BPF programs cost, measured A/B in one run.
  *
- *   bpf-overhead [--rounds N] [--seconds S] [--dir DIR] [--cpu N] [--latency-samples N]
- *                [fork] [read] [write] [latency]
+ *   bpf-overhead [--slices N] [--slice S] [--dir DIR] [--cpu N] [--latency-samples N]
+ *                [--no-page-cache] [--fifo PRIO] [fork] [read] [cached] [write] [latency]
  *
- * fork:    fork + _exit + waitpid loop (sched_process_fork/exit programs)
+ * fork:    fork + _exit + waitpid loop (sched_process_fork/exit, LRU insertions of the
+ *          pages the child faults in)
  * read:    4 MiB file, POSIX_FADV_DONTNEED then read it all (filemap add/delete, LRU)
+ * cached:  the same file read while it stays cached (the common page-cache read)
  * write:   write 1 MiB into a file then truncate it, no I/O (filemap add/delete, LRU, CPU
  *          bound: the worst case for the page-cache programs)
  * latency: one fork per ms with a fork step of 1; time from bpf_ktime_get_ns() in the
- *          record to CLOCK_MONOTONIC in the ring-buffer callback, over N wake-ups
+ *          record to CLOCK_MONOTONIC in the ring-buffer callback, over N wake-ups; with
+ *          --fifo the handler runs SCHED_FIFO (the producer stays SCHED_OTHER)
  *
- * Each round runs every workload once without and once with the programs attached, the
- * order alternating between rounds (ABBA) so drift cancels; the overhead printed is the
- * median over rounds of rate_without / rate_with - 1. Programs are attached with the
- * steps a daemon would use, so the threshold-check code runs too.
+ * The programs are loaded once with the steps a daemon would use (so the threshold checks
+ * run too); each workload then runs N slices alternately without and with them attached,
+ * in ABBA order. See overhead() for the arithmetic. --no-page-cache loads the programs as
+ * bpf_loader_opts.no_page_cache does (no per-memcg page-cache programs).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -28,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -35,8 +39,6 @@
 
 #include "bpf_loader.h"
 #include "log.h"
-
-#define MAX_ROUNDS 64
 
 static uint64_t now_ns(void)
 {
@@ -60,9 +62,12 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+static bool no_page_cache;
+static int fifo_priority;	/* --fifo N: the latency handler runs SCHED_FIFO at N */
+
 static struct bpf_loader *attach(void)
 {
-	struct bpf_loader_opts opts = { .no_pin = true };
+	struct bpf_loader_opts opts = { .no_pin = true, .no_page_cache = no_page_cache };
 	/* Realistic steps: well away from a threshold, 100 ms between wake-ups. */
 	struct bpf_loader_steps steps = {
 		.memory_pages = 25600,
@@ -90,35 +95,23 @@ static int discard(void *ctx, const struct evictd_wake *wake)
 	return 0;
 }
 
-/* ---- workloads: run for `seconds`, return operations per second ---- */
-
-struct workload {
-	const char *name;
-	const char *unit;
-	double (*run)(double seconds);
-};
+/* ---- workloads: one operation per call ---- */
 
 static const char *bench_dir = "/var/tmp";
-
-static double run_fork(double seconds)
-{
-	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9), ops = 0, start = now_ns();
-
-	while (now_ns() < end) {
-		pid_t pid = fork();
-
-		if (pid == 0)
-			_exit(0);
-		if (pid < 0 || waitpid(pid, NULL, 0) != pid) {
-			perror("bpf-overhead: fork");
-			exit(1);
-		}
-		ops++;
-	}
-	return ops / ((now_ns() - start) / 1e9);
-}
-
 static char io_buf[1 << 20];
+static int read_fd = -1, write_fd = -1;
+
+static void op_fork(void)
+{
+	pid_t pid = fork();
+
+	if (pid == 0)
+		_exit(0);
+	if (pid < 0 || waitpid(pid, NULL, 0) != pid) {
+		perror("bpf-overhead: fork");
+		exit(1);
+	}
+}
 
 static int bench_file(const char *tag, size_t size)
 {
@@ -143,89 +136,143 @@ static int bench_file(const char *tag, size_t size)
 	return fd;
 }
 
-/* Cold-cache reads: the pages are re-added (and removed) every iteration. */
-static double run_read(double seconds)
+#define READ_FILE_BYTES (4 << 20)
+
+/* A cold-cache read of a 4 MiB file: its pages are added (and then dropped) every time. */
+static void op_read(void)
 {
-	const size_t size = 4 << 20;
-	int fd = bench_file("read", size);
-	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9), start = now_ns();
-	double mib = 0;
+	size_t off;
 
-	while (now_ns() < end) {
-		size_t off;
-
-		posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-		for (off = 0; off < size; off += sizeof(io_buf))
-			if (pread(fd, io_buf, sizeof(io_buf), (off_t)off) <= 0) {
-				perror("bpf-overhead: read");
-				exit(1);
-			}
-		mib += size / 1048576.0;
-	}
-	close(fd);
-	return mib / ((now_ns() - start) / 1e9);
-}
-
-/* Page-cache churn without I/O: delalloc pages written then truncated before writeback. */
-static double run_write(double seconds)
-{
-	int fd = bench_file("write", 0);
-	uint64_t end = now_ns() + (uint64_t)(seconds * 1e9), start = now_ns();
-	double mib = 0;
-
-	while (now_ns() < end) {
-		if (pwrite(fd, io_buf, sizeof(io_buf), 0) != (ssize_t)sizeof(io_buf) ||
-		    ftruncate(fd, 0)) {
-			perror("bpf-overhead: write/truncate");
+	if (read_fd < 0)
+		read_fd = bench_file("read", READ_FILE_BYTES);
+	posix_fadvise(read_fd, 0, 0, POSIX_FADV_DONTNEED);
+	for (off = 0; off < READ_FILE_BYTES; off += sizeof(io_buf))
+		if (pread(read_fd, io_buf, sizeof(io_buf), (off_t)off) <= 0) {
+			perror("bpf-overhead: read");
 			exit(1);
 		}
-		mib += 1;
-	}
-	close(fd);
-	return mib / ((now_ns() - start) / 1e9);
 }
 
-static const struct workload workloads[] = {
-	{ "fork", "forks/s", run_fork },
-	{ "read", "MiB/s", run_read },
-	{ "write", "MiB/s", run_write },
+/* The same file read while cached: the usual page-cache read, no folio events. */
+static void op_read_cached(void)
+{
+	size_t off;
+
+	if (read_fd < 0)
+		read_fd = bench_file("read", READ_FILE_BYTES);
+	for (off = 0; off < READ_FILE_BYTES; off += sizeof(io_buf))
+		if (pread(read_fd, io_buf, sizeof(io_buf), (off_t)off) <= 0) {
+			perror("bpf-overhead: read");
+			exit(1);
+		}
+}
+
+/* Page-cache churn without I/O: 1 MiB of delalloc pages written, then truncated away. */
+static void op_write(void)
+{
+	if (write_fd < 0)
+		write_fd = bench_file("write", 0);
+	if (pwrite(write_fd, io_buf, sizeof(io_buf), 0) != (ssize_t)sizeof(io_buf) ||
+	    ftruncate(write_fd, 0)) {
+		perror("bpf-overhead: write/truncate");
+		exit(1);
+	}
+}
+
+struct workload {
+	const char *name;
+	const char *unit;		/* what one operation is */
+	void (*op)(void);
 };
 
-static void overhead(const struct workload *w, int rounds, double seconds)
+static const struct workload workloads[] = {
+	{ "fork", "fork+exit+wait", op_fork },
+	{ "read", "4 MiB cold read", op_read },
+	{ "cached", "4 MiB cached read", op_read_cached },
+	{ "write", "1 MiB write+truncate", op_write },
+};
+
+/* CPU time of this process and its reaped children: what the programs add to. Other load
+ * on the host does not inflate it the way it inflates wall time. */
+static double cpu_seconds(void)
 {
-	double ratios[MAX_ROUNDS], off_sum = 0, on_sum = 0;
-	int r;
+	struct rusage self, kids;
 
-	for (r = 0; r < rounds; r++) {
-		double off, on;
-		struct bpf_loader *loader;
+	getrusage(RUSAGE_SELF, &self);
+	getrusage(RUSAGE_CHILDREN, &kids);
+	return self.ru_utime.tv_sec + self.ru_stime.tv_sec + kids.ru_utime.tv_sec +
+	       kids.ru_stime.tv_sec + (self.ru_utime.tv_usec + self.ru_stime.tv_usec +
+				       kids.ru_utime.tv_usec + kids.ru_stime.tv_usec) / 1e6;
+}
 
-		/* ABBA: even rounds measure without first, odd rounds with first. */
-		if (r % 2 == 0) {
-			off = w->run(seconds);
-			loader = attach();
-			on = w->run(seconds);
-			bpf_loader_consume(loader, discard, NULL);
-			bpf_loader_destroy(loader, true);
-		} else {
-			loader = attach();
-			on = w->run(seconds);
-			bpf_loader_consume(loader, discard, NULL);
-			bpf_loader_destroy(loader, true);
-			off = w->run(seconds);
-		}
-		ratios[r] = off / on;
-		off_sum += off;
-		on_sum += on;
-		fprintf(stderr, "bpf-overhead: %s round %d: without %.1f, with %.1f %s (%+.2f%%)\n",
-			w->name, r + 1, off, on, w->unit, (off / on - 1) * 100);
+struct totals {
+	double ops, wall, cpu;
+};
+
+static void run_slice(const struct workload *w, double seconds, struct totals *t)
+{
+	uint64_t start = now_ns(), end = start + (uint64_t)(seconds * 1e9);
+	double cpu0 = cpu_seconds();
+
+	while (now_ns() < end) {
+		w->op();
+		t->ops++;
 	}
-	qsort(ratios, rounds, sizeof(ratios[0]), cmp_double);
-	printf("overhead %-7s without %10.1f %-8s with %10.1f %-8s median overhead %+.2f%% "
-	       "(min %+.2f%%, max %+.2f%%, %d rounds of %.1f s)\n",
-	       w->name, off_sum / rounds, w->unit, on_sum / rounds, w->unit,
-	       (ratios[rounds / 2] - 1) * 100, (ratios[0] - 1) * 100,
-	       (ratios[rounds - 1] - 1) * 100, rounds, seconds);
+	t->wall += (now_ns() - start) / 1e9;
+	t->cpu += cpu_seconds() - cpu0;
+}
+
+/*
+ * Slices of `slice` seconds, alternately without and with the programs attached in ABBA
+ * order (the loader stays loaded; only the links come and go), so drift and other load on
+ * the host fall on both sides alike. Overhead = cost per operation with / without - 1,
+ * in CPU time (primary) and in wall time.
+ */
+static void overhead(struct bpf_loader *loader, const struct workload *w, int slices,
+		     double slice)
+{
+	struct totals with = {}, without = {}, group_with = {}, group_without = {};
+	double group_pct[256], cpu_pct, wall_pct;
+	int i, groups = 0;
+
+	w->op();	/* warm up: files created, code paged in */
+	for (i = 0; i < slices; i++) {
+		bool attached = (i % 4 == 1 || i % 4 == 2);
+
+		if (bpf_loader_set_attached(loader, attached) < 0) {
+			fprintf(stderr, "bpf-overhead: %s the programs failed\n",
+				attached ? "attaching" : "detaching");
+			exit(1);
+		}
+		run_slice(w, slice, attached ? &group_with : &group_without);
+		bpf_loader_consume(loader, discard, NULL);
+		if (i % 4 == 3 && groups < 256) {
+			/* One ABBA group done: its own with/without ratio, for the spread. */
+			group_pct[groups++] = ((group_with.cpu / group_with.ops) /
+					       (group_without.cpu / group_without.ops) - 1) * 100;
+			with.ops += group_with.ops;
+			with.cpu += group_with.cpu;
+			with.wall += group_with.wall;
+			without.ops += group_without.ops;
+			without.cpu += group_without.cpu;
+			without.wall += group_without.wall;
+			memset(&group_with, 0, sizeof(group_with));
+			memset(&group_without, 0, sizeof(group_without));
+		}
+	}
+	bpf_loader_set_attached(loader, true);
+	if (!groups || !with.ops || !without.ops) {
+		fprintf(stderr, "bpf-overhead: %s: no complete ABBA group\n", w->name);
+		return;
+	}
+	qsort(group_pct, groups, sizeof(group_pct[0]), cmp_double);
+	cpu_pct = ((with.cpu / with.ops) / (without.cpu / without.ops) - 1) * 100;
+	wall_pct = ((with.wall / with.ops) / (without.wall / without.ops) - 1) * 100;
+	printf("overhead %-6s %-21s %7.1f -> %7.1f us cpu/op: %+6.2f%% cpu (ABBA groups: median "
+	       "%+.2f%%, quartiles %+.2f%% .. %+.2f%%), %+6.2f%% wall; %.0f+%.0f ops\n",
+	       w->name, w->unit, without.cpu / without.ops * 1e6, with.cpu / with.ops * 1e6,
+	       cpu_pct, group_pct[groups / 2], group_pct[groups / 4], group_pct[groups * 3 / 4],
+	       wall_pct, without.ops, with.ops);
 }
 
 struct latency {
@@ -253,6 +300,12 @@ static void latency(size_t wanted)
 	pid_t gen;
 	int ep;
 
+	if (fifo_priority) {
+		struct sched_param param = { .sched_priority = fifo_priority };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &param))
+			perror("bpf-overhead: SCHED_FIFO");
+	}
 	lat.samples = calloc(wanted, sizeof(*lat.samples));
 	ep = epoll_create1(EPOLL_CLOEXEC);
 	if (!lat.samples || ep < 0 || bpf_loader_set_steps(loader, &steps) ||
@@ -263,6 +316,11 @@ static void latency(size_t wanted)
 	bpf_loader_consume(loader, discard, NULL);
 	gen = fork();
 	if (gen == 0) {
+		struct sched_param normal = { .sched_priority = 0 };
+
+		/* The producer is an ordinary task even when the handler runs SCHED_FIFO. */
+		sched_setscheduler(0, SCHED_OTHER, &normal);
+		setpriority(PRIO_PROCESS, 0, 0);
 		/* One fork per ms: each wake-up finds the handler waiting in epoll, like a
 		 * daemon between events. */
 		for (;;) {
@@ -288,8 +346,9 @@ static void latency(size_t wanted)
 		exit(1);
 	}
 	qsort(lat.samples, lat.count, sizeof(*lat.samples), cmp_u64);
-	printf("latency event->handler over %zu wake-ups: p50 %.1f us, p90 %.1f us, p99 %.1f us, "
-	       "max %.1f us\n", lat.count, lat.samples[lat.count / 2] / 1000.0,
+	printf("latency event->handler (%s) over %zu wake-ups: p50 %.1f us, p90 %.1f us, "
+	       "p99 %.1f us, max %.1f us\n", fifo_priority ? "handler SCHED_FIFO" : "handler SCHED_OTHER",
+	       lat.count, lat.samples[lat.count / 2] / 1000.0,
 	       lat.samples[lat.count * 90 / 100] / 1000.0,
 	       lat.samples[lat.count * 99 / 100] / 1000.0, lat.samples[lat.count - 1] / 1000.0);
 	free(lat.samples);
@@ -297,31 +356,37 @@ static void latency(size_t wanted)
 
 static void usage(FILE *out)
 {
-	fprintf(out, "usage: bpf-overhead [--rounds N] [--seconds S] [--dir DIR] [--cpu N] "
-		     "[--latency-samples N] [fork] [read] [write] [latency]\n");
+	fprintf(out, "usage: bpf-overhead [--slices N] [--slice SECONDS] [--dir DIR] [--cpu N] "
+		     "[--latency-samples N] [--no-page-cache] [--fifo PRIO] [fork] [read] [cached] "
+		     "[write] [latency]\n");
 }
 
 int main(int argc, char **argv)
 {
 	static const struct option long_opts[] = {
-		{ "rounds", required_argument, NULL, 'r' },
-		{ "seconds", required_argument, NULL, 's' },
+		{ "slices", required_argument, NULL, 'n' },
+		{ "slice", required_argument, NULL, 's' },
 		{ "dir", required_argument, NULL, 'd' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "latency-samples", required_argument, NULL, 'l' },
+		{ "no-page-cache", no_argument, NULL, 'P' },
+		{ "fifo", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
 	cpu_set_t all_cpus;
 	size_t latency_samples = 2000;
-	double seconds = 2.0;
-	int rounds = 6, cpu = -1, opt, i;
+	struct bpf_loader *loader;
+	double slice = 0.25;
+	int slices = 48, cpu = -1, opt, i;
 	bool all;
 
-	while ((opt = getopt_long(argc, argv, "r:s:d:c:l:h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:s:d:c:l:PF:h", long_opts, NULL)) != -1) {
 		switch (opt) {
-		case 'r': rounds = atoi(optarg); break;
-		case 's': seconds = atof(optarg); break;
+		case 'F': fifo_priority = atoi(optarg); break;
+		case 'P': no_page_cache = true; break;
+		case 'n': slices = atoi(optarg); break;
+		case 's': slice = atof(optarg); break;
 		case 'd': bench_dir = optarg; break;
 		case 'c': cpu = atoi(optarg); break;
 		case 'l': latency_samples = strtoul(optarg, NULL, 10); break;
@@ -329,7 +394,7 @@ int main(int argc, char **argv)
 		default: usage(stderr); return 2;
 		}
 	}
-	if (rounds < 1 || rounds > MAX_ROUNDS || seconds <= 0 || !latency_samples) {
+	if (slices < 4 || slice <= 0 || !latency_samples) {
 		usage(stderr);
 		return 2;
 	}
@@ -350,6 +415,7 @@ int main(int argc, char **argv)
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	all = optind == argc;
+	loader = attach();
 	for (i = 0; i < (int)(sizeof(workloads) / sizeof(workloads[0])); i++) {
 		bool wanted = all;
 		int a;
@@ -357,8 +423,9 @@ int main(int argc, char **argv)
 		for (a = optind; a < argc; a++)
 			wanted |= !strcmp(argv[a], workloads[i].name);
 		if (wanted)
-			overhead(&workloads[i], rounds, seconds);
+			overhead(loader, &workloads[i], slices, slice);
 	}
+	bpf_loader_destroy(loader, true);
 	for (i = optind; i < argc || all; i++) {
 		if (all || !strcmp(argv[i], "latency")) {
 			/* Producer and handler on their own CPUs, as in a daemon. */

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # bpf-overhead.sh - cost of evictd's BPF programs and the kernel event -> handler latency.
 #
-# Usage: tools/bench/bpf-overhead.sh [bpf-overhead options] [fork] [read] [write] [latency]
-#   (default: all, 6 ABBA rounds of 2 s per workload; see tools/bench/bpf-overhead.c)
+# Usage: tools/bench/bpf-overhead.sh [bpf-overhead options] [fork] [read] [cached] [write] [latency]
+#   (default: all; 48 ABBA slices of 0.25 s per workload; see tools/bench/bpf-overhead.c)
 # Environment: BUILD (default build), BENCH_DIR (a disk filesystem, default /var/tmp),
 #              BENCH_CPU (pin the overhead workloads to this CPU, default 1 when >1 CPU).
 # Needs root and a built build/libevictd.a (make builds it). Prints one line per workload:
-#   overhead fork  without ... with ... median overhead +x.xx% ...
+#   overhead fork  fork+exit+wait  a -> b us cpu/op: +x.xx% cpu (ABBA groups: ...), +y.yy% wall
 #   latency event->handler over N wake-ups: p50 ..., p99 ...
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -34,5 +34,14 @@ cpu_args=()
 if [ "$(nproc)" -gt 1 ]; then
 	cpu_args=(--cpu "${BENCH_CPU:-1}")
 fi
-echo "# bpf-overhead: kernel $(uname -r), $(nproc) CPUs, dir $BENCH_DIR ($(stat -f -c %T "$BENCH_DIR"))"
-exec "$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" "$@"
+echo "# bpf-overhead: kernel $(uname -r), $(nproc) CPUs, dir $BENCH_DIR ($(stat -f -c %T "$BENCH_DIR")), load $(cut -d' ' -f1-3 /proc/loadavg)"
+"$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" "$@"
+if [ $# -eq 0 ]; then
+	# The cold read again with the per-memcg page-cache programs left out
+	# (bpf_loader_opts.no_page_cache): what that option buys.
+	echo "# the same cold read with --no-page-cache:"
+	"$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --no-page-cache read
+	# Latency once more with the handler SCHED_FIFO 10, as a daemon may run its loop:
+	# on a busy node the default policy's p99 is the scheduler's, not the data plane's.
+	"$bin" --fifo 10 latency
+fi

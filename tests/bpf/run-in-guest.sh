@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# run-in-guest.sh - run the BPF data-plane tests on Debian's kernel (6.1) under QEMU, with
+# an ext4 disk for the page-cache and inode tests and the xfs module loaded (module BTF).
+# Usage: tests/bpf/run-in-guest.sh [TEST_BINARY]   (default build/tests-bpf/test_bpf_dataplane)
+# Needs root and the harness in tools/vm (fetch-kernel.sh caches the kernel). Prints the
+# guest's TAP stream; exits 0 only when the test binary exited 0 in the guest.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=${1:-build/tests-bpf/test_bpf_dataplane}
+[ -x "$bin" ] || { echo "run-in-guest.sh: $bin not built (make bpftest)" >&2; exit 2; }
+work=$(mktemp -d /tmp/evictd-bpf-guest.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+
+cat >"$work/scenario.sh" <<'SCENARIO'
+#!/bin/sh
+echo "kernel: $(uname -r)"
+mkdir -p /mnt/disk && mount -t ext4 /dev/vda /mnt/disk
+EVICTD_TEST_DIR=/mnt/disk CMOCKA_MESSAGE_OUTPUT=TAP /usr/bin/test_bpf_dataplane 2>&1
+echo "EVICTD-BPF-TEST rc=$?"
+SCENARIO
+truncate -s 128M "$work/disk.img"
+mkfs.ext4 -q "$work/disk.img"
+tools/vm/build-initramfs.sh "$work/initrd.cpio.gz" --init "$work/scenario.sh" \
+	--add "$bin:/usr/bin/test_bpf_dataplane" --add "$(command -v bpftool):/usr/sbin/" \
+	--modules virtio_pci,virtio_blk,ext4,xfs >/dev/null
+tools/vm/run-guest.sh --initramfs "$work/initrd.cpio.gz" --log "$work/serial.log" \
+	--mem 1024M --smp 2 --disk "$work/disk.img" --timeout 600 || true
+grep -aE '^(kernel:|ok |not ok |# |1\.\.)|EVICTD-BPF-TEST' "$work/serial.log" || true
+grep -aq 'EVICTD-BPF-TEST rc=0' "$work/serial.log"

@@ -1,0 +1,388 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The decision log: one JSON line per decision with the documented fields, repeats logged
+ * once, the ring of the last 100, reopen for logrotate, and the ranking reasons. */
+#include "testutil.h"
+
+#include <json-c/json.h>
+#include <regex.h>
+
+#include "eventlog.h"
+
+static int64_t fixed_clock_ns = 1234567890123456789ll;	/* 2009-02-13T23:31:30.123Z */
+static int64_t fixed_clock(void)
+{
+	return fixed_clock_ns;
+}
+
+static struct pod make_pod(const char *ns, const char *name, enum pod_qos qos, int32_t priority,
+			   int64_t usage, int64_t request)
+{
+	struct pod pod = { .qos = qos, .priority = priority, .memory_working_set = usage,
+			   .memory_request = request, .processes = 3, .termination_grace_period_s = -1 };
+
+	snprintf(pod.namespace_, sizeof(pod.namespace_), "%s", ns);
+	snprintf(pod.name, sizeof(pod.name), "%s", name);
+	snprintf(pod.uid, sizeof(pod.uid), "uid-%s", name);
+	snprintf(pod.cgroup_path, sizeof(pod.cgroup_path), "/sys/fs/cgroup/kubepods.slice/pod-%s", name);
+	return pod;
+}
+
+/* Every line of the file, parsed; fails on a line that is not one JSON object. */
+static size_t read_lines(const char *path, struct json_object **lines, size_t max)
+{
+	char buf[65536];
+	size_t n = 0;
+	FILE *file = fopen(path, "r");
+
+	if (!file)
+		return 0;
+	while (fgets(buf, sizeof(buf), file)) {
+		assert_true(strlen(buf) > 0 && buf[strlen(buf) - 1] == '\n');
+		assert_true(n < max);
+		lines[n] = json_tokener_parse(buf);
+		if (!lines[n] || !json_object_is_type(lines[n], json_type_object))
+			fail_msg("not a JSON object: %s", buf);
+		n++;
+	}
+	fclose(file);
+	return n;
+}
+
+static void put_lines(struct json_object **lines, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		json_object_put(lines[i]);
+}
+
+static struct json_object *get(struct json_object *object, const char *key)
+{
+	struct json_object *value = NULL;
+
+	if (!json_object_object_get_ex(object, key, &value))
+		fail_msg("missing field %s", key);
+	return value;
+}
+
+struct fixture {
+	char dir[PATH_MAX];
+	char path[PATH_MAX + 32];
+	struct pod pods[4];
+	struct pod *ranked[4];
+	struct rank_options options;
+};
+
+static int setup(void **state)
+{
+	struct fixture *f = calloc(1, sizeof(*f));
+
+	fixture_tmpdir(f->dir, "eventlog");
+	snprintf(f->path, sizeof(f->path), "%s/decisions.log", f->dir);
+	f->pods[0] = make_pod("default", "hog", POD_QOS_BESTEFFORT, 0, 300 << 20, 0);
+	f->pods[1] = make_pod("default", "web", POD_QOS_BURSTABLE, 1000, 200 << 20, 100 << 20);
+	f->pods[2] = make_pod("kube-system", "agent", POD_QOS_BURSTABLE, 0, 50 << 20, 100 << 20);
+	f->pods[2].is_daemonset = true;
+	f->pods[3] = make_pod("kube-system", "etcd-node1", POD_QOS_BURSTABLE, 2000001000, 1 << 30, 100 << 20);
+	f->pods[3].is_mirror = true;
+	for (int i = 0; i < 4; i++)
+		f->ranked[i] = &f->pods[i];
+	f->options = (struct rank_options){ .daemonset_last = true };
+	rank_pods(EV_SIGNAL_MEMORY_AVAILABLE, &f->options, f->ranked, 4);
+	*state = f;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct fixture *f = *state;
+
+	fixture_rm_rf(f->dir);
+	free(f);
+	return 0;
+}
+
+static struct eventlog_decision decision_for(struct fixture *f, enum eventlog_action action)
+{
+	return (struct eventlog_decision){
+		.signal = EV_SIGNAL_MEMORY_AVAILABLE,
+		.hard = true,
+		.value = 50 << 20,
+		.threshold = 100 << 20,
+		.threshold_text = "100Mi",
+		.candidates = f->ranked,
+		.n_candidates = 4,
+		.rank_options = &f->options,
+		.victim = f->ranked[0],
+		.action = action,
+		.latency_ns = action == EVENTLOG_KILLED ? 1834000 : -1,
+		.reason = "hard threshold met",
+		.error = action == EVENTLOG_FAILED ? "Operation not permitted" : NULL,
+		.dry_run = action == EVENTLOG_DRY_RUN,
+	};
+}
+
+static void test_line_has_every_field(void **state)
+{
+	struct fixture *f = *state;
+	struct eventlog *log;
+	struct json_object *lines[4], *line, *candidates, *first, *victim;
+	struct eventlog_decision decision = decision_for(f, EVENTLOG_KILLED);
+	regex_t rfc3339;
+
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path, .realtime_ns = fixed_clock }), 0);
+	assert_int_equal(eventlog_record(log, &decision), 1);
+	eventlog_close(log);
+
+	assert_int_equal(read_lines(f->path, lines, 4), 1);
+	line = lines[0];
+	assert_int_equal(regcomp(&rfc3339, "^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z$",
+				 REG_EXTENDED | REG_NOSUB), 0);
+	assert_int_equal(regexec(&rfc3339, json_object_get_string(get(line, "time")), 0, NULL, 0), 0);
+	regfree(&rfc3339);
+	assert_string_equal(json_object_get_string(get(line, "time")), "2009-02-13T23:31:30.123Z");
+	assert_string_equal(json_object_get_string(get(line, "signal")), "memory.available");
+	assert_string_equal(json_object_get_string(get(line, "kind")), "hard");
+	assert_string_equal(json_object_get_string(get(line, "unit")), "bytes");
+	assert_int_equal(json_object_get_int64(get(line, "value")), 50 << 20);
+	assert_int_equal(json_object_get_int64(get(line, "threshold")), 100 << 20);
+	assert_string_equal(json_object_get_string(get(line, "threshold_text")), "100Mi");
+	assert_string_equal(json_object_get_string(get(line, "action")), "killed");
+	assert_int_equal(json_object_get_int64(get(line, "latency_ns")), 1834000);
+	assert_false(json_object_get_boolean(get(line, "oom_guard")));
+	assert_false(json_object_get_boolean(get(line, "dry_run")));
+	assert_string_equal(json_object_get_string(get(line, "reason")), "hard threshold met");
+
+	victim = get(line, "victim");
+	assert_string_equal(json_object_get_string(get(victim, "name")), "default/hog");
+	assert_string_equal(json_object_get_string(get(victim, "uid")), "uid-hog");
+	assert_string_equal(json_object_get_string(get(victim, "qos")), "BestEffort");
+	assert_string_equal(json_object_get_string(get(victim, "cgroup")), "/sys/fs/cgroup/kubepods.slice/pod-hog");
+
+	/* Candidates in ranking order: hog (exceeds, prio 0), web (exceeds, prio 1000), the
+	 * DaemonSet pod, then the never-evict mirror pod. */
+	assert_int_equal(json_object_get_int64(get(line, "candidates_total")), 4);
+	candidates = get(line, "candidates");
+	assert_int_equal(json_object_array_length(candidates), 4);
+	first = json_object_array_get_idx(candidates, 0);
+	assert_string_equal(json_object_get_string(get(first, "name")), "default/hog");
+	assert_int_equal(json_object_get_int(get(first, "priority")), 0);
+	assert_int_equal(json_object_get_int64(get(first, "usage")), 300 << 20);
+	assert_int_equal(json_object_get_int64(get(first, "request")), 0);
+	assert_string_equal(json_object_get_string(get(first, "reason")),
+			    "usage 300Mi exceeds request 0; priority 0; usage - request 300Mi");
+	assert_string_equal(json_object_get_string(get(json_object_array_get_idx(candidates, 1), "name")), "default/web");
+	assert_string_equal(json_object_get_string(get(json_object_array_get_idx(candidates, 2), "name")),
+			    "kube-system/agent");
+	assert_non_null(strstr(json_object_get_string(get(json_object_array_get_idx(candidates, 2), "reason")),
+			       "DaemonSet"));
+	assert_true(json_object_get_boolean(get(json_object_array_get_idx(candidates, 3), "never_evict")));
+	assert_null(json_object_object_get(line, "error"));
+	put_lines(lines, 1);
+}
+
+static void test_failed_no_victim_and_guard(void **state)
+{
+	struct fixture *f = *state;
+	struct eventlog *log;
+	struct json_object *lines[4];
+	struct eventlog_decision failed = decision_for(f, EVENTLOG_FAILED);
+	struct eventlog_decision none = decision_for(f, EVENTLOG_NO_VICTIM);
+
+	none.victim = NULL;
+	none.candidates = NULL;
+	none.n_candidates = 0;
+	none.signal = EV_SIGNAL_OOM_GUARD;
+	none.reason = "no pods or workloads to evict";
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path }), 0);
+	assert_int_equal(eventlog_record(log, &failed), 1);
+	assert_int_equal(eventlog_record(log, &none), 1);
+	eventlog_close(log);
+
+	assert_int_equal(read_lines(f->path, lines, 4), 2);
+	assert_string_equal(json_object_get_string(get(lines[0], "action")), "failed");
+	assert_string_equal(json_object_get_string(get(lines[0], "error")), "Operation not permitted");
+	assert_true(json_object_is_type(get(lines[0], "latency_ns"), json_type_null));
+	assert_string_equal(json_object_get_string(get(lines[1], "action")), "no_victim");
+	assert_true(json_object_is_type(get(lines[1], "victim"), json_type_null));
+	assert_true(json_object_get_boolean(get(lines[1], "oom_guard")));
+	assert_string_equal(json_object_get_string(get(lines[1], "signal")), "oom.guard");
+	assert_int_equal(json_object_array_length(get(lines[1], "candidates")), 0);
+	put_lines(lines, 2);
+}
+
+static void test_repeats_logged_once(void **state)
+{
+	struct fixture *f = *state;
+	struct eventlog *log;
+	struct json_object *lines[8];
+	struct eventlog_decision dry = decision_for(f, EVENTLOG_DRY_RUN);
+	struct eventlog_decision killed = decision_for(f, EVENTLOG_KILLED);
+
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path }), 0);
+	assert_int_equal(eventlog_record(log, &dry), 1);
+	assert_int_equal(eventlog_record(log, &dry), 0);	/* the same situation, next tick */
+	assert_int_equal(eventlog_record(log, &dry), 0);
+	dry.victim = f->ranked[1];				/* another victim: a new decision */
+	assert_int_equal(eventlog_record(log, &dry), 1);
+	eventlog_pressure_cleared(log);				/* pressure gone and back */
+	assert_int_equal(eventlog_record(log, &dry), 1);
+	assert_int_equal(eventlog_record(log, &killed), 1);	/* actions always */
+	assert_int_equal(eventlog_record(log, &killed), 1);
+	assert_int_equal(eventlog_count(log), 5);
+	eventlog_close(log);
+	assert_int_equal(read_lines(f->path, lines, 8), 5);
+	put_lines(lines, 5);
+}
+
+static void test_ring_keeps_last_100_oldest_first(void **state)
+{
+	struct fixture *f = *state;
+	struct eventlog *log;
+	struct json_object *events;
+	struct eventlog_decision killed = decision_for(f, EVENTLOG_KILLED);
+
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = "off" }), 0);
+	events = eventlog_events_json(log);
+	assert_int_equal(json_object_array_length(events), 0);
+	json_object_put(events);
+	for (int i = 0; i < 150; i++) {
+		killed.value = i;
+		assert_int_equal(eventlog_record(log, &killed), 1);
+	}
+	assert_int_equal(eventlog_count(log), EVENTLOG_RING_SIZE);
+	events = eventlog_events_json(log);
+	assert_int_equal(json_object_array_length(events), EVENTLOG_RING_SIZE);
+	assert_int_equal(json_object_get_int64(get(json_object_array_get_idx(events, 0), "value")), 50);
+	assert_int_equal(json_object_get_int64(get(json_object_array_get_idx(events, 99), "value")), 149);
+	eventlog_close(log);
+	/* The array holds its own references: still valid after the log is gone. */
+	assert_int_equal(json_object_get_int64(get(json_object_array_get_idx(events, 1), "value")), 51);
+	json_object_put(events);
+	/* "off" wrote nothing anywhere. */
+	assert_int_equal(access(f->path, F_OK), -1);
+}
+
+static void test_reopen_after_rotation(void **state)
+{
+	struct fixture *f = *state;
+	char rotated[PATH_MAX + 40];
+	struct eventlog *log;
+	struct json_object *lines[4];
+	struct eventlog_decision killed = decision_for(f, EVENTLOG_KILLED);
+	struct stat st;
+
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path }), 0);
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_int_equal(st.st_mode & 0777, 0640);
+	assert_int_equal(eventlog_record(log, &killed), 1);
+	snprintf(rotated, sizeof(rotated), "%s.1", f->path);
+	assert_int_equal(rename(f->path, rotated), 0);
+	killed.value = 7;
+	assert_int_equal(eventlog_record(log, &killed), 1);	/* still the old (renamed) file */
+	assert_int_equal(eventlog_reopen(log), 0);
+	killed.value = 8;
+	assert_int_equal(eventlog_record(log, &killed), 1);
+	eventlog_close(log);
+
+	assert_int_equal(read_lines(rotated, lines, 4), 2);
+	assert_int_equal(json_object_get_int64(get(lines[1], "value")), 7);
+	put_lines(lines, 2);
+	assert_int_equal(read_lines(f->path, lines, 4), 1);
+	assert_int_equal(json_object_get_int64(get(lines[0], "value")), 8);
+	put_lines(lines, 1);
+	remove(rotated);
+}
+
+static void test_open_failure_names_errno(void **state)
+{
+	struct eventlog *log = (struct eventlog *)1;
+
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = "/nonexistent-dir/x.log" }), -ENOENT);
+	assert_null(log);
+}
+
+static void test_rank_reasons(void **state)
+{
+	struct pod pod = make_pod("ns", "p", POD_QOS_BURSTABLE, 5, 50 << 20, 100 << 20);
+	struct rank_options options = { .daemonset_last = true };
+	char reason[512];
+
+	eventlog_rank_reason(EV_SIGNAL_MEMORY_AVAILABLE, &options, &pod, reason, sizeof(reason));
+	assert_string_equal(reason, "usage 50Mi within request 100Mi; priority 5; usage - request -50Mi");
+
+	pod.processes = 42;
+	eventlog_rank_reason(EV_SIGNAL_PID_AVAILABLE, &options, &pod, reason, sizeof(reason));
+	assert_string_equal(reason, "priority 5; 42 tasks");
+
+	pod.disk_inodes.writable = 1000;
+	eventlog_rank_reason(EV_SIGNAL_NODEFS_INODES_FREE, &options, &pod, reason, sizeof(reason));
+	assert_string_equal(reason, "1000 inodes (no request exists); priority 5");
+
+	pod.is_daemonset = true;
+	eventlog_rank_reason(EV_SIGNAL_MEMORY_AVAILABLE, &options, &pod, reason, sizeof(reason));
+	assert_non_null(strstr(reason, "DaemonSet pod: ranked after all others"));
+	options.daemonset_last = false;
+	eventlog_rank_reason(EV_SIGNAL_MEMORY_AVAILABLE, &options, &pod, reason, sizeof(reason));
+	assert_null(strstr(reason, "DaemonSet"));
+
+	pod.stats_missing = true;
+	eventlog_rank_reason(EV_SIGNAL_MEMORY_AVAILABLE, &options, &pod, reason, sizeof(reason));
+	assert_non_null(strstr(reason, "no usage could be read: ranked first"));
+	pod.stats_missing = false;
+
+	pod.processes = 0;
+	eventlog_rank_reason(EV_SIGNAL_MEMORY_AVAILABLE, &options, &pod, reason, sizeof(reason));
+	assert_non_null(strstr(reason, "no task left, not a candidate"));
+
+	pod.is_static = true;
+	eventlog_rank_reason(EV_SIGNAL_MEMORY_AVAILABLE, &options, &pod, reason, sizeof(reason));
+	assert_string_equal(reason, "never evicted: static pod, priority 5; ranked last");
+	pod.is_static = false;
+	pod.priority = 2000000000;
+	eventlog_rank_reason(EV_SIGNAL_MEMORY_AVAILABLE, &options, &pod, reason, sizeof(reason));
+	assert_non_null(strstr(reason, "system-critical priority"));
+	pod.is_self = true;
+	eventlog_rank_reason(EV_SIGNAL_MEMORY_AVAILABLE, &options, &pod, reason, sizeof(reason));
+	assert_non_null(strstr(reason, "evictd itself"));
+
+	/* A short buffer is cut, never overrun. */
+	eventlog_rank_reason(EV_SIGNAL_MEMORY_AVAILABLE, &options, &pod, reason, 8);
+	assert_int_equal(strlen(reason), 7);
+}
+
+static void test_formatting(void **state)
+{
+	char buf[64];
+
+	eventlog_format_time(0, buf, sizeof(buf));
+	assert_string_equal(buf, "1970-01-01T00:00:00.000Z");
+	eventlog_format_time(1234567890999999999ll, buf, sizeof(buf));
+	assert_string_equal(buf, "2009-02-13T23:31:30.999Z");
+	eventlog_format_amount(EV_SIGNAL_MEMORY_AVAILABLE, 1536ll << 20, buf, sizeof(buf));
+	assert_string_equal(buf, "1.5Gi");
+	eventlog_format_amount(EV_SIGNAL_NODEFS_AVAILABLE, 100 << 20, buf, sizeof(buf));
+	assert_string_equal(buf, "100Mi");
+	eventlog_format_amount(EV_SIGNAL_MEMORY_AVAILABLE, 512, buf, sizeof(buf));
+	assert_string_equal(buf, "512");
+	eventlog_format_amount(EV_SIGNAL_NODEFS_INODES_FREE, 1 << 20, buf, sizeof(buf));
+	assert_string_equal(buf, "1048576");
+	assert_string_equal(eventlog_signal_unit(EV_SIGNAL_PID_AVAILABLE), "tasks");
+	assert_string_equal(eventlog_signal_unit(EV_SIGNAL_IMAGEFS_INODES_FREE), "inodes");
+	assert_string_equal(eventlog_signal_unit(EV_SIGNAL_OOM_GUARD), "bytes");
+	assert_string_equal(eventlog_action_name(EVENTLOG_RECLAIMED), "reclaimed");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_line_has_every_field, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_failed_no_victim_and_guard, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_repeats_logged_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_ring_keeps_last_100_oldest_first, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_reopen_after_rotation, setup, teardown),
+		cmocka_unit_test(test_open_failure_names_errno),
+		cmocka_unit_test(test_rank_reasons),
+		cmocka_unit_test(test_formatting),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

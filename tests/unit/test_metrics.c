@@ -1,0 +1,657 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Metrics: the exposition text is parsed back line by line (format 0.0.4) and checked for
+ * declared types, names, labels, escaping and histogram consistency; then over real HTTP. */
+#include "testutil.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <math.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+
+#include "metrics.h"
+
+/* ---- a strict parser of the text format ------------------------------------------------- */
+
+#define MAX_SAMPLES 512
+#define MAX_FAMILIES 64
+#define MAX_LABELS 4
+
+struct label {
+	char name[32];
+	char value[128];
+};
+
+struct sample {
+	char name[96];
+	struct label labels[MAX_LABELS];
+	int n_labels;
+	double value;
+};
+
+struct family {
+	char name[96];
+	char type[16];
+	bool has_help;
+};
+
+struct exposition {
+	struct sample samples[MAX_SAMPLES];
+	int n_samples;
+	struct family families[MAX_FAMILIES];
+	int n_families;
+};
+
+static bool valid_metric_name(const char *name)
+{
+	if (!*name || !(isalpha((unsigned char)*name) || *name == '_' || *name == ':'))
+		return false;
+	for (const char *p = name; *p; p++)
+		if (!(isalnum((unsigned char)*p) || *p == '_' || *p == ':'))
+			return false;
+	return true;
+}
+
+static struct family *find_family(struct exposition *exp, const char *name)
+{
+	for (int i = 0; i < exp->n_families; i++)
+		if (!strcmp(exp->families[i].name, name))
+			return &exp->families[i];
+	return NULL;
+}
+
+/* The family a sample belongs to: histograms add _bucket, _sum, _count. */
+static struct family *sample_family(struct exposition *exp, const char *name)
+{
+	static const char *const suffixes[] = { "_bucket", "_sum", "_count" };
+	struct family *family = find_family(exp, name);
+	char base[96];
+
+	if (family)
+		return family;
+	for (size_t i = 0; i < 3; i++) {
+		size_t len = strlen(name), slen = strlen(suffixes[i]);
+
+		if (len > slen && !strcmp(name + len - slen, suffixes[i])) {
+			snprintf(base, sizeof(base), "%.*s", (int)(len - slen), name);
+			family = find_family(exp, base);
+			if (family && !strcmp(family->type, "histogram"))
+				return family;
+		}
+	}
+	return NULL;
+}
+
+/* Parse label set starting after '{'; returns the position after '}'. */
+static const char *parse_labels(const char *p, struct sample *sample, int lineno)
+{
+	while (*p != '}') {
+		struct label *label;
+		size_t n = 0;
+
+		if (sample->n_labels == MAX_LABELS)
+			fail_msg("line %d: too many labels", lineno);
+		label = &sample->labels[sample->n_labels++];
+		while (isalnum((unsigned char)*p) || *p == '_')
+			label->name[n++] = *p++;
+		label->name[n] = '\0';
+		if (!n || *p++ != '=' || *p++ != '"')
+			fail_msg("line %d: malformed label", lineno);
+		n = 0;
+		while (*p != '"') {
+			if (!*p || *p == '\n')
+				fail_msg("line %d: unterminated label value", lineno);
+			if (*p == '\\') {
+				p++;
+				if (*p == 'n')
+					label->value[n++] = '\n';
+				else if (*p == '\\' || *p == '"')
+					label->value[n++] = *p;
+				else
+					fail_msg("line %d: bad escape \\%c", lineno, *p);
+				p++;
+				continue;
+			}
+			label->value[n++] = *p++;
+		}
+		label->value[n] = '\0';
+		p++;
+		if (*p == ',')
+			p++;
+		else if (*p != '}')
+			fail_msg("line %d: expected , or } after a label", lineno);
+	}
+	return p + 1;
+}
+
+static void parse_exposition(const char *text, struct exposition *exp)
+{
+	char *copy = strdup(text), *save = NULL;
+	int lineno = 0;
+
+	memset(exp, 0, sizeof(*exp));
+	assert_non_null(copy);
+	assert_true(strlen(text) > 0 && text[strlen(text) - 1] == '\n');
+	for (char *line = strtok_r(copy, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		lineno++;
+		if (!strncmp(line, "# HELP ", 7)) {
+			char name[96];
+			struct family *family;
+
+			assert_int_equal(sscanf(line + 7, "%95s", name), 1);
+			assert_true(valid_metric_name(name));
+			family = find_family(exp, name);
+			if (family && family->has_help)
+				fail_msg("line %d: second HELP for %s", lineno, name);
+			if (!family) {
+				assert_true(exp->n_families < MAX_FAMILIES);
+				family = &exp->families[exp->n_families++];
+				snprintf(family->name, sizeof(family->name), "%s", name);
+			}
+			family->has_help = true;
+		} else if (!strncmp(line, "# TYPE ", 7)) {
+			char name[96], type[16];
+			struct family *family;
+
+			assert_int_equal(sscanf(line + 7, "%95s %15s", name, type), 2);
+			if (strcmp(type, "gauge") && strcmp(type, "counter") && strcmp(type, "histogram"))
+				fail_msg("line %d: unexpected type %s", lineno, type);
+			family = find_family(exp, name);
+			if (!family) {
+				assert_true(exp->n_families < MAX_FAMILIES);
+				family = &exp->families[exp->n_families++];
+				snprintf(family->name, sizeof(family->name), "%s", name);
+			}
+			if (family->type[0])
+				fail_msg("line %d: second TYPE for %s", lineno, name);
+			snprintf(family->type, sizeof(family->type), "%s", type);
+		} else if (line[0] == '#') {
+			fail_msg("line %d: unexpected comment: %s", lineno, line);
+		} else {
+			struct sample *sample;
+			const char *p = line;
+			char *end;
+			size_t n = 0;
+
+			assert_true(exp->n_samples < MAX_SAMPLES);
+			sample = &exp->samples[exp->n_samples++];
+			while (*p && *p != '{' && *p != ' ')
+				sample->name[n++] = *p++;
+			sample->name[n] = '\0';
+			if (!valid_metric_name(sample->name))
+				fail_msg("line %d: bad metric name in: %s", lineno, line);
+			if (*p == '{')
+				p = parse_labels(p + 1, sample, lineno);
+			if (*p++ != ' ')
+				fail_msg("line %d: expected a space before the value: %s", lineno, line);
+			if (!strcmp(p, "+Inf"))
+				sample->value = INFINITY;
+			else
+				sample->value = strtod(p, &end);
+			if (strcmp(p, "+Inf") && (end == p || *end))
+				fail_msg("line %d: bad value \"%s\"", lineno, p);
+			{
+				struct family *family = sample_family(exp, sample->name);
+
+				if (!family || !family->type[0])
+					fail_msg("line %d: %s has no TYPE before it", lineno, sample->name);
+				if (!family->has_help)
+					fail_msg("line %d: %s has no HELP", lineno, sample->name);
+			}
+		}
+	}
+	free(copy);
+}
+
+static const char *label_of(const struct sample *sample, const char *name)
+{
+	for (int i = 0; i < sample->n_labels; i++)
+		if (!strcmp(sample->labels[i].name, name))
+			return sample->labels[i].value;
+	return NULL;
+}
+
+/* The value of the one sample with this name and (up to two) label pairs; fails if absent
+ * or ambiguous. */
+static double value_of(const struct exposition *exp, const char *name, const char *l1, const char *v1,
+		       const char *l2, const char *v2)
+{
+	const struct sample *found = NULL;
+
+	for (int i = 0; i < exp->n_samples; i++) {
+		const struct sample *s = &exp->samples[i];
+
+		if (strcmp(s->name, name))
+			continue;
+		if (l1 && (!label_of(s, l1) || strcmp(label_of(s, l1), v1)))
+			continue;
+		if (l2 && (!label_of(s, l2) || strcmp(label_of(s, l2), v2)))
+			continue;
+		if (found)
+			fail_msg("%s{%s=%s} appears twice", name, l1 ? l1 : "", v1 ? v1 : "");
+		found = s;
+	}
+	if (!found)
+		fail_msg("no sample %s{%s=\"%s\",%s=\"%s\"}", name, l1 ? l1 : "", v1 ? v1 : "", l2 ? l2 : "",
+			 v2 ? v2 : "");
+	return found->value;
+}
+
+static int count_samples(const struct exposition *exp, const char *name)
+{
+	int n = 0;
+
+	for (int i = 0; i < exp->n_samples; i++)
+		n += !strcmp(exp->samples[i].name, name);
+	return n;
+}
+
+static const char *type_of(struct exposition *exp, const char *name)
+{
+	struct family *family = find_family(exp, name);
+
+	return family ? family->type : "(none)";
+}
+
+/* ---- fixtures -------------------------------------------------------------------------- */
+
+static void sample_snapshot(struct metrics_snapshot *snap)
+{
+	memset(snap, 0, sizeof(*snap));
+	snap->signal_present[EV_SIGNAL_MEMORY_AVAILABLE] = true;
+	snap->signal_available[EV_SIGNAL_MEMORY_AVAILABLE] = 512ll << 20;
+	snap->signal_capacity[EV_SIGNAL_MEMORY_AVAILABLE] = 8ll << 30;
+	snap->signal_present[EV_SIGNAL_PID_AVAILABLE] = true;
+	snap->signal_available[EV_SIGNAL_PID_AVAILABLE] = 4000000;
+	snap->signal_capacity[EV_SIGNAL_PID_AVAILABLE] = 4194304;
+	snap->thresholds[0] = (struct metrics_threshold){ EV_SIGNAL_MEMORY_AVAILABLE, true, 100ll << 20, false };
+	snap->thresholds[1] = (struct metrics_threshold){ EV_SIGNAL_MEMORY_AVAILABLE, false, 1ll << 30, true };
+	snap->n_thresholds = 2;
+	snap->conditions[EV_CONDITION_MEMORY_PRESSURE] = true;
+	snap->evaluations = 42;
+	snap->last_evaluation_unix_ns = 1700000000123000000ll;
+	snap->dry_run = true;
+	snap->kernel_oom_kills_known = true;
+	snap->kernel_oom_kills = 3;
+	snap->bpf_enabled = true;
+	snap->bpf_programs_attached = 9;
+}
+
+static struct metrics *open_state_only(void)
+{
+	struct metrics *metrics;
+
+	assert_int_equal(metrics_open(&metrics, &(struct metrics_options){ .address = "off", .version = "1.2.3" }), 0);
+	assert_non_null(metrics);
+	assert_int_equal(metrics_port(metrics), 0);
+	return metrics;
+}
+
+static void render_parse(struct metrics *metrics, struct exposition *exp)
+{
+	char *text;
+	size_t len;
+
+	assert_int_equal(metrics_render(metrics, &text, &len), 0);
+	assert_int_equal(strlen(text), len);
+	parse_exposition(text, exp);
+	free(text);
+}
+
+/* ---- tests ----------------------------------------------------------------------------- */
+
+static void test_exposition_series_and_types(void **state)
+{
+	static struct exposition exp;
+	struct metrics_snapshot snap;
+	struct metrics *metrics = open_state_only();
+
+	sample_snapshot(&snap);
+	metrics_update(metrics, &snap);
+	metrics_set_shutdown_times(metrics, 1700000100, 1700000130);
+	render_parse(metrics, &exp);
+
+	assert_string_equal(type_of(&exp, "evictd_signal_available"), "gauge");
+	assert_string_equal(type_of(&exp, "evictd_signal_capacity"), "gauge");
+	assert_string_equal(type_of(&exp, "evictd_threshold_value"), "gauge");
+	assert_string_equal(type_of(&exp, "evictd_node_condition"), "gauge");
+	assert_string_equal(type_of(&exp, "evictd_evictions_total"), "counter");
+	assert_string_equal(type_of(&exp, "evictd_eviction_latency_seconds"), "histogram");
+	assert_string_equal(type_of(&exp, "evictd_kernel_oom_kills_total"), "counter");
+	assert_string_equal(type_of(&exp, "evictd_evaluations_total"), "counter");
+	assert_string_equal(type_of(&exp, "evictd_build_info"), "gauge");
+
+	assert_true(value_of(&exp, "evictd_signal_available", "signal", "memory.available", NULL, NULL) == 512.0 * (1 << 20));
+	assert_true(value_of(&exp, "evictd_signal_capacity", "signal", "memory.available", NULL, NULL) == 8.0 * (1 << 30));
+	assert_true(value_of(&exp, "evictd_signal_available", "signal", "pid.available", NULL, NULL) == 4000000);
+	/* A signal that could not be read has no series rather than a stale or zero one. */
+	assert_int_equal(count_samples(&exp, "evictd_signal_available"), 2);
+	assert_int_equal(count_samples(&exp, "evictd_signal_capacity"), 2);
+
+	assert_true(value_of(&exp, "evictd_threshold_value", "signal", "memory.available", "kind", "hard") == 100.0 * (1 << 20));
+	assert_true(value_of(&exp, "evictd_threshold_value", "signal", "memory.available", "kind", "soft") == 1.0 * (1 << 30));
+	assert_true(value_of(&exp, "evictd_threshold_met", "signal", "memory.available", "kind", "soft") == 1);
+	assert_true(value_of(&exp, "evictd_threshold_met", "signal", "memory.available", "kind", "hard") == 0);
+
+	assert_true(value_of(&exp, "evictd_node_condition", "condition", "MemoryPressure", NULL, NULL) == 1);
+	assert_true(value_of(&exp, "evictd_node_condition", "condition", "DiskPressure", NULL, NULL) == 0);
+	assert_true(value_of(&exp, "evictd_node_condition", "condition", "PIDPressure", NULL, NULL) == 0);
+
+	/* Every signal x result exists from the start, so rate() works from the first kill. */
+	assert_int_equal(count_samples(&exp, "evictd_evictions_total"), EV_SIGNAL_COUNT * METRICS_RESULT_COUNT);
+	assert_true(value_of(&exp, "evictd_evictions_total", "signal", "nodefs.available", "result", "failed") == 0);
+
+	assert_true(value_of(&exp, "evictd_kernel_oom_kills_total", NULL, NULL, NULL, NULL) == 3);
+	assert_true(value_of(&exp, "evictd_bpf_enabled", NULL, NULL, NULL, NULL) == 1);
+	assert_true(value_of(&exp, "evictd_bpf_programs_attached", NULL, NULL, NULL, NULL) == 9);
+	assert_true(value_of(&exp, "evictd_dry_run", NULL, NULL, NULL, NULL) == 1);
+	assert_true(value_of(&exp, "evictd_evaluations_total", NULL, NULL, NULL, NULL) == 42);
+	assert_true(fabs(value_of(&exp, "evictd_last_evaluation_timestamp_seconds", NULL, NULL, NULL, NULL) -
+			 1700000000.123) < 1e-6);
+	assert_true(value_of(&exp, "evictd_build_info", "version", "1.2.3", NULL, NULL) == 1);
+	assert_true(value_of(&exp, "evictd_start_time_seconds", NULL, NULL, NULL, NULL) > 1600000000);
+
+	/* Graceful shutdown: evictd's names and the kubelet's, same values. */
+	assert_true(value_of(&exp, "evictd_graceful_shutdown_start_time_seconds", NULL, NULL, NULL, NULL) == 1700000100);
+	assert_true(value_of(&exp, "evictd_graceful_shutdown_end_time_seconds", NULL, NULL, NULL, NULL) == 1700000130);
+	assert_true(value_of(&exp, "kubelet_graceful_shutdown_start_time_seconds", NULL, NULL, NULL, NULL) == 1700000100);
+	assert_true(value_of(&exp, "kubelet_graceful_shutdown_end_time_seconds", NULL, NULL, NULL, NULL) == 1700000130);
+	assert_string_equal(type_of(&exp, "kubelet_graceful_shutdown_start_time_seconds"), "gauge");
+
+	/* Every family declared has at least one sample, except none. */
+	for (int i = 0; i < exp.n_families; i++) {
+		bool used = false;
+
+		for (int s = 0; s < exp.n_samples && !used; s++)
+			used = sample_family(&exp, exp.samples[s].name) == &exp.families[i];
+		if (!used)
+			fail_msg("family %s declared without samples", exp.families[i].name);
+	}
+	metrics_close(metrics);
+}
+
+static void test_unknown_oom_count_is_absent(void **state)
+{
+	static struct exposition exp;
+	struct metrics_snapshot snap;
+	struct metrics *metrics = open_state_only();
+
+	sample_snapshot(&snap);
+	snap.kernel_oom_kills_known = false;
+	metrics_update(metrics, &snap);
+	render_parse(metrics, &exp);
+	assert_int_equal(count_samples(&exp, "evictd_kernel_oom_kills_total"), 0);
+	assert_null(find_family(&exp, "evictd_kernel_oom_kills_total"));
+	metrics_close(metrics);
+}
+
+static void test_evictions_and_latency_histogram(void **state)
+{
+	static const double bounds[] = METRICS_LATENCY_BUCKETS;
+	static struct exposition exp;
+	struct metrics *metrics = open_state_only();
+	double previous = -1, expected_sum = 0;
+	int n_buckets = 0;
+	/* 0.3 ms, 0.5 ms (on the bound: le is inclusive), 7 ms, 3 s, 60 s (+Inf only). */
+	const int64_t latencies[] = { 300000, 500000, 7000000, 3000000000ll, 60000000000ll };
+
+	for (size_t i = 0; i < sizeof(latencies) / sizeof(latencies[0]); i++) {
+		metrics_record_eviction(metrics, EV_SIGNAL_MEMORY_AVAILABLE, METRICS_RESULT_KILLED, latencies[i]);
+		expected_sum += (double)latencies[i] / 1e9;
+	}
+	metrics_record_eviction(metrics, EV_SIGNAL_OOM_GUARD, METRICS_RESULT_DRY_RUN, -1);
+	metrics_record_eviction(metrics, EV_SIGNAL_NODEFS_AVAILABLE, METRICS_RESULT_FAILED, -1);
+	metrics_record_eviction(metrics, EV_SIGNAL_COUNT, METRICS_RESULT_FAILED, -1);	/* ignored */
+	render_parse(metrics, &exp);
+
+	assert_true(value_of(&exp, "evictd_evictions_total", "signal", "memory.available", "result", "killed") == 5);
+	assert_true(value_of(&exp, "evictd_evictions_total", "signal", "oom.guard", "result", "dry_run") == 1);
+	assert_true(value_of(&exp, "evictd_evictions_total", "signal", "nodefs.available", "result", "failed") == 1);
+
+	/* Buckets: cumulative, non-decreasing, le ascending, +Inf last and equal to _count. */
+	for (int i = 0; i < exp.n_samples; i++) {
+		const struct sample *s = &exp.samples[i];
+		const char *le;
+		double bound;
+
+		if (strcmp(s->name, "evictd_eviction_latency_seconds_bucket"))
+			continue;
+		le = label_of(s, "le");
+		assert_non_null(le);
+		bound = strcmp(le, "+Inf") ? strtod(le, NULL) : INFINITY;
+		if (n_buckets < METRICS_N_LATENCY_BUCKETS)
+			assert_true(fabs(bound - bounds[n_buckets]) < 1e-12);
+		else
+			assert_true(isinf(bound));
+		assert_true(s->value >= previous);
+		previous = s->value;
+		n_buckets++;
+	}
+	assert_int_equal(n_buckets, METRICS_N_LATENCY_BUCKETS + 1);
+	assert_true(value_of(&exp, "evictd_eviction_latency_seconds_bucket", "le", "0.0005", NULL, NULL) == 2);
+	assert_true(value_of(&exp, "evictd_eviction_latency_seconds_bucket", "le", "0.0025", NULL, NULL) == 2);
+	assert_true(value_of(&exp, "evictd_eviction_latency_seconds_bucket", "le", "0.01", NULL, NULL) == 3);
+	assert_true(value_of(&exp, "evictd_eviction_latency_seconds_bucket", "le", "5", NULL, NULL) == 4);
+	assert_true(value_of(&exp, "evictd_eviction_latency_seconds_bucket", "le", "10", NULL, NULL) == 4);
+	assert_true(value_of(&exp, "evictd_eviction_latency_seconds_bucket", "le", "+Inf", NULL, NULL) == 5);
+	assert_true(value_of(&exp, "evictd_eviction_latency_seconds_count", NULL, NULL, NULL, NULL) == 5);
+	assert_true(fabs(value_of(&exp, "evictd_eviction_latency_seconds_sum", NULL, NULL, NULL, NULL) - expected_sum) < 1e-9);
+	metrics_close(metrics);
+}
+
+static void test_label_escaping(void **state)
+{
+	static struct exposition exp;
+	struct metrics *metrics;
+	char buf[64];
+	const char *tricky = "1.0 \"beta\"\\x\nrc";
+
+	assert_int_equal(metrics_escape_label_value("a\\b\"c\nd", buf, sizeof(buf)), 10);
+	assert_string_equal(buf, "a\\\\b\\\"c\\nd");
+	/* Truncation: still terminated, and the needed length is returned. */
+	assert_int_equal(metrics_escape_label_value("\"\"\"\"", buf, 4), 8);
+	assert_int_equal(strlen(buf), 3);
+
+	/* Through the renderer and back through the parser: the value survives intact. */
+	assert_int_equal(metrics_open(&metrics, &(struct metrics_options){ .address = "", .version = tricky }), 0);
+	render_parse(metrics, &exp);
+	assert_true(value_of(&exp, "evictd_build_info", "version", tricky, NULL, NULL) == 1);
+	metrics_close(metrics);
+}
+
+static void test_snapshot_fill(void **state)
+{
+	struct eviction_engine engine;
+	struct observations obs = { 0 };
+	struct evaluation eval;
+	struct metrics_snapshot snap = { .evaluations = 7 };
+	struct threshold thresholds[2] = {
+		{ .signal = EV_SIGNAL_NODEFS_AVAILABLE, .hard = true,
+		  .value = { .is_percentage = true, .percentage = 0.25f, .text = "25%" } },
+		{ .signal = EV_SIGNAL_MEMORY_AVAILABLE, .hard = true, .value = { .quantity = 100 << 20, .text = "100Mi" } },
+	};
+
+	assert_int_equal(engine_init(&engine, thresholds, 2, 0), 0);
+	obs.signal[EV_SIGNAL_MEMORY_AVAILABLE] = (struct observation){ true, 50 << 20, 1ll << 30, 1 };
+	obs.signal[EV_SIGNAL_NODEFS_AVAILABLE] = (struct observation){ true, 500ll << 30, 1000ll << 30, 1 };
+	engine_evaluate(&engine, &obs, 1000, &eval);
+	metrics_snapshot_fill(&snap, &engine, &obs, &eval);
+
+	assert_int_equal(snap.evaluations, 7);	/* untouched */
+	assert_int_equal(snap.n_thresholds, 2);
+	/* The engine orders memory first. */
+	assert_int_equal(snap.thresholds[0].signal, EV_SIGNAL_MEMORY_AVAILABLE);
+	assert_true(snap.thresholds[0].met);
+	assert_int_equal(snap.thresholds[1].signal, EV_SIGNAL_NODEFS_AVAILABLE);
+	assert_int_equal(snap.thresholds[1].value, 250ll << 30);
+	assert_false(snap.thresholds[1].met);
+	assert_true(snap.signal_present[EV_SIGNAL_MEMORY_AVAILABLE]);
+	assert_false(snap.signal_present[EV_SIGNAL_PID_AVAILABLE]);
+	assert_true(snap.conditions[EV_CONDITION_MEMORY_PRESSURE]);
+	assert_false(snap.conditions[EV_CONDITION_DISK_PRESSURE]);
+}
+
+static void test_parse_address(void **state)
+{
+	struct sockaddr_storage addr;
+	socklen_t len;
+
+	assert_int_equal(metrics_parse_address("127.0.0.1:9808", &addr, &len), 0);
+	assert_int_equal(addr.ss_family, AF_INET);
+	assert_int_equal(ntohs(((struct sockaddr_in *)&addr)->sin_port), 9808);
+	assert_int_equal(len, sizeof(struct sockaddr_in));
+	assert_int_equal(metrics_parse_address("[::1]:9808", &addr, &len), 0);
+	assert_int_equal(addr.ss_family, AF_INET6);
+	assert_int_equal(ntohs(((struct sockaddr_in6 *)&addr)->sin6_port), 9808);
+	assert_int_equal(metrics_parse_address("0.0.0.0:0", &addr, &len), 0);
+	assert_int_equal(metrics_parse_address("off", &addr, &len), 1);
+	assert_int_equal(metrics_parse_address("", &addr, &len), 1);
+	assert_int_equal(metrics_parse_address(NULL, &addr, &len), 1);
+
+	assert_int_equal(metrics_parse_address("9808", &addr, &len), -EINVAL);
+	assert_int_equal(metrics_parse_address("127.0.0.1", &addr, &len), -EINVAL);
+	assert_int_equal(metrics_parse_address("127.0.0.1:", &addr, &len), -EINVAL);
+	assert_int_equal(metrics_parse_address("127.0.0.1:65536", &addr, &len), -EINVAL);
+	assert_int_equal(metrics_parse_address("127.0.0.1:-1", &addr, &len), -EINVAL);
+	assert_int_equal(metrics_parse_address("::1:9808", &addr, &len), -EINVAL);
+	assert_int_equal(metrics_parse_address("[::1]9808", &addr, &len), -EINVAL);
+	assert_int_equal(metrics_parse_address("localhost:9808", &addr, &len), -EINVAL);
+	assert_int_equal(metrics_parse_address("[127.0.0.1]:9808", &addr, &len), -EINVAL);
+}
+
+static void test_read_kernel_oom_kills(void **state)
+{
+	char root[PATH_MAX];
+	uint64_t count = 0;
+
+	fixture_tmpdir(root, "metrics");
+	fixture_write(root, "proc/vmstat", "nr_free_pages 1000\noom_kill 17\npgfault 5\n");
+	assert_int_equal(metrics_read_kernel_oom_kills(root, &count), 0);
+	assert_int_equal(count, 17);
+	fixture_write(root, "proc/vmstat", "nr_free_pages 1000\n");
+	assert_int_equal(metrics_read_kernel_oom_kills(root, &count), -ENOENT);
+	fixture_rm_rf(root);
+	assert_int_equal(metrics_read_kernel_oom_kills(root, &count), -ENOENT);
+}
+
+/* ---- over HTTP ------------------------------------------------------------------------- */
+
+/* One HTTP/1.0 request to 127.0.0.1:port; returns the status, fills body (malloc'd) and
+ * the Content-Type header. */
+static int http_request(int port, const char *method, const char *path, char **body, char *content_type,
+			size_t ct_len)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	size_t len = 0, cap = 1 << 16;
+	char *buf = malloc(cap), request[256], *header_end, *ct;
+	int fd, status = 0;
+
+	assert_non_null(buf);
+	inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+	fd = socket(AF_INET, SOCK_STREAM, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	snprintf(request, sizeof(request), "%s %s HTTP/1.0\r\nHost: localhost\r\n\r\n", method, path);
+	assert_true(send(fd, request, strlen(request), 0) > 0);
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		ssize_t n;
+
+		assert_int_equal(poll(&pfd, 1, 5000), 1);
+		if (len + 1 >= cap) {
+			cap *= 2;
+			buf = realloc(buf, cap);
+			assert_non_null(buf);
+		}
+		n = recv(fd, buf + len, cap - 1 - len, 0);
+		assert_true(n >= 0);
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	buf[len] = '\0';
+	assert_int_equal(sscanf(buf, "HTTP/1.%*d %d", &status), 1);
+	header_end = strstr(buf, "\r\n\r\n");
+	assert_non_null(header_end);
+	content_type[0] = '\0';
+	ct = strcasestr(buf, "\r\nContent-Type: ");
+	if (ct && ct < header_end)
+		snprintf(content_type, ct_len, "%.*s", (int)strcspn(ct + 16, "\r"), ct + 16);
+	*body = strdup(header_end + 4);
+	free(buf);
+	return status;
+}
+
+static void test_http_endpoints(void **state)
+{
+	static struct exposition exp;
+	struct metrics_snapshot snap;
+	struct metrics *metrics;
+	char content_type[128], *body;
+	int port;
+
+	assert_int_equal(metrics_open(&metrics, &(struct metrics_options){
+		.address = "127.0.0.1:0", .version = "t", .stale_after_ns = 200000000 }), 0);
+	port = metrics_port(metrics);
+	assert_true(port > 0);
+	sample_snapshot(&snap);
+	metrics_update(metrics, &snap);
+	metrics_record_eviction(metrics, EV_SIGNAL_MEMORY_AVAILABLE, METRICS_RESULT_KILLED, 1000000);
+
+	assert_int_equal(http_request(port, "GET", "/metrics", &body, content_type, sizeof(content_type)), 200);
+	assert_string_equal(content_type, METRICS_CONTENT_TYPE);
+	parse_exposition(body, &exp);
+	assert_true(value_of(&exp, "evictd_evictions_total", "signal", "memory.available", "result", "killed") == 1);
+	assert_true(value_of(&exp, "evictd_signal_available", "signal", "memory.available", NULL, NULL) == 512.0 * (1 << 20));
+	free(body);
+
+	assert_int_equal(http_request(port, "GET", "/healthz", &body, content_type, sizeof(content_type)), 200);
+	assert_string_equal(body, "ok\n");
+	free(body);
+	/* No update for longer than stale_after_ns: the loop is stuck, /healthz says so. */
+	usleep(300000);
+	assert_int_equal(http_request(port, "GET", "/healthz", &body, content_type, sizeof(content_type)), 503);
+	assert_non_null(strstr(body, "stale"));
+	free(body);
+	metrics_update(metrics, &snap);
+	assert_int_equal(http_request(port, "GET", "/healthz", &body, content_type, sizeof(content_type)), 200);
+	free(body);
+
+	assert_int_equal(http_request(port, "GET", "/nope", &body, content_type, sizeof(content_type)), 404);
+	free(body);
+	assert_int_equal(http_request(port, "POST", "/metrics", &body, content_type, sizeof(content_type)), 405);
+	free(body);
+	metrics_close(metrics);
+}
+
+static void test_address_in_use(void **state)
+{
+	struct metrics *first, *second = (struct metrics *)1;
+	char address[64];
+
+	assert_int_equal(metrics_open(&first, &(struct metrics_options){ .address = "127.0.0.1:0" }), 0);
+	snprintf(address, sizeof(address), "127.0.0.1:%d", metrics_port(first));
+	assert_int_equal(metrics_open(&second, &(struct metrics_options){ .address = address }), -EADDRINUSE);
+	assert_null(second);
+	assert_int_equal(metrics_open(&second, &(struct metrics_options){ .address = "nonsense" }), -EINVAL);
+	metrics_close(first);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_exposition_series_and_types),
+		cmocka_unit_test(test_unknown_oom_count_is_absent),
+		cmocka_unit_test(test_evictions_and_latency_histogram),
+		cmocka_unit_test(test_label_escaping),
+		cmocka_unit_test(test_snapshot_fill),
+		cmocka_unit_test(test_parse_address),
+		cmocka_unit_test(test_read_kernel_oom_kills),
+		cmocka_unit_test(test_http_endpoints),
+		cmocka_unit_test(test_address_in_use),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
