@@ -151,6 +151,10 @@ int daemon_reload(struct daemon *daemon)
 		daemon->evictions = saved.evictions;
 		daemon->evictions_failed = saved.evictions_failed;
 		daemon->ops = saved.ops;
+		daemon->bpf = saved.bpf;
+		daemon->bpf_state = saved.bpf_state;
+		daemon->bpf_wakeups = saved.bpf_wakeups;
+		daemon->kernel_oom_kills_seen = saved.kernel_oom_kills_seen;
 	}
 	log_info("SIGHUP: configuration reloaded, %zu thresholds", fresh.n_thresholds);
 	return 0;
@@ -381,8 +385,8 @@ static void ops_update_metrics(struct daemon *daemon)
 	snap->dry_run = daemon->config.dry_run;
 	snap->kernel_oom_kills_known = metrics_read_kernel_oom_kills(daemon->config.root, &oom_kills) == 0;
 	snap->kernel_oom_kills = snap->kernel_oom_kills_known ? oom_kills : 0;
-	snap->bpf_enabled = false;		/* TODO(lead): bpf_loader state */
-	snap->bpf_programs_attached = 0;
+	snap->bpf_enabled = daemon->bpf != NULL;
+	snap->bpf_programs_attached = daemon->bpf ? bpf_loader_attached_count(daemon->bpf) : 0;
 	metrics_update(ops->metrics, snap);
 }
 
@@ -402,7 +406,12 @@ static int ops_view(void *ctx, enum control_command command, struct control_view
 		.n_pods = n_pods,
 		.rank_options = &daemon->rank_options,
 		.eventlog = daemon->ops->eventlog,
-		.bpf = { .enabled = false, .reason = daemon->config.no_bpf ? "--no-bpf" : "not loaded" },
+		.bpf = {
+			.enabled = daemon->bpf != NULL,
+			.programs_attached = daemon->bpf ? bpf_loader_attached_count(daemon->bpf) : 0,
+			.pin_dir = daemon->bpf ? bpf_loader_pin_dir(daemon->bpf) : NULL,
+			.reason = daemon->bpf ? NULL : daemon->bpf_state,
+		},
 		.mode = daemon->config.workload_roots.n ? "standalone" : "kubernetes",
 		.node_name = daemon->config.node_name,
 		.uptime_ns = daemon->now_ns() - daemon->ops->started_ns,
@@ -531,9 +540,10 @@ int daemon_handle(struct daemon *daemon, uint32_t mask)
 			ops_record(daemon, EVENTLOG_FAILED, -1, strerror(-err));
 			break;
 		}
-		/* Detection = when the crossing signal was read; done = the cgroup is empty. */
-		ops_record(daemon, EVENTLOG_KILLED,
-			   daemon->now_ns() - daemon->obs.signal[threshold->signal].read_at_ns, NULL);
+		/* Detection = the kernel event that woke us (else when the crossing signal was
+		 * read); done = the cgroup is empty. */
+		ops_record(daemon, EVENTLOG_KILLED, daemon->now_ns() - (daemon->wake_ktime_ns ?
+			   daemon->wake_ktime_ns : daemon->obs.signal[threshold->signal].read_at_ns), NULL);
 		daemon->evictions++;
 		killed++;
 		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after the kill%s",
@@ -621,6 +631,117 @@ static void on_psi(struct daemon *daemon, struct loop_source *source, uint32_t r
 	daemon->pending_mask |= SIGNAL_MASK_MEMORY;
 }
 
+static uint32_t wake_group_mask(enum evictd_wake_group group)
+{
+	switch (group) {
+	case EVICTD_GROUP_MEMORY: return SIGNAL_MASK_MEMORY;
+	case EVICTD_GROUP_PIDS: return SIGNAL_MASK_PID;
+	case EVICTD_GROUP_INODES: return SIGNAL_MASK_FS;
+	default: return SIGNAL_MASK_ALL;
+	}
+}
+
+static int on_wake(void *ctx, const struct evictd_wake *wake)
+{
+	struct daemon *daemon = ctx;
+
+	daemon->bpf_wakeups++;
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the same clock as ours. */
+	daemon->last_wake_latency_ns = daemon_monotonic_ns() - (int64_t)wake->ktime_ns;
+	if (!daemon->wake_ktime_ns || (int64_t)wake->ktime_ns < daemon->wake_ktime_ns)
+		daemon->wake_ktime_ns = (int64_t)wake->ktime_ns;
+	if (wake->type == EVICTD_WAKE_OOM_KILL) {
+		daemon->kernel_oom_kills_seen++;
+		log_warn("the kernel OOM killer chose pid %llu (cgroup id %llu): evictd did not act in time",
+			 (unsigned long long)wake->value, (unsigned long long)wake->cgroup_id);
+	}
+	daemon->pending_mask |= wake_group_mask(bpf_loader_wake_group(wake->type));
+	return 0;
+}
+
+static void on_bpf(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	int err = bpf_loader_consume(daemon->bpf, on_wake, daemon);
+
+	if (err < 0)
+		log_warn("bpf: reading wake-ups: %s", strerror(-err));
+}
+
+/* The smallest distance, in the signal's unit, from any threshold on these signals. */
+static int64_t margin_to_thresholds(const struct daemon *daemon, uint32_t mask)
+{
+	int64_t margin = INT64_MAX;
+
+	for (size_t i = 0; i < daemon->engine.n_thresholds; i++) {
+		enum ev_signal signal = daemon->engine.thresholds[i].signal;
+		const struct observation *observed = &daemon->obs.signal[signal];
+		int64_t distance;
+
+		if (!(mask & SIGNAL_MASK(signal)) || !observed->present)
+			continue;
+		distance = observed->available - daemon->eval.threshold_value[i];
+		if (distance < margin)
+			margin = distance;
+	}
+	return margin;
+}
+
+/* Tell the BPF programs how much may happen before we must look again: a quarter of the
+ * margin, so checks get denser as a threshold approaches and stay rare far from one. */
+static void update_bpf_steps(struct daemon *daemon)
+{
+	int64_t memory = margin_to_thresholds(daemon, SIGNAL_MASK_MEMORY);
+	int64_t pids = margin_to_thresholds(daemon, SIGNAL_MASK_PID);
+	int64_t inodes = margin_to_thresholds(daemon, SIGNAL_MASK(EV_SIGNAL_NODEFS_INODES_FREE) |
+							SIGNAL_MASK(EV_SIGNAL_IMAGEFS_INODES_FREE) |
+							SIGNAL_MASK(EV_SIGNAL_CONTAINERFS_INODES_FREE));
+	int64_t page_size = sysconf(_SC_PAGESIZE);
+	struct bpf_loader_steps steps = {
+		/* Below the threshold already (kills under way): look every 4 MiB. */
+		.memory_pages = memory == INT64_MAX ? 0 :
+				memory <= 0 ? (uint64_t)(4 << 20) / page_size :
+				(uint64_t)(memory / 4 / page_size > 64 ? memory / 4 / page_size : 64),
+		.pids_tasks = pids == INT64_MAX ? 0 : (uint64_t)(pids / 4 > 1 ? pids / 4 : 1),
+		.inodes = inodes == INT64_MAX ? 0 : (uint64_t)(inodes / 4 > 1 ? inodes / 4 : 1),
+		.min_interval_ns = { 1000000, 5000000, 5000000 },
+		.wake_on_reclaim = true,
+	};
+
+	if (!daemon->bpf)
+		return;
+	if (bpf_loader_set_steps(daemon->bpf, &steps))
+		log_warn("bpf: cannot update the wake-up steps; the poll and PSI remain");
+}
+
+static void setup_bpf(struct daemon *daemon)
+{
+	int attached;
+
+	if (daemon->config.no_bpf) {
+		daemon->bpf_state = "off (--no-bpf)";
+		log_info("BPF off (--no-bpf): running on polling and PSI alone");
+		return;
+	}
+	attached = bpf_loader_open(&daemon->bpf, &(struct bpf_loader_opts){
+		.pin_dir = daemon->config.bpf_pin_dir,
+		.no_page_cache = daemon->config.no_page_cache_bpf,
+	});
+	if (attached < 0) {
+		daemon->bpf = NULL;
+		daemon->bpf_state = "unavailable (polling and PSI)";
+		return;	/* the loader logged why, once */
+	}
+	if (daemon_add_source(daemon, bpf_loader_ring_fd(daemon->bpf), EPOLLIN, on_bpf, NULL)) {
+		bpf_loader_destroy(daemon->bpf, true);
+		daemon->bpf = NULL;
+		daemon->bpf_state = "unavailable (polling and PSI)";
+		return;
+	}
+	daemon->bpf_state = "on";
+	log_info("BPF on: %d tracepoints attached, maps pinned under %s", attached,
+		 bpf_loader_pin_dir(daemon->bpf));
+}
+
 static int setup_loop(struct daemon *daemon)
 {
 	int64_t interval = daemon->config.housekeeping_interval_ns;
@@ -663,10 +784,15 @@ static int setup_loop(struct daemon *daemon)
 	/* PSI: the kernel wakes us when tasks stall on memory, i.e. near the watermarks. */
 	snprintf(psi_path, sizeof(psi_path), "%s%s", daemon->config.root, PSI_MEMORY_PATH);
 	fd = psi_trigger_open(psi_path, &(struct psi_trigger_spec){ "some", 100000, 1000000 });
+	/* Without CAP_SYS_RESOURCE the kernel takes only windows in whole multiples of 2 s. */
+	if (fd == -EINVAL)
+		fd = psi_trigger_open(psi_path, &(struct psi_trigger_spec){ "some", 200000, 2000000 });
 	if (fd >= 0 && daemon_add_source(daemon, fd, EPOLLPRI, on_psi, NULL) == 0)
 		daemon->psi_enabled = true;
 	else if (fd >= 0)
 		close(fd);
+
+	setup_bpf(daemon);
 	return 0;
 }
 
@@ -689,8 +815,9 @@ int daemon_run(struct daemon *daemon)
 	log_info("evictd running%s: %zu thresholds, housekeeping every %llds, PSI %s, BPF %s",
 		 daemon->config.dry_run ? " in dry-run mode" : "", daemon->config.n_thresholds,
 		 (long long)(daemon->config.housekeeping_interval_ns / 1000000000),
-		 daemon->psi_enabled ? "on" : "off", "off (polling and PSI)");
+		 daemon->psi_enabled ? "on" : "off", daemon->bpf_state);
 	daemon_handle(daemon, 0);
+	update_bpf_steps(daemon);
 	ops_update_metrics(daemon);
 	report_text(stdout, &daemon->engine, &daemon->obs, &daemon->eval, &daemon->decision);
 	fflush(stdout);
@@ -720,6 +847,8 @@ int daemon_run(struct daemon *daemon)
 
 			daemon->pending_mask = 0;
 			daemon_handle(daemon, mask == SIGNAL_MASK_ALL ? 0 : mask);
+			daemon->wake_ktime_ns = 0;
+			update_bpf_steps(daemon);
 			ops_update_metrics(daemon);
 			if (daemon->housekeeping_due)
 				log_round(daemon);
@@ -729,9 +858,14 @@ int daemon_run(struct daemon *daemon)
 cleanup:
 	notify_stopping();
 	ops_close(daemon);
+	/* A clean exit removes the pins; a crash leaves them for the next start to carry over. */
+	bpf_loader_destroy(daemon->bpf, true);
+	daemon->bpf = NULL;
 	for (size_t i = 0; i < DAEMON_MAX_SOURCES; i++)
 		if (daemon->sources[i].handle) {
-			close(daemon->sources[i].fd);
+			/* The ring buffer fd belongs to the loader, which closes it. */
+			if (daemon->sources[i].handle != on_bpf && daemon->sources[i].handle != on_control)
+				close(daemon->sources[i].fd);
 			memset(&daemon->sources[i], 0, sizeof(daemon->sources[i]));
 		}
 	if (daemon->epoll_fd >= 0)

@@ -3,6 +3,7 @@
 #ifndef EVICTD_DAEMON_H
 #define EVICTD_DAEMON_H
 
+#include "bpf_loader.h"
 #include "config.h"
 #include "control.h"
 #include "eventlog.h"
@@ -71,8 +72,16 @@ struct daemon {
 	bool psi_enabled;
 	uint64_t psi_wakeups;
 
-	/* Operations (issue 6): carried over by daemon_reload. */
+	/* Operations (metrics, decision log, control socket): carried over by daemon_reload. */
 	struct daemon_ops *ops;
+
+	/* BPF data plane; NULL when off (--no-bpf) or unavailable (then polling and PSI). */
+	struct bpf_loader *bpf;
+	const char *bpf_state;		/* "on", "off (--no-bpf)", "unavailable (...)" */
+	uint64_t bpf_wakeups;
+	uint64_t kernel_oom_kills_seen;	/* mark_victim records */
+	int64_t wake_ktime_ns;		/* kernel time of the wake-up being handled; 0: none */
+	int64_t last_wake_latency_ns;	/* kernel event -> our handler, last wake-up */
 };
 
 struct daemon_ops {

@@ -24,7 +24,7 @@ int psi_trigger_open(const char *path, const struct psi_trigger_spec *spec)
 	/* The trigger string must be written with its terminating NUL. */
 	if (write(fd, trigger, (size_t)len + 1) < 0) {
 		err = -errno;
-		log_warn("PSI trigger \"%s\" on %s: %m", trigger, path);
+		log_info("PSI trigger \"%s\" on %s refused: %m", trigger, path);
 		close(fd);
 		return err;
 	}
