@@ -2,6 +2,7 @@
 tap_count=0
 tap_failed=0
 EVICTD=${EVICTD:-build/evictd}
+BUILD_DIR=${BUILD_DIR:-build}
 
 pass() { tap_count=$((tap_count + 1)); echo "ok $tap_count - $1"; }
 fail() {
