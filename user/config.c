@@ -85,6 +85,10 @@ static const struct option_spec option_table[] = {
 	  "writable-layer dir, when split from images (default: the imagefs dir)" },
 	{ "bpf-pin-dir", NULL, "bpfPinDir", OPT_PATH, OFF(bpf_pin_dir), "DIR",
 	  "where maps are pinned (/sys/fs/bpf/evictd)" },
+	{ "state-dir", NULL, "stateDir", OPT_PATH, OFF(state_dir), "DIR",
+	  "persisted state, e.g. graceful shutdown times (/var/lib/evictd)" },
+	{ "logind-dropin-dir", NULL, "logindDropinDir", OPT_PATH, OFF(logind_dropin_dir), "DIR",
+	  "where a drop-in raising logind's InhibitDelayMaxSec goes (/etc/systemd/logind.conf.d)" },
 	{ "workload-root", NULL, "workloadRoots", OPT_STRING_LIST, OFF(workload_roots), "DIR",
 	  "standalone mode: child cgroups of DIR are the workloads (repeatable)" },
 	{ "pods-file", NULL, "podsFile", OPT_PATH, OFF(pods_file), "FILE",
@@ -138,6 +142,8 @@ void config_init_defaults(struct evictd_config *config)
 	strcpy(config->kubelet_dir, "/var/lib/kubelet");
 	strcpy(config->imagefs_dir, "/var/lib/containerd");
 	strcpy(config->bpf_pin_dir, "/sys/fs/bpf/evictd");
+	strcpy(config->state_dir, "/var/lib/evictd");
+	strcpy(config->logind_dropin_dir, "/etc/systemd/logind.conf.d");
 	strcpy(config->metrics_address, "127.0.0.1:9808");
 	strcpy(config->event_log, "-");
 	strcpy(config->control_socket, "/run/evictd/evictd.sock");

@@ -61,6 +61,8 @@ struct evictd_config {
 	char imagefs_dir[PATH_MAX];
 	char containerfs_dir[PATH_MAX];		/* "" = same as imagefs_dir */
 	char bpf_pin_dir[PATH_MAX];
+	char state_dir[PATH_MAX];		/* persisted state (shutdown times) */
+	char logind_dropin_dir[PATH_MAX];	/* where InhibitDelayMaxSec is raised */
 	struct string_list workload_roots;	/* standalone mode when non-empty */
 	char pods_file[PATH_MAX];		/* PodList JSON (Kubernetes mode, offline) */
 	char node_name[256];			/* keep only pods bound to this node */

@@ -105,6 +105,7 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config)
 	daemon->now_ns = daemon_monotonic_ns;
 	daemon->logged_threshold_index = -1;
 	daemon->epoll_fd = -1;
+	daemon->shutdown_timer_fd = -1;
 	daemon->rank_options.daemonset_last = daemon->config.daemonset_last;
 	setup_pods(daemon);
 	return 0;
@@ -155,6 +156,12 @@ int daemon_reload(struct daemon *daemon)
 		daemon->bpf_state = saved.bpf_state;
 		daemon->bpf_wakeups = saved.bpf_wakeups;
 		daemon->kernel_oom_kills_seen = saved.kernel_oom_kills_seen;
+		/* The shutdown plan and the logind lock stay as they were until a restart. */
+		daemon->shutdown = saved.shutdown;
+		daemon->shutdown_ready = saved.shutdown_ready;
+		daemon->shutdown_killer = saved.shutdown_killer;
+		daemon->logind = saved.logind;
+		daemon->shutdown_timer_fd = saved.shutdown_timer_fd;
 	}
 	log_info("SIGHUP: configuration reloaded, %zu thresholds", fresh.n_thresholds);
 	return 0;
@@ -518,6 +525,10 @@ int daemon_handle(struct daemon *daemon, uint32_t mask)
 			ops_record(daemon, EVENTLOG_RECLAIMED, -1, NULL);
 			continue;	/* re-read and re-evaluate */
 		}
+		if (daemon->shutdown_ready && shutdown_in_progress(&daemon->shutdown)) {
+			log_debug("node is shutting down: the shutdown sequence terminates pods, not eviction");
+			break;
+		}
 		if (!daemon->decision.victim || !daemon->pods) {
 			ops_record(daemon, EVENTLOG_NO_VICTIM, -1, NULL);
 			break;
@@ -742,6 +753,141 @@ static void setup_bpf(struct daemon *daemon)
 		 bpf_loader_pin_dir(daemon->bpf));
 }
 
+/* ---- graceful node shutdown (SPEC §7) ---- */
+
+/* Advance the sequence, release the inhibitor when it says so, arm the timer for its next
+ * deadline. */
+static void shutdown_advance(struct daemon *daemon)
+{
+	struct itimerspec spec = { 0 };
+	bool release = false;
+	int64_t next = shutdown_step(&daemon->shutdown, daemon_monotonic_ns(), &release);
+
+	if (release && daemon->logind)
+		logind_release(daemon->logind);
+	if (next != SHUTDOWN_NO_DEADLINE) {
+		spec.it_value.tv_sec = next / 1000000000;
+		spec.it_value.tv_nsec = next % 1000000000;
+		if (!spec.it_value.tv_sec && !spec.it_value.tv_nsec)
+			spec.it_value.tv_nsec = 1;
+	}
+	if (timerfd_settime(daemon->shutdown_timer_fd, TFD_TIMER_ABSTIME, &spec, NULL))
+		log_err("shutdown timerfd_settime: %m");
+	if (daemon->ops)
+		metrics_set_shutdown_times(daemon->ops->metrics,
+					   shutdown_start_time_seconds(&daemon->shutdown),
+					   shutdown_end_time_seconds(&daemon->shutdown));
+}
+
+static void on_prepare_for_shutdown(void *ctx, bool start)
+{
+	struct daemon *daemon = ctx;
+	struct pod **pods = NULL;
+	size_t n = 0;
+
+	if (!start) {
+		shutdown_cancel(&daemon->shutdown, daemon_monotonic_ns());
+		shutdown_advance(daemon);
+		return;
+	}
+	if (daemon->pods && pods_refresh(daemon->pods) == 0)
+		pods = pods_list(daemon->pods, &n);
+	/* On failure do not hold the node up: let the shutdown proceed. */
+	if (shutdown_begin(&daemon->shutdown, daemon_monotonic_ns(), pods, n) == -ENOMEM && daemon->logind)
+		logind_release(daemon->logind);
+	shutdown_advance(daemon);
+}
+
+static void on_logind(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	logind_process(daemon->logind);
+}
+
+static void on_shutdown_killer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	shutdown_killer_dispatch(daemon->shutdown_killer, &daemon->shutdown);
+	shutdown_advance(daemon);
+}
+
+static void on_shutdown_timer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	uint64_t expirations;
+
+	if (read(source->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		log_warn("shutdown timerfd read: %m");
+	shutdown_advance(daemon);
+}
+
+static void setup_shutdown(struct daemon *daemon)
+{
+	int err;
+
+	daemon->shutdown_timer_fd = -1;
+	if (!daemon->pods) {
+		if (daemon->config.shutdown_grace_period_ns || daemon->config.n_shutdown_groups)
+			log_err("graceful node shutdown is configured but there is no cgroup v2 tree: off");
+		return;
+	}
+	err = shutdown_killer_new(&daemon->shutdown_killer, &daemon->kill);
+	if (err)
+		return;
+	err = shutdown_init(&daemon->shutdown, &(struct shutdown_options){
+		.config = &daemon->config,
+		.ops = &shutdown_killer_ops,
+		.ops_ctx = daemon->shutdown_killer,
+		.state_dir = daemon->config.state_dir,
+	});
+	if (err) {
+		log_err("graceful node shutdown: %s; off", strerror(-err));
+		return;
+	}
+	daemon->shutdown_ready = true;
+	if (daemon->ops)
+		metrics_set_shutdown_times(daemon->ops->metrics,
+					   shutdown_start_time_seconds(&daemon->shutdown),
+					   shutdown_end_time_seconds(&daemon->shutdown));
+	if (!shutdown_enabled(&daemon->shutdown))
+		return;
+	for (size_t g = 0; g < daemon->shutdown.plan.n_groups; g++)
+		log_info("shutdown: group %zu: priority >= %d, %lld s", g + 1,
+			 daemon->shutdown.plan.groups[g].priority,
+			 (long long)(daemon->shutdown.plan.groups[g].period_ns / 1000000000));
+	daemon->shutdown_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (daemon->shutdown_timer_fd < 0) {
+		log_err("shutdown timerfd: %m");
+		return;
+	}
+	/* logind_open reconnects by itself every second if the bus or logind is not there. */
+	err = logind_open(&daemon->logind, &(struct logind_options){
+		.inhibit_delay_ns = daemon->shutdown.plan.total_ns,
+		.dropin_dir = daemon->config.logind_dropin_dir,
+		.prepare_for_shutdown = on_prepare_for_shutdown,
+		.ctx = daemon,
+	});
+	if (err) {
+		log_err("graceful node shutdown: cannot start the logind client: %s", strerror(-err));
+		daemon->logind = NULL;
+		return;
+	}
+	daemon_add_source(daemon, logind_fd(daemon->logind), EPOLLIN, on_logind, NULL);
+	daemon_add_source(daemon, shutdown_killer_fd(daemon->shutdown_killer), EPOLLIN,
+			  on_shutdown_killer, NULL);
+	daemon_add_source(daemon, daemon->shutdown_timer_fd, EPOLLIN, on_shutdown_timer, NULL);
+}
+
+static void teardown_shutdown(struct daemon *daemon)
+{
+	if (daemon->logind)
+		logind_close(daemon->logind);	/* releases the lock */
+	daemon->logind = NULL;
+	if (daemon->shutdown_ready)
+		shutdown_destroy(&daemon->shutdown);
+	daemon->shutdown_ready = false;
+	if (daemon->shutdown_killer)
+		shutdown_killer_free(daemon->shutdown_killer);
+	daemon->shutdown_killer = NULL;
+}
+
 static int setup_loop(struct daemon *daemon)
 {
 	int64_t interval = daemon->config.housekeeping_interval_ns;
@@ -812,6 +958,7 @@ int daemon_run(struct daemon *daemon)
 		status = 1;
 		goto cleanup;
 	}
+	setup_shutdown(daemon);
 	log_info("evictd running%s: %zu thresholds, housekeeping every %llds, PSI %s, BPF %s",
 		 daemon->config.dry_run ? " in dry-run mode" : "", daemon->config.n_thresholds,
 		 (long long)(daemon->config.housekeeping_interval_ns / 1000000000),
@@ -857,6 +1004,7 @@ int daemon_run(struct daemon *daemon)
 	}
 cleanup:
 	notify_stopping();
+	teardown_shutdown(daemon);
 	ops_close(daemon);
 	/* A clean exit removes the pins; a crash leaves them for the next start to carry over. */
 	bpf_loader_destroy(daemon->bpf, true);
@@ -864,7 +1012,9 @@ cleanup:
 	for (size_t i = 0; i < DAEMON_MAX_SOURCES; i++)
 		if (daemon->sources[i].handle) {
 			/* The ring buffer fd belongs to the loader, which closes it. */
-			if (daemon->sources[i].handle != on_bpf && daemon->sources[i].handle != on_control)
+			if (daemon->sources[i].handle != on_bpf && daemon->sources[i].handle != on_control &&
+			    daemon->sources[i].handle != on_logind &&
+			    daemon->sources[i].handle != on_shutdown_killer)
 				close(daemon->sources[i].fd);
 			memset(&daemon->sources[i], 0, sizeof(daemon->sources[i]));
 		}

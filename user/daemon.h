@@ -9,9 +9,11 @@
 #include "eventlog.h"
 #include "metrics.h"
 #include "kill.h"
+#include "logind.h"
 #include "pods.h"
 #include "rank.h"
 #include "reclaim.h"
+#include "shutdown.h"
 #include "report.h"
 #include "signals.h"
 #include "thresholds.h"
@@ -82,6 +84,13 @@ struct daemon {
 	uint64_t kernel_oom_kills_seen;	/* mark_victim records */
 	int64_t wake_ktime_ns;		/* kernel time of the wake-up being handled; 0: none */
 	int64_t last_wake_latency_ns;	/* kernel event -> our handler, last wake-up */
+
+	/* Graceful node shutdown (SPEC §7); logind NULL when not configured. */
+	struct shutdown_manager shutdown;
+	bool shutdown_ready;
+	struct shutdown_killer *shutdown_killer;
+	struct logind *logind;
+	int shutdown_timer_fd;
 };
 
 struct daemon_ops {

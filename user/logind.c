@@ -185,8 +185,9 @@ static int read_delay_max(struct logind *l, int64_t *out_ns)
 	return 0;
 }
 
-/* SIGHUP to logind's main process through systemd (what the kubelet's ReloadLogindConf does;
- * systemd-logind.service has no ExecReload= to go through ReloadUnit). */
+/* SIGHUP to logind's main process through systemd, as the kubelet's ReloadLogindConf does:
+ * logind re-reads logind.conf.d on SIGHUP, and systemd-logind.service has no ExecReload= (on
+ * Debian 12's systemd 252), so ReloadUnit would be refused. */
 static int reload_logind(struct logind *l)
 {
 	sd_bus_error error = SD_BUS_ERROR_NULL;

@@ -633,7 +633,8 @@ void shutdown_kill_done(struct shutdown_manager *m, uint64_t token, int err)
 		log_warn("shutdown: terminating pod %s failed: %s", pod_label(&sp->pod, label, sizeof(label)),
 			 strerror(-err));
 	}
-	if (sp->group == m->group && m->group_started && m->pending)
+	/* Only the current group's pods are still POD_KILLING: end_group() ends the others. */
+	if (m->pending)
 		m->pending--;
 }
 
