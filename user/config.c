@@ -1069,7 +1069,11 @@ void config_usage(FILE *out)
 
 		snprintf(left, sizeof(left), "--%s%s%s", spec->flag, spec->arg ? "=" : "",
 			 spec->arg ? spec->arg : "");
-		fprintf(out, "  %-42s %s\n", left, spec->help);
+		/* Long option names get the help on the next line, aligned. */
+		if (strlen(left) > 40)
+			fprintf(out, "  %s\n  %-40s %s\n", left, "", spec->help);
+		else
+			fprintf(out, "  %-40s %s\n", left, spec->help);
 	}
 	fprintf(out,
 		"\nSignals: %s.\n"

@@ -202,7 +202,7 @@ static struct json_object *pods_reply(const struct control_view *view, const cha
 	json_object_object_add(reply, "signal_reason", json_object_new_string(why));
 	json_object_object_add(reply, "unit", json_object_new_string(eventlog_signal_unit(signal)));
 	json_object_object_add(reply, "mode", json_object_new_string(view->mode ? view->mode : "unknown"));
-	json_object_object_add(reply, "cgroup_tree", json_object_new_boolean(view->pods != NULL));
+	json_object_object_add(reply, "cgroup_tree", json_object_new_boolean(view->cgroup_tree));
 	list = json_object_new_array();
 	for (size_t i = 0; i < view->n_pods; i++) {
 		/* The victim is the first evictable one with tasks left, as daemon_evaluate picks. */

@@ -69,6 +69,7 @@ struct control_view {
 	const struct rank_options *rank_options;
 	const struct eventlog *eventlog;	/* NULL: no events */
 	struct control_bpf_state bpf;
+	bool cgroup_tree;		/* a cgroup v2 tree to evict from was found */
 	const char *mode;		/* "kubernetes" or "standalone" */
 	const char *node_name;		/* may be NULL */
 	int64_t uptime_ns;

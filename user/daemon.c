@@ -419,6 +419,7 @@ static int ops_view(void *ctx, enum control_command command, struct control_view
 			.pin_dir = daemon->bpf ? bpf_loader_pin_dir(daemon->bpf) : NULL,
 			.reason = daemon->bpf ? NULL : daemon->bpf_state,
 		},
+		.cgroup_tree = daemon->pods != NULL,
 		.mode = daemon->config.workload_roots.n ? "standalone" : "kubernetes",
 		.node_name = daemon->config.node_name,
 		.uptime_ns = daemon->now_ns() - daemon->ops->started_ns,
@@ -964,6 +965,8 @@ int daemon_run(struct daemon *daemon)
 		 (long long)(daemon->config.housekeeping_interval_ns / 1000000000),
 		 daemon->psi_enabled ? "on" : "off", daemon->bpf_state);
 	daemon_handle(daemon, 0);
+	if (daemon->decision.threshold_index < 0)
+		rank_candidates(daemon, EV_SIGNAL_MEMORY_AVAILABLE);
 	update_bpf_steps(daemon);
 	ops_update_metrics(daemon);
 	report_text(stdout, &daemon->engine, &daemon->obs, &daemon->eval, &daemon->decision);
@@ -995,6 +998,9 @@ int daemon_run(struct daemon *daemon)
 			daemon->pending_mask = 0;
 			daemon_handle(daemon, mask == SIGNAL_MASK_ALL ? 0 : mask);
 			daemon->wake_ktime_ns = 0;
+			/* Keep the ranking evictctl shows current even without pressure. */
+			if (daemon->housekeeping_due && daemon->decision.threshold_index < 0)
+				rank_candidates(daemon, EV_SIGNAL_MEMORY_AVAILABLE);
 			update_bpf_steps(daemon);
 			ops_update_metrics(daemon);
 			if (daemon->housekeeping_due)

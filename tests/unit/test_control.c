@@ -54,6 +54,7 @@ static int fill_view(void *ctx, enum control_command command, struct control_vie
 		.eval = &f->eval,
 		.decision = &f->decision,
 		.pods = f->pod_ptrs,
+		.cgroup_tree = true,
 		.n_pods = 4,
 		.rank_options = &f->options,
 		.eventlog = f->eventlog,
