@@ -105,6 +105,22 @@ static const struct option_spec option_table[] = {
 	  "exited containers, then crictl rmi --prune)" },
 	{ "kill-timeout", NULL, "killTimeout", OPT_DURATION, OFF(kill_timeout_ns), "DURATION",
 	  "how long to wait for a killed cgroup to empty before logging a timeout (10s)" },
+	{ "kube-api", NULL, "kubeAPI", OPT_PATH, OFF(kube_api), "auto|on|off",
+	  "report evictions, pressure taints and shutdown to the API server (auto: in a cluster)" },
+	{ "kube-api-server", NULL, "kubeAPIServer", OPT_PATH, OFF(kube_api_server), "URL",
+	  "the API server (https://...); default: in-cluster KUBERNETES_SERVICE_HOST" },
+	{ "kube-token-file", NULL, "kubeTokenFile", OPT_PATH, OFF(kube_token_file), "FILE",
+	  "bearer token (default: the service account's)" },
+	{ "kube-ca-file", NULL, "kubeCAFile", OPT_PATH, OFF(kube_ca_file), "FILE",
+	  "CA bundle for the API server (default: the service account's ca.crt)" },
+	{ "kube-pods-refresh", NULL, "kubePodsRefreshPeriod", OPT_DURATION, OFF(kube_pods_refresh_ns),
+	  "DURATION", "how often pod metadata is listed from the API server (10s)" },
+	{ "kube-pressure-taints", NULL, "kubePressureTaints", OPT_BOOL, OFF(kube_pressure_taints), NULL,
+	  "taint the node evictd.io/<resource>-pressure:NoSchedule while a condition holds (true)" },
+	{ "taint-out-of-service-on-shutdown", NULL, "taintOutOfServiceOnShutdown", OPT_BOOL,
+	  OFF(taint_out_of_service_on_shutdown), NULL,
+	  "after a graceful shutdown emptied every pod, taint node.kubernetes.io/out-of-service "
+	  "(removed at the next start; see the man page for the risks)" },
 	{ "dry-run", NULL, "dryRun", OPT_BOOL, OFF(dry_run), NULL,
 	  "decide and report everything, kill nothing" },
 	{ "once", NULL, NULL, OPT_BOOL, OFF(once), NULL, "read the signals once, evaluate, print, exit" },
@@ -156,6 +172,9 @@ void config_init_defaults(struct evictd_config *config)
 	config->output = OUTPUT_TEXT;
 	config->log_level = LOGLEVEL_INFO;
 	config->kill_timeout_ns = 10LL * 1000000000;
+	strcpy(config->kube_api, "auto");
+	config->kube_pods_refresh_ns = 10LL * 1000000000;
+	config->kube_pressure_taints = true;
 }
 
 static const struct option_spec *option_by_flag(const char *flag)
@@ -960,6 +979,10 @@ int config_finalize(struct evictd_config *config)
 			log_warn("evictionSoftGracePeriod: %s has no soft threshold; ignored", signal_name(s));
 	}
 
+	if (strcmp(config->kube_api, "auto") && strcmp(config->kube_api, "on") && strcmp(config->kube_api, "off")) {
+		log_err("--kube-api: \"%s\": expected auto, on or off", config->kube_api);
+		err = -EINVAL;
+	}
 	if (config->housekeeping_interval_ns <= 0) {
 		log_err("housekeepingInterval: must be greater than 0");
 		err = -EINVAL;

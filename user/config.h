@@ -70,6 +70,14 @@ struct evictd_config {
 	bool memory_reclaim_before_kill;
 	struct string_list reclaim_commands;	/* DiskPressure; empty = crictl defaults */
 	int64_t kill_timeout_ns;		/* cgroup.kill -> populated 0 */
+	/* Kubernetes API reporting. */
+	char kube_api[8];			/* auto, on, off */
+	char kube_api_server[512];		/* "" = in-cluster */
+	char kube_token_file[PATH_MAX];
+	char kube_ca_file[PATH_MAX];
+	int64_t kube_pods_refresh_ns;
+	bool kube_pressure_taints;
+	bool taint_out_of_service_on_shutdown;
 	char metrics_address[PATH_MAX];		/* "host:port"; "" or "off": no server */
 	char event_log[PATH_MAX];		/* "-": stdout; "off": in memory only */
 	char control_socket[PATH_MAX];

@@ -26,27 +26,103 @@ int64_t daemon_monotonic_ns(void)
 
 #define DEFAULT_KUBELET_DIR "/var/lib/kubelet"
 
+static void resolve_node_name(struct daemon *daemon)
+{
+	const char *from_env = getenv("NODE_NAME");
+
+	if (daemon->config.node_name[0])
+		snprintf(daemon->node_name, sizeof(daemon->node_name), "%s", daemon->config.node_name);
+	else if (from_env && from_env[0])
+		snprintf(daemon->node_name, sizeof(daemon->node_name), "%s", from_env);
+	else if (gethostname(daemon->node_name, sizeof(daemon->node_name) - 1))
+		daemon->node_name[0] = '\0';
+}
+
+static bool kube_wanted(const struct evictd_config *config)
+{
+	if (config->workload_roots.n || config->once || config->validate || !strcmp(config->kube_api, "off"))
+		return false;
+	if (!strcmp(config->kube_api, "on"))
+		return true;
+	return getenv("KUBERNETES_SERVICE_HOST") || config->kube_api_server[0];
+}
+
+/* The API client and reporter live for the whole process: a reload must not drop reports
+ * still queued. */
+static void setup_kube(struct daemon *daemon)
+{
+	const struct evictd_config *config = &daemon->config;
+	struct kube_config kube_config;
+	int err;
+
+	if (daemon->kube || !kube_wanted(config))
+		return;
+	if (!daemon->node_name[0]) {
+		log_err("kubernetes API: no node name (--node-name or $NODE_NAME); API reporting off");
+		return;
+	}
+	err = kube_config_load(&kube_config, &(struct kube_config_options){
+		.root = config->root,
+		.api_server = config->kube_api_server[0] ? config->kube_api_server : NULL,
+		.token_file = config->kube_token_file[0] ? config->kube_token_file : NULL,
+		.ca_file = config->kube_ca_file[0] ? config->kube_ca_file : NULL,
+	});
+	if (!err)
+		err = kube_client_new(&daemon->kube, &(struct kube_client_options){ .config = &kube_config });
+	if (!err)
+		err = kube_report_new(&daemon->kube_report, &(struct kube_report_options){
+			.client = daemon->kube,
+			.node_name = daemon->node_name,
+			.state_dir = config->state_dir,
+			.dry_run = config->dry_run,
+			.no_pressure_taints = !config->kube_pressure_taints,
+			.taint_out_of_service_on_shutdown = config->taint_out_of_service_on_shutdown,
+		});
+	if (err) {
+		log_err("kubernetes API: %s; evictions are not reported to the API server", strerror(-err));
+		if (daemon->kube)
+			kube_client_free(daemon->kube);
+		daemon->kube = NULL;
+		return;
+	}
+	log_info("kubernetes API: reporting to %s as node %s", kube_config.server, daemon->node_name);
+}
+
+static void teardown_kube(struct daemon *daemon)
+{
+	if (!daemon->kube)
+		return;
+	kube_client_drain(daemon->kube, 2LL * 1000000000);
+	kube_report_free(daemon->kube_report);
+	kube_client_free(daemon->kube);
+	daemon->kube_report = NULL;
+	daemon->kube = NULL;
+}
+
 static void setup_pods(struct daemon *daemon)
 {
 	struct evictd_config *config = &daemon->config;
 	const char *workload_roots[CONFIG_MAX_LIST];
 	struct pods_meta_source *meta = NULL;
-	char node_name[256] = "";
+	bool meta_from_api = false;
 	size_t n_roots;
 	int err;
 
 	for (size_t i = 0; i < config->workload_roots.n; i++)
 		workload_roots[i] = config->workload_roots.items[i];
+	resolve_node_name(daemon);
+	setup_kube(daemon);
 	if (config->pods_file[0]) {
-		if (config->node_name[0])
-			snprintf(node_name, sizeof(node_name), "%s", config->node_name);
-		else if (getenv("NODE_NAME"))
-			snprintf(node_name, sizeof(node_name), "%s", getenv("NODE_NAME"));
-		else
-			gethostname(node_name, sizeof(node_name) - 1);
-		meta = pods_file_source_new(config->pods_file, node_name);
+		meta = pods_file_source_new(config->pods_file, daemon->node_name);
 		if (!meta)
 			log_err("pods file %s: out of memory", config->pods_file);
+	} else if (daemon->kube && !config->workload_roots.n) {
+		meta = kube_pods_source_new(&(struct kube_pods_source_options){
+			.client = daemon->kube,
+			.node_name = daemon->node_name,
+			.refresh_interval_ns = config->kube_pods_refresh_ns,
+		});
+		meta_from_api = meta != NULL;
 	}
 	err = pods_open(&daemon->pods, &(struct pods_options){
 		.root = config->root,
@@ -61,6 +137,9 @@ static void setup_pods(struct daemon *daemon)
 		daemon->pods = NULL;
 		return;
 	}
+	/* Static pods must be known before any decision: wait a little for the first list. */
+	if (meta_from_api && kube_pods_source_wait(meta, 5LL * 1000000000))
+		log_warn("kubernetes API: no pod list yet; pods without metadata rank at priority 0");
 	n_roots = pods_kill_roots(daemon->pods, daemon->kill_roots, DAEMON_MAX_KILL_ROOTS);
 	daemon->kill = (struct kill_config){
 		.root = config->root,
@@ -88,7 +167,12 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config)
 {
 	char path[PATH_MAX * 2];
 
+	struct kube_client *kube = daemon->kube;	/* outlives reloads */
+	struct kube_report *kube_report = daemon->kube_report;
+
 	memset(daemon, 0, sizeof(*daemon));
+	daemon->kube = kube;
+	daemon->kube_report = kube_report;
 	daemon->config = *config;
 	/* A host without a kubelet (standalone use) still has a root filesystem to guard. */
 	snprintf(path, sizeof(path), "%s%s", config->root, config->kubelet_dir);
@@ -141,6 +225,9 @@ int daemon_reload(struct daemon *daemon)
 
 		saved = *daemon;
 		daemon_destroy(daemon);
+		/* Keep the API client: daemon_init must not make a second one. */
+		daemon->kube = saved.kube;
+		daemon->kube_report = saved.kube_report;
 		daemon_init(daemon, &fresh);
 		daemon->argc = saved.argc;
 		daemon->argv = saved.argv;
@@ -162,6 +249,7 @@ int daemon_reload(struct daemon *daemon)
 		daemon->shutdown_killer = saved.shutdown_killer;
 		daemon->logind = saved.logind;
 		daemon->shutdown_timer_fd = saved.shutdown_timer_fd;
+		daemon->shutdown_all_pods_gone = saved.shutdown_all_pods_gone;
 	}
 	log_info("SIGHUP: configuration reloaded, %zu thresholds", fresh.n_thresholds);
 	return 0;
@@ -501,7 +589,19 @@ static void ops_close(struct daemon *daemon)
 	daemon->ops = NULL;
 }
 
+static int daemon_handle_rounds(struct daemon *daemon, uint32_t mask);
+
 int daemon_handle(struct daemon *daemon, uint32_t mask)
+{
+	int killed = daemon_handle_rounds(daemon, mask);
+
+	/* evictd's own NoSchedule taints follow the node conditions. */
+	if (daemon->kube_report)
+		kube_report_conditions(daemon->kube_report, daemon->eval.conditions);
+	return killed;
+}
+
+static int daemon_handle_rounds(struct daemon *daemon, uint32_t mask)
 {
 	int killed = 0;
 
@@ -558,6 +658,16 @@ int daemon_handle(struct daemon *daemon, uint32_t mask)
 			   daemon->wake_ktime_ns : daemon->obs.signal[threshold->signal].read_at_ns), NULL);
 		daemon->evictions++;
 		killed++;
+		/* The pod is gone; tell the API server so its controller replaces it (never
+		 * waits: the request is queued). */
+		if (daemon->kube_report && !daemon->config.workload_roots.n)
+			kube_report_eviction(daemon->kube_report, &(struct kube_eviction){
+				.pod = daemon->decision.victim,
+				.signal = threshold->signal,
+				.threshold = &threshold->value,
+				.threshold_quantity = daemon->eval.threshold_value[daemon->decision.threshold_index],
+				.available = daemon->obs.signal[threshold->signal].available,
+			});
 		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after the kill%s",
 			 daemon->logged_victim, daemon->decision.victim->cgroup_path,
 			 signal_name(threshold->signal), grace_ns ? "SIGTERM then cgroup.kill" : "cgroup.kill",
@@ -764,6 +874,11 @@ static void shutdown_advance(struct daemon *daemon)
 	bool release = false;
 	int64_t next = shutdown_step(&daemon->shutdown, daemon_monotonic_ns(), &release);
 
+	if (release && daemon->kube_report) {
+		kube_report_shutdown_end(daemon->kube_report, daemon->shutdown_all_pods_gone);
+		/* Get the pod and node updates out before the network goes down. */
+		kube_client_drain(daemon->kube, 5LL * 1000000000);
+	}
 	if (release && daemon->logind)
 		logind_release(daemon->logind);
 	if (next != SHUTDOWN_NO_DEADLINE) {
@@ -788,15 +903,32 @@ static void on_prepare_for_shutdown(void *ctx, bool start)
 
 	if (!start) {
 		shutdown_cancel(&daemon->shutdown, daemon_monotonic_ns());
+		if (daemon->kube_report)
+			kube_report_shutdown_cancel(daemon->kube_report);
 		shutdown_advance(daemon);
 		return;
 	}
+	daemon->shutdown_all_pods_gone = true;
+	if (daemon->kube_report)
+		kube_report_shutdown_begin(daemon->kube_report);
 	if (daemon->pods && pods_refresh(daemon->pods) == 0)
 		pods = pods_list(daemon->pods, &n);
 	/* On failure do not hold the node up: let the shutdown proceed. */
 	if (shutdown_begin(&daemon->shutdown, daemon_monotonic_ns(), pods, n) == -ENOMEM && daemon->logind)
 		logind_release(daemon->logind);
 	shutdown_advance(daemon);
+}
+
+static void on_shutdown_pod_done(void *ctx, const struct pod *pod, int err)
+{
+	struct daemon *daemon = ctx;
+
+	if (err) {
+		daemon->shutdown_all_pods_gone = false;
+		return;
+	}
+	if (daemon->kube_report && !daemon->config.workload_roots.n)
+		kube_report_shutdown_pod(daemon->kube_report, pod);
 }
 
 static void on_logind(struct daemon *daemon, struct loop_source *source, uint32_t revents)
@@ -837,6 +969,8 @@ static void setup_shutdown(struct daemon *daemon)
 		.ops = &shutdown_killer_ops,
 		.ops_ctx = daemon->shutdown_killer,
 		.state_dir = daemon->config.state_dir,
+		.pod_done = on_shutdown_pod_done,
+		.pod_done_ctx = daemon,
 	});
 	if (err) {
 		log_err("graceful node shutdown: %s; off", strerror(-err));
@@ -1011,6 +1145,7 @@ int daemon_run(struct daemon *daemon)
 cleanup:
 	notify_stopping();
 	teardown_shutdown(daemon);
+	teardown_kube(daemon);
 	ops_close(daemon);
 	/* A clean exit removes the pins; a crash leaves them for the next start to carry over. */
 	bpf_loader_destroy(daemon->bpf, true);

@@ -9,6 +9,8 @@
 #include "eventlog.h"
 #include "metrics.h"
 #include "kill.h"
+#include "kube.h"
+#include "kube_report.h"
 #include "logind.h"
 #include "pods.h"
 #include "rank.h"
@@ -91,6 +93,12 @@ struct daemon {
 	struct shutdown_killer *shutdown_killer;
 	struct logind *logind;
 	int shutdown_timer_fd;
+	bool shutdown_all_pods_gone;	/* every termination of this sequence emptied its cgroup */
+
+	/* Kubernetes API reporting; NULL when off. Created once, kept across reloads. */
+	struct kube_client *kube;
+	struct kube_report *kube_report;
+	char node_name[256];
 };
 
 struct daemon_ops {

@@ -229,6 +229,7 @@ struct kube_client {
 	CURL *curl;
 	struct kube_token token;
 	uint64_t random_state;
+	int64_t retry_after_ns;		/* the last answer's Retry-After, for the next backoff */
 };
 
 static int64_t monotonic_ns(void)
@@ -289,10 +290,18 @@ int64_t kube_backoff_ns(int64_t initial_ns, int64_t max_ns, unsigned attempt, ui
 	return delay - half + (int64_t)(random_value % (uint64_t)(half + 1));
 }
 
+/* Retry-After from a 429 or 503 wins over our own backoff when longer (at most 5 min). */
+#define KUBE_RETRY_AFTER_MAX_NS (300ll * 1000000000)
+
 int64_t kube_client_backoff_ns(struct kube_client *client, unsigned attempt)
 {
-	return kube_backoff_ns(client->backoff_initial_ns, client->backoff_max_ns, attempt,
-			       next_random(&client->random_state));
+	int64_t delay = kube_backoff_ns(client->backoff_initial_ns, client->backoff_max_ns, attempt,
+					next_random(&client->random_state));
+	int64_t asked = client->retry_after_ns < KUBE_RETRY_AFTER_MAX_NS ? client->retry_after_ns :
+										 KUBE_RETRY_AFTER_MAX_NS;
+
+	client->retry_after_ns = 0;
+	return asked > delay ? asked : delay;
 }
 
 bool kube_should_retry(int err, long status)
@@ -581,6 +590,7 @@ int kube_request(struct kube_client *client, const char *method, const char *pat
 	memset(response, 0, sizeof(*response));
 	token_refresh(client, false);
 	err = request_once(client, method, path, content_type, body, response);
+	client->retry_after_ns = response->retry_after_ns;
 	if (err || response->status != 401 || !client->config.token_path[0])
 		return err;
 	/* A 401 just as the kubelet rotates the token: read the file again and, when it is a

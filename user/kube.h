@@ -159,7 +159,8 @@ void kube_status_message(const char *body, char *buf, size_t len);
  * capped at max, with "equal jitter": a uniform pick in [delay/2, delay] drawn from
  * random_value (any 64-bit value). */
 int64_t kube_backoff_ns(int64_t initial_ns, int64_t max_ns, unsigned attempt, uint64_t random_value);
-/* The same with the client's settings and its own random state (worker context). */
+/* The same with the client's settings and its own random state, or the last answer's
+ * Retry-After when that is longer (at most 5 minutes). Worker context. */
 int64_t kube_client_backoff_ns(struct kube_client *client, unsigned attempt);
 
 /* URL-escape text (RFC 3986 unreserved kept) into buf. Returns the length, or -ENOSPC. */

@@ -107,9 +107,9 @@ void kube_format_time(int64_t unix_ns, char *buf, size_t len);
 
 /*
  * The pods/status strategic-merge patch that fails a pod:
- * {"metadata":{"uid":UID},"status":{"conditions":[{"type":"DisruptionTarget","status":"True",
- * "lastTransitionTime":T,"reason":"TerminationByKubelet","message":M}],"message":M,
- * "phase":"Failed","reason":R}}. Returns a malloc'd string or NULL.
+ * {"metadata":{"uid":UID},"status":{"phase":"Failed","reason":R,"message":M,"conditions":[
+ * {"type":"DisruptionTarget","status":"True","lastTransitionTime":T,
+ * "reason":"TerminationByKubelet","message":M}]}}. Returns a malloc'd string or NULL.
  */
 char *kube_pod_failed_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns);
 

@@ -430,6 +430,8 @@ int shutdown_init(struct shutdown_manager *m, const struct shutdown_options *opt
 	m->ops = options->ops;
 	m->ops_ctx = options->ops_ctx;
 	m->realtime_ns = options->realtime_ns ? options->realtime_ns : real_realtime_ns;
+	m->pod_done = options->pod_done;
+	m->pod_done_ctx = options->pod_done_ctx;
 	m->phase = SHUTDOWN_IDLE;
 
 	dir = options->state_dir ? options->state_dir : SHUTDOWN_DEFAULT_STATE_DIR;
@@ -633,6 +635,8 @@ void shutdown_kill_done(struct shutdown_manager *m, uint64_t token, int err)
 		log_warn("shutdown: terminating pod %s failed: %s", pod_label(&sp->pod, label, sizeof(label)),
 			 strerror(-err));
 	}
+	if (m->pod_done)
+		m->pod_done(m->pod_done_ctx, &sp->pod, err);
 	/* Only the current group's pods are still POD_KILLING: end_group() ends the others. */
 	if (m->pending)
 		m->pending--;

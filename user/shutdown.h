@@ -97,6 +97,10 @@ struct shutdown_options {
 	const char *state_dir;
 	/* CLOCK_REALTIME in ns for the recorded times; NULL = the real clock. */
 	int64_t (*realtime_ns)(void);
+	/* Called when a pod's termination ended (err 0: its cgroup is empty); NULL = none.
+	 * The daemon reports the pod to the API server from here. */
+	void (*pod_done)(void *ctx, const struct pod *pod, int err);
+	void *pod_done_ctx;
 };
 
 struct shutdown_manager {
@@ -123,6 +127,8 @@ struct shutdown_manager {
 	int64_t group_start_ns;
 	int64_t group_deadline_ns;
 	bool release_due;		/* DONE, and shutdown_step has not said so yet */
+	void (*pod_done)(void *ctx, const struct pod *pod, int err);
+	void *pod_done_ctx;
 };
 
 /* Build the plan and load the persisted times (a missing file is not an error; an unreadable

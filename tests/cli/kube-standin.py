@@ -1,0 +1,349 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+"""A local HTTPS stand-in for the few Kubernetes API calls evictd makes (tests only).
+
+It is not an API server: it serves fixture Pods and Nodes from memory, applies the patches
+evictd sends with the semantics evictd relies on (JSON merge patch with a resourceVersion
+precondition -> 409 Conflict; a pods/status patch with a metadata.uid precondition -> 409;
+pagination with limit/continue; events create/patch), records every request as one JSON line
+(method, path, query, headers, body) and can inject faults. A real API server was not
+available to the tests.
+
+Usage:
+  kube-standin.py --make-certs DIR            throwaway CA + server cert (openssl) into DIR
+  kube-standin.py --cert C --key K --port-file F --log L [--fixtures DIR] [--faults FILE]
+                  [--token-file T] [--state-dump FILE] [--max-seconds N]
+
+--fixtures DIR: pods.json (a PodList) and node-<name>.json files; a node without a file is
+created empty on first GET. --faults FILE: a JSON list of rules, re-read on every request,
+each {"method": M, "path": P (prefix), "status": S, "times": N, "retry_after": SECONDS,
+"delay": SECONDS, "mutate_node": {"taints": [...]}}: the first N matching requests get
+status S (or, with mutate_node, the node is changed under the client's feet first, so its
+resourceVersion precondition fails for real). --token-file: the only bearer token accepted
+(re-read per request); others get 401. --state-dump FILE: the nodes, pods and events are
+written there (atomically) on SIGUSR1 and on exit.
+"""
+import argparse
+import copy
+import json
+import os
+import signal
+import ssl
+import subprocess
+import sys
+import threading
+import time
+import urllib.parse
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+def make_certs(directory):
+    os.makedirs(directory, exist_ok=True)
+
+    def run(*args):
+        subprocess.run(["openssl", *args], check=True, cwd=directory,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
+    run("req", "-x509", *ec, "-keyout", "ca.key", "-out", "ca.crt", "-days", "2",
+        "-subj", "/CN=evictd-test-ca")
+    run("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=localhost")
+    with open(os.path.join(directory, "san.ext"), "w") as f:
+        f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
+    run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+        "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "san.ext")
+
+
+def merge_patch(target, patch):
+    """RFC 7386."""
+    if not isinstance(patch, dict):
+        return copy.deepcopy(patch)
+    if not isinstance(target, dict):
+        target = {}
+    result = dict(target)
+    for key, value in patch.items():
+        if value is None:
+            result.pop(key, None)
+        else:
+            result[key] = merge_patch(result.get(key), value)
+    return result
+
+
+def strategic_status_patch(pod, patch):
+    """The part of a strategic merge patch evictd uses: status fields, conditions by type."""
+    status = pod.setdefault("status", {})
+    for key, value in patch.get("status", {}).items():
+        if key == "conditions":
+            conditions = status.setdefault("conditions", [])
+            for cond in value:
+                for i, old in enumerate(conditions):
+                    if old.get("type") == cond.get("type"):
+                        conditions[i] = merge_patch(old, cond)
+                        break
+                else:
+                    conditions.append(cond)
+        else:
+            status[key] = value
+
+
+class State:
+    def __init__(self, fixtures):
+        self.lock = threading.Lock()
+        self.revision = 1000
+        self.pods = []
+        self.nodes = {}
+        self.events = {}
+        self.fault_hits = {}
+        self.fixtures = fixtures
+        if fixtures and os.path.exists(os.path.join(fixtures, "pods.json")):
+            with open(os.path.join(fixtures, "pods.json")) as f:
+                self.pods = json.load(f).get("items", [])
+        for pod in self.pods:
+            if "resourceVersion" not in pod.setdefault("metadata", {}):
+                pod["metadata"]["resourceVersion"] = self.bump()
+
+    def bump(self):
+        self.revision += 1
+        return str(self.revision)
+
+    def node(self, name):
+        if name not in self.nodes:
+            node = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": name, "uid": "uid-" + name}}
+            path = os.path.join(self.fixtures or "", "node-%s.json" % name)
+            if self.fixtures and os.path.exists(path):
+                with open(path) as f:
+                    node = json.load(f)
+            node.setdefault("metadata", {})["resourceVersion"] = self.bump()
+            self.nodes[name] = node
+        return self.nodes[name]
+
+
+def status_body(code, reason, message):
+    return {"kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
+            "message": message, "reason": reason, "code": code}
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = "kube-standin"
+
+    def log_message(self, fmt, *args):
+        pass
+
+    def record(self, body_text):
+        url = urllib.parse.urlsplit(self.path)
+        try:
+            body = json.loads(body_text) if body_text else None
+        except ValueError:
+            body = body_text
+        entry = {
+            "method": self.command,
+            "path": url.path,
+            "query": url.query,
+            "headers": {k.lower(): v for k, v in self.headers.items()
+                        if k.lower() in ("authorization", "content-type", "accept", "user-agent")},
+            "body": body,
+        }
+        with self.server.log_lock:
+            self.server.log.write(json.dumps(entry, sort_keys=True) + "\n")
+            self.server.log.flush()
+
+    def reply(self, code, doc, headers=None):
+        data = json.dumps(doc).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            self.send_header(key, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+    def fault(self, state, path):
+        faults_file = self.server.faults
+        if not faults_file or not os.path.exists(faults_file):
+            return None
+        with open(faults_file) as f:
+            rules = json.load(f)
+        for index, rule in enumerate(rules):
+            if rule.get("method", self.command) != self.command or not path.startswith(rule.get("path", "")):
+                continue
+            used = state.fault_hits.get(index, 0)
+            if used >= rule.get("times", 1):
+                continue
+            state.fault_hits[index] = used + 1
+            return rule
+        return None
+
+    def handle_any(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        body_text = self.rfile.read(length).decode() if length else ""
+        self.record(body_text)
+        url = urllib.parse.urlsplit(self.path)
+        query = urllib.parse.parse_qs(url.query)
+        parts = [p for p in url.path.split("/") if p]
+        state = self.server.state
+
+        if self.server.token_file:
+            with open(self.server.token_file) as f:
+                valid = f.read().strip()
+            if self.headers.get("Authorization") != "Bearer " + valid:
+                return self.reply(401, status_body(401, "Unauthorized", "Unauthorized"))
+
+        with state.lock:
+            rule = self.fault(state, url.path)
+        if rule:
+            if rule.get("delay"):
+                time.sleep(rule["delay"])
+            if rule.get("mutate_node"):
+                with state.lock:
+                    node = state.node(parts[3])
+                    spec = node.setdefault("spec", {})
+                    spec["taints"] = spec.get("taints", []) + rule["mutate_node"].get("taints", [])
+                    node["metadata"]["resourceVersion"] = state.bump()
+            elif rule.get("status"):
+                headers = {}
+                if rule.get("retry_after"):
+                    headers["Retry-After"] = str(rule["retry_after"])
+                return self.reply(rule["status"], status_body(rule["status"], "Injected", "injected fault"), headers)
+
+        try:
+            patch = json.loads(body_text) if body_text else {}
+        except ValueError:
+            return self.reply(400, status_body(400, "BadRequest", "body is not JSON"))
+
+        with state.lock:
+            # GET /api/v1/pods?fieldSelector=spec.nodeName=N&limit=L&continue=T
+            if self.command == "GET" and parts == ["api", "v1", "pods"]:
+                selected = state.pods
+                for selector in query.get("fieldSelector", []):
+                    key, _, value = selector.partition("=")
+                    if key != "spec.nodeName":
+                        return self.reply(400, status_body(400, "BadRequest", "unsupported selector"))
+                    selected = [p for p in selected if p.get("spec", {}).get("nodeName") == value]
+                start = 0
+                if "continue" in query:
+                    token = query["continue"][0]
+                    if not token.startswith("page-"):
+                        return self.reply(410, status_body(410, "Expired", "continue token expired"))
+                    start = int(token[5:])
+                limit = int(query.get("limit", ["0"])[0]) or len(selected) or 1
+                page = selected[start:start + limit]
+                metadata = {"resourceVersion": str(state.revision)}
+                if start + limit < len(selected):
+                    metadata["continue"] = "page-%d" % (start + limit)
+                return self.reply(200, {"kind": "PodList", "apiVersion": "v1", "metadata": metadata,
+                                        "items": page})
+            # /api/v1/nodes/N
+            if parts[:3] == ["api", "v1", "nodes"] and len(parts) == 4:
+                node = state.node(parts[3])
+                if self.command == "GET":
+                    return self.reply(200, node)
+                if self.command == "PATCH":
+                    if self.headers.get("Content-Type") != "application/merge-patch+json":
+                        return self.reply(415, status_body(415, "UnsupportedMediaType", "merge patch only"))
+                    wanted = patch.get("metadata", {}).get("resourceVersion")
+                    if wanted is not None and wanted != node["metadata"]["resourceVersion"]:
+                        return self.reply(409, status_body(
+                            409, "Conflict", 'Operation cannot be fulfilled on nodes "%s": the object '
+                            'has been modified; please apply your changes to the latest version and '
+                            'try again' % parts[3]))
+                    patch.get("metadata", {}).pop("resourceVersion", None)
+                    merged = merge_patch(node, patch)
+                    merged["metadata"]["resourceVersion"] = state.bump()
+                    if merged.get("spec", {}).get("taints") == []:
+                        del merged["spec"]["taints"]
+                    state.nodes[parts[3]] = merged
+                    return self.reply(200, merged)
+            # /api/v1/namespaces/NS/pods/NAME/status
+            if (len(parts) == 7 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "pods"
+                    and parts[6] == "status" and self.command == "PATCH"):
+                pod = next((p for p in state.pods if p["metadata"].get("namespace") == parts[3]
+                            and p["metadata"]["name"] == parts[5]), None)
+                if pod is None:
+                    return self.reply(404, status_body(404, "NotFound", 'pods "%s" not found' % parts[5]))
+                uid = patch.get("metadata", {}).get("uid")
+                if uid is not None and uid != pod["metadata"]["uid"]:
+                    return self.reply(409, status_body(
+                        409, "Conflict", "Precondition failed: UID in precondition: %s, UID in object "
+                        "meta: %s" % (uid, pod["metadata"]["uid"])))
+                strategic_status_patch(pod, patch)
+                pod["metadata"]["resourceVersion"] = state.bump()
+                return self.reply(200, pod)
+            # /api/v1/namespaces/NS/events[/NAME]
+            if len(parts) >= 5 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "events":
+                if self.command == "POST" and len(parts) == 5:
+                    key = (parts[3], patch.get("metadata", {}).get("name"))
+                    if key in state.events:
+                        return self.reply(409, status_body(409, "AlreadyExists", "event exists"))
+                    state.events[key] = patch
+                    return self.reply(201, patch)
+                if self.command == "PATCH" and len(parts) == 6:
+                    key = (parts[3], parts[5])
+                    if key not in state.events:
+                        return self.reply(404, status_body(404, "NotFound", "event not found"))
+                    state.events[key] = merge_patch(state.events[key], patch)
+                    return self.reply(200, state.events[key])
+        return self.reply(404, status_body(404, "NotFound", "the stand-in does not serve %s %s"
+                                           % (self.command, url.path)))
+
+    do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = handle_any
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--make-certs")
+    parser.add_argument("--cert")
+    parser.add_argument("--key")
+    parser.add_argument("--port-file")
+    parser.add_argument("--log")
+    parser.add_argument("--fixtures")
+    parser.add_argument("--faults")
+    parser.add_argument("--token-file")
+    parser.add_argument("--state-dump", help="write the nodes, pods and events here on exit")
+    parser.add_argument("--max-seconds", type=float, default=300)
+    args = parser.parse_args()
+
+    if args.make_certs:
+        make_certs(args.make_certs)
+        return 0
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(args.cert, args.key)
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+    server.state = State(args.fixtures)
+    server.log = open(args.log, "a")
+    server.log_lock = threading.Lock()
+    server.faults = args.faults
+    server.token_file = args.token_file
+
+    def dump_state():
+        if args.state_dump:
+            with server.state.lock:
+                doc = {"nodes": server.state.nodes, "pods": server.state.pods,
+                       "events": [e for e in server.state.events.values()]}
+            with open(args.state_dump + ".tmp", "w") as f:
+                json.dump(doc, f, sort_keys=True)
+            os.rename(args.state_dump + ".tmp", args.state_dump)
+
+    def stop(*_):
+        dump_state()
+        os._exit(0)
+
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGUSR1, lambda *_: dump_state())
+    # Never outlive a test that forgot us.
+    threading.Timer(args.max_seconds, stop).start()
+    with open(args.port_file + ".tmp", "w") as f:
+        f.write("%d\n" % server.server_address[1])
+    os.rename(args.port_file + ".tmp", args.port_file)
+    try:
+        server.serve_forever()
+    finally:
+        dump_state()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
