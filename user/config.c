@@ -127,6 +127,8 @@ static const struct option_spec option_table[] = {
 	{ "validate", NULL, NULL, OPT_BOOL, OFF(validate), NULL,
 	  "print the effective configuration and exit (2 when invalid)" },
 	{ "no-bpf", NULL, "noBpf", OPT_BOOL, OFF(no_bpf), NULL, "run on polling and PSI alone" },
+	{ "no-psi", NULL, "noPsi", OPT_BOOL, OFF(no_psi), NULL,
+	  "no PSI trigger (with --no-bpf: a plain poller, as the kubelet is)" },
 	{ "no-page-cache-bpf", NULL, "noPageCacheBpf", OPT_BOOL, OFF(no_page_cache_bpf), NULL,
 	  "skip the per-folio page-cache counters (cheaper on page-cache-heavy nodes)" },
 	{ "daemonset-last", NULL, "daemonSetLast", OPT_BOOL, OFF(daemonset_last), NULL,

@@ -85,7 +85,8 @@ struct evictd_config {
 	bool once;
 	bool validate;
 	bool no_bpf;
-	bool no_page_cache_bpf;			/* leave out the per-folio page-cache programs */
+	bool no_page_cache_bpf;
+	bool no_psi;				/* no PSI trigger: poll only (benchmarks) */			/* leave out the per-folio page-cache programs */
 	bool daemonset_last;
 	bool oom_guard;
 	struct threshold_value oom_guard_value;	/* MemAvailable below this (capped) */

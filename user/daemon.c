@@ -1064,9 +1064,9 @@ static int setup_loop(struct daemon *daemon)
 
 	/* PSI: the kernel wakes us when tasks stall on memory, i.e. near the watermarks. */
 	snprintf(psi_path, sizeof(psi_path), "%s%s", daemon->config.root, PSI_MEMORY_PATH);
-	fd = psi_trigger_open(psi_path, &(struct psi_trigger_spec){ "some", 100000, 1000000 });
+	fd = daemon->config.no_psi ? -ENOTSUP : psi_trigger_open(psi_path, &(struct psi_trigger_spec){ "some", 100000, 1000000 });
 	/* Without CAP_SYS_RESOURCE the kernel takes only windows in whole multiples of 2 s. */
-	if (fd == -EINVAL)
+	if (fd == -EINVAL && !daemon->config.no_psi)
 		fd = psi_trigger_open(psi_path, &(struct psi_trigger_spec){ "some", 200000, 2000000 });
 	if (fd >= 0 && daemon_add_source(daemon, fd, EPOLLPRI, on_psi, NULL) == 0)
 		daemon->psi_enabled = true;
