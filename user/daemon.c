@@ -190,6 +190,7 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config)
 	daemon->logged_threshold_index = -1;
 	daemon->epoll_fd = -1;
 	daemon->shutdown_timer_fd = -1;
+	daemon->grace_timer_fd = -1;
 	daemon->rank_options.daemonset_last = daemon->config.daemonset_last;
 	setup_pods(daemon);
 	return 0;
@@ -232,6 +233,7 @@ int daemon_reload(struct daemon *daemon)
 		daemon->argc = saved.argc;
 		daemon->argv = saved.argv;
 		daemon->epoll_fd = saved.epoll_fd;
+		daemon->grace_timer_fd = saved.grace_timer_fd;
 		memcpy(daemon->sources, saved.sources, sizeof(daemon->sources));
 		daemon->psi_enabled = saved.psi_enabled;
 		daemon->psi_wakeups = saved.psi_wakeups;
@@ -287,11 +289,14 @@ void daemon_log_decision(struct daemon *daemon)
 		log_info("decision: no threshold is met any more");
 		return;
 	}
-	for (size_t i = 0; i < daemon->n_candidates && i < 5 && used < sizeof(candidates) - 1; i++) {
+	for (size_t i = 0, shown = 0; i < daemon->n_candidates && shown < 5 && used < sizeof(candidates) - 1; i++) {
+		const struct pod *pod = daemon->candidates[i];
 		char name[330];
 
-		used += snprintf(candidates + used, sizeof(candidates) - used, "%s%s", i ? "," : "",
-				 victim_name(daemon->candidates[i], name, sizeof(name)));
+		if (pod_never_evict(pod) || pod->processes == 0 || pod->exited)
+			continue;
+		used += snprintf(candidates + used, sizeof(candidates) - used, "%s%s", shown++ ? "," : "",
+				 victim_name(pod, name, sizeof(name)));
 	}
 	threshold = &daemon->engine.thresholds[decision->threshold_index];
 	observed = &daemon->obs.signal[threshold->signal];
@@ -299,7 +304,7 @@ void daemon_log_decision(struct daemon *daemon)
 		 decision->dry_run ? "[dry-run] " : "", threshold->hard ? "hard" : "soft",
 		 signal_name(threshold->signal), (long long)observed->available, threshold->value.text,
 		 (long long)daemon->eval.threshold_value[decision->threshold_index],
-		 decision->n_candidates, candidates, daemon->n_candidates > 5 ? ",..." : "", victim,
+		 decision->n_candidates, candidates, decision->n_candidates > 5 ? ",..." : "", victim,
 		 decision->reason ? decision->reason : "");
 }
 
@@ -359,7 +364,8 @@ int daemon_evaluate(struct daemon *daemon, uint32_t mask)
 	/* The never-evict set ranks last; the victim is the first one outside it. Like the
 	 * kubelet's active pods, a cgroup with no task left is not a candidate: it is gone. */
 	for (size_t i = 0; i < daemon->n_candidates; i++) {
-		if (pod_never_evict(daemon->candidates[i]) || daemon->candidates[i]->processes == 0)
+		if (pod_never_evict(daemon->candidates[i]) || daemon->candidates[i]->processes == 0 ||
+		    daemon->candidates[i]->exited)
 			continue;
 		decision->n_candidates++;
 		if (!decision->victim)
@@ -668,13 +674,19 @@ static int daemon_handle_rounds(struct daemon *daemon, uint32_t mask)
 				.threshold_quantity = daemon->eval.threshold_value[daemon->decision.threshold_index],
 				.available = daemon->obs.signal[threshold->signal].available,
 			});
-		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after the kill%s",
+		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after %s%s",
 			 daemon->logged_victim, daemon->decision.victim->cgroup_path,
 			 signal_name(threshold->signal), grace_ns ? "SIGTERM then cgroup.kill" : "cgroup.kill",
-			 (double)result.total_ns / 1e6,
+			 (double)(result.exited_in_grace ? result.sigterm_to_empty_ns : result.kill_to_empty_ns) / 1e6,
+			 result.exited_in_grace ? "SIGTERM" : "the kill",
 			 threshold->signal == EV_SIGNAL_OOM_GUARD ? " [oom-guard]" : "");
 		/* The victim is gone: forget it so the next decision is logged afresh. */
 		daemon->logged_victim[0] = '\0';
+		/* Killing frees memory and PIDs at once, but disk only once the runtime has
+		 * cleaned the pod up: like the kubelet (waitForPodsCleanup), evict no second pod
+		 * for a disk signal until the next wake-up, when node-level reclaim runs first. */
+		if (is_disk_signal(threshold->signal))
+			break;
 	}
 	return killed;
 }
@@ -740,6 +752,45 @@ static void on_timer(struct daemon *daemon, struct loop_source *source, uint32_t
 		log_warn("timerfd read: %m");
 	daemon->pending_mask |= SIGNAL_MASK_ALL;
 	daemon->housekeeping_due = true;
+}
+
+static void on_grace_timer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	uint64_t expirations;
+
+	if (read(source->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		log_warn("grace timerfd read: %m");
+	daemon->pending_mask |= SIGNAL_MASK_ALL;
+}
+
+/* A soft threshold becomes actionable when its grace period ends, which no kernel event
+ * announces: wake up exactly then instead of at the next housekeeping tick. */
+static void arm_grace_timer(struct daemon *daemon)
+{
+	const struct eviction_engine *engine = &daemon->engine;
+	struct itimerspec spec = { 0 };
+	int64_t earliest = INT64_MAX;
+
+	if (daemon->grace_timer_fd < 0)
+		return;
+	for (size_t i = 0; i < engine->n_thresholds; i++) {
+		int64_t deadline;
+
+		if (engine->thresholds[i].hard || !daemon->eval.met[i] || daemon->eval.actionable[i] ||
+		    engine->state.first_observed_ns[i] < 0)
+			continue;
+		deadline = engine->state.first_observed_ns[i] + engine->thresholds[i].grace_period_ns;
+		if (deadline < earliest)
+			earliest = deadline;
+	}
+	if (earliest != INT64_MAX) {
+		spec.it_value.tv_sec = earliest / 1000000000;
+		spec.it_value.tv_nsec = earliest % 1000000000;
+		if (!spec.it_value.tv_sec && !spec.it_value.tv_nsec)
+			spec.it_value.tv_nsec = 1;
+	}
+	if (timerfd_settime(daemon->grace_timer_fd, TFD_TIMER_ABSTIME, &spec, NULL))
+		log_warn("grace timerfd_settime: %m");
 }
 
 static void on_psi(struct daemon *daemon, struct loop_source *source, uint32_t revents)
@@ -808,6 +859,11 @@ static int64_t margin_to_thresholds(const struct daemon *daemon, uint32_t mask)
 	return margin;
 }
 
+static uint64_t clamp_step(int64_t step, int64_t low, int64_t high)
+{
+	return (uint64_t)(step < low ? low : step > high ? high : step);
+}
+
 /* Tell the BPF programs how much may happen before we must look again: a quarter of the
  * margin, so checks get denser as a threshold approaches and stay rare far from one. */
 static void update_bpf_steps(struct daemon *daemon)
@@ -819,12 +875,13 @@ static void update_bpf_steps(struct daemon *daemon)
 							SIGNAL_MASK(EV_SIGNAL_CONTAINERFS_INODES_FREE));
 	int64_t page_size = sysconf(_SC_PAGESIZE);
 	struct bpf_loader_steps steps = {
-		/* Below the threshold already (kills under way): look every 4 MiB. */
-		.memory_pages = memory == INT64_MAX ? 0 :
-				memory <= 0 ? (uint64_t)(4 << 20) / page_size :
-				(uint64_t)(memory / 4 / page_size > 64 ? memory / 4 / page_size : 64),
-		.pids_tasks = pids == INT64_MAX ? 0 : (uint64_t)(pids / 4 > 1 ? pids / 4 : 1),
-		.inodes = inodes == INT64_MAX ? 0 : (uint64_t)(inodes / 4 > 1 ? inodes / 4 : 1),
+		/* Below the threshold already (kills under way): look every 4 MiB. The caps keep
+		 * a step short when a limit changes under us (pid_max, threads-max, hotplug),
+		 * which is no event of its own. */
+		.memory_pages = memory == INT64_MAX ? 0 : clamp_step(memory / 4 / page_size, (4 << 20) / page_size,
+								     (1LL << 30) / page_size),
+		.pids_tasks = pids == INT64_MAX ? 0 : clamp_step(pids / 4, 1, 256),
+		.inodes = inodes == INT64_MAX ? 0 : clamp_step(inodes / 4, 1, 16384),
 		.min_interval_ns = { 1000000, 5000000, 5000000 },
 		.wake_on_reclaim = true,
 	};
@@ -1062,6 +1119,13 @@ static int setup_loop(struct daemon *daemon)
 		return -EIO;
 	}
 
+	daemon->grace_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (daemon->grace_timer_fd < 0 ||
+	    daemon_add_source(daemon, daemon->grace_timer_fd, EPOLLIN, on_grace_timer, NULL)) {
+		log_err("grace timerfd: %m");
+		return -EIO;
+	}
+
 	/* PSI: the kernel wakes us when tasks stall on memory, i.e. near the watermarks. */
 	snprintf(psi_path, sizeof(psi_path), "%s%s", daemon->config.root, PSI_MEMORY_PATH);
 	fd = daemon->config.no_psi ? -ENOTSUP : psi_trigger_open(psi_path, &(struct psi_trigger_spec){ "some", 100000, 1000000 });
@@ -1094,14 +1158,15 @@ int daemon_run(struct daemon *daemon)
 		goto cleanup;
 	}
 	setup_shutdown(daemon);
-	log_info("evictd running%s: %zu thresholds, housekeeping every %llds, PSI %s, BPF %s",
+	log_info("evictd running%s: %zu thresholds, housekeeping every %lld ms, PSI %s, BPF %s",
 		 daemon->config.dry_run ? " in dry-run mode" : "", daemon->config.n_thresholds,
-		 (long long)(daemon->config.housekeeping_interval_ns / 1000000000),
+		 (long long)(daemon->config.housekeeping_interval_ns / 1000000),
 		 daemon->psi_enabled ? "on" : "off", daemon->bpf_state);
 	daemon_handle(daemon, 0);
 	if (daemon->decision.threshold_index < 0)
 		rank_candidates(daemon, EV_SIGNAL_MEMORY_AVAILABLE);
 	update_bpf_steps(daemon);
+	arm_grace_timer(daemon);
 	ops_update_metrics(daemon);
 	report_text(stdout, &daemon->engine, &daemon->obs, &daemon->eval, &daemon->decision);
 	fflush(stdout);
@@ -1136,6 +1201,7 @@ int daemon_run(struct daemon *daemon)
 			if (daemon->housekeeping_due && daemon->decision.threshold_index < 0)
 				rank_candidates(daemon, EV_SIGNAL_MEMORY_AVAILABLE);
 			update_bpf_steps(daemon);
+			arm_grace_timer(daemon);
 			ops_update_metrics(daemon);
 			if (daemon->housekeeping_due)
 				log_round(daemon);

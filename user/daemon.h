@@ -72,6 +72,7 @@ struct daemon {
 	struct loop_source sources[DAEMON_MAX_SOURCES];
 	uint32_t pending_mask;		/* signals to re-read after this batch of wake-ups */
 	bool housekeeping_due;
+	int grace_timer_fd;		/* fires when a met soft threshold's grace period ends */
 	bool stop;
 	bool psi_enabled;
 	uint64_t psi_wakeups;

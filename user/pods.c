@@ -281,6 +281,15 @@ int pods_read_usage(struct pod *pod)
 		pod->stats_missing = true;
 	}
 
+	/* populated 0 is the kernel's word that no live task is left; pids.current still
+	 * counts zombies until they are reaped. */
+	n = read_small_file(pod->cgroup_path, "cgroup.events", stat_buf, sizeof(stat_buf));
+	{
+		int64_t populated = 1;
+
+		pod->exited = n >= 0 && flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
+			      populated == 0;
+	}
 	if (read_i64_file(pod->cgroup_path, "pids.current", &tasks) < 0) {
 		tasks = count_threads(pod->cgroup_path, 0);
 		if (tasks < 0)

@@ -51,6 +51,8 @@ struct pod {
 	 * in every usage comparison (helpers.go: "prioritize evicting the pod for which no
 	 * stats were found"); zero-initialised = stats present. */
 	bool stats_missing;
+	bool exited;		/* cgroup.events says populated 0: nothing left to kill (zombies
+				 * may still count in pids.current) */
 };
 
 /* The kubelet's IsCriticalPod, plus evictd itself: static, mirror, priority >= 2e9, self. */

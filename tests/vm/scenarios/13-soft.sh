@@ -34,10 +34,9 @@ GRACE=4                 # --eviction-soft-grace-period, seconds
 MAX_POD_GRACE=3         # --eviction-max-pod-grace-period, seconds
 HOLD=300                # MiB the pod holds
 SHORT=2                 # seconds the short hold stays below the threshold
-# Not evictd's default (10s) for now: evictd arms no timer for the end of a soft threshold's
-# grace period, so on a quiet node the SIGTERM comes at the next housekeeping tick (up to 10 s
-# late; 6.5 s after a 4 s grace in a run with the default).  Set to "" once it does.
-HOUSEKEEPING=250ms
+# Empty: evictd's default (10s). A timer armed for the end of the soft threshold's grace
+# period must bring the SIGTERM on time, not the next housekeeping tick.
+HOUSEKEEPING=""
 PODS=/run/pods.json
 THR_BYTES=$(kp_qty_bytes $THRESHOLD)
 SOFT_ARGS="--eviction-soft=memory.available<$THRESHOLD --eviction-soft-grace-period=memory.available=${GRACE}s"
