@@ -234,6 +234,8 @@ int daemon_reload(struct daemon *daemon)
 		daemon->argv = saved.argv;
 		daemon->epoll_fd = saved.epoll_fd;
 		daemon->grace_timer_fd = saved.grace_timer_fd;
+		daemon->pod_psi = saved.pod_psi;
+		daemon->n_pod_psi = saved.n_pod_psi;
 		memcpy(daemon->sources, saved.sources, sizeof(daemon->sources));
 		daemon->psi_enabled = saved.psi_enabled;
 		daemon->psi_wakeups = saved.psi_wakeups;
@@ -325,6 +327,92 @@ static void engine_follow_layout(struct daemon *daemon)
 	daemon->engine_ready = true;
 }
 
+static void on_pod_psi(struct daemon *daemon, struct loop_source *source, uint32_t revents);
+
+/* Keep one memory PSI trigger per pod cgroup in step with the pods just discovered. */
+static void sync_pod_psi(struct daemon *daemon)
+{
+	struct pod **pods;
+	size_t n_pods = 0;
+
+	if (!daemon->pods || daemon->epoll_fd < 0 || daemon->config.no_psi || !daemon->psi_enabled)
+		return;
+	if (!daemon->pod_psi && !(daemon->pod_psi = calloc(DAEMON_MAX_POD_PSI, sizeof(*daemon->pod_psi))))
+		return;
+	for (size_t i = 0; i < daemon->n_pod_psi; i++)
+		daemon->pod_psi[i].seen = false;
+	pods = pods_list(daemon->pods, &n_pods);
+	for (size_t p = 0; p < n_pods; p++) {
+		const char *path = pods[p]->cgroup_path;
+		struct pod_psi *entry = NULL;
+		char pressure[600];
+		int fd;
+
+		for (size_t i = 0; i < daemon->n_pod_psi && !entry; i++)
+			if (!strcmp(daemon->pod_psi[i].cgroup_path, path))
+				entry = &daemon->pod_psi[i];
+		if (entry) {
+			entry->seen = true;
+			continue;
+		}
+		if (daemon->n_pod_psi >= DAEMON_MAX_POD_PSI || strlen(path) >= sizeof(entry->cgroup_path))
+			continue;
+		snprintf(pressure, sizeof(pressure), "%s/memory.pressure", path);
+		fd = psi_trigger_open(pressure, &(struct psi_trigger_spec){ "some", 100000, 1000000 });
+		if (fd == -EINVAL)
+			fd = psi_trigger_open(pressure, &(struct psi_trigger_spec){ "some", 200000, 2000000 });
+		if (fd < 0)
+			continue;
+		entry = &daemon->pod_psi[daemon->n_pod_psi];
+		snprintf(entry->cgroup_path, sizeof(entry->cgroup_path), "%s", path);
+		entry->seen = true;
+		if (daemon_add_source(daemon, fd, EPOLLPRI, on_pod_psi, entry)) {
+			close(fd);
+			continue;
+		}
+		/* daemon_add_source put it in the first free slot; find it for removal later. */
+		for (size_t i = 0; i < DAEMON_MAX_SOURCES; i++)
+			if (daemon->sources[i].fd == fd && daemon->sources[i].handle == on_pod_psi)
+				entry->source = &daemon->sources[i];
+		daemon->n_pod_psi++;
+	}
+	/* Pods that are gone: close their triggers, keep the table dense. */
+	for (size_t i = 0; i < daemon->n_pod_psi;) {
+		struct pod_psi *entry = &daemon->pod_psi[i];
+
+		if (entry->seen) {
+			i++;
+			continue;
+		}
+		if (entry->source) {
+			int fd = entry->source->fd;
+
+			daemon_remove_source(daemon, entry->source);
+			close(fd);
+		}
+		*entry = daemon->pod_psi[--daemon->n_pod_psi];
+		if (entry->source)
+			entry->source->ctx = entry;
+	}
+}
+
+static void on_pod_psi(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	struct pod_psi *entry = source->ctx;
+
+	if (revents & EPOLLERR) {	/* the cgroup was removed: drop the trigger now */
+		int fd = source->fd;
+
+		daemon_remove_source(daemon, source);
+		close(fd);
+		entry->source = NULL;
+		entry->seen = false;
+		return;
+	}
+	daemon->psi_wakeups++;
+	daemon->pending_mask |= SIGNAL_MASK_MEMORY;
+}
+
 static void rank_candidates(struct daemon *daemon, enum ev_signal signal)
 {
 	daemon->candidates = NULL;
@@ -333,6 +421,7 @@ static void rank_candidates(struct daemon *daemon, enum ev_signal signal)
 		return;
 	if (pods_refresh(daemon->pods))
 		return;
+	sync_pod_psi(daemon);
 	daemon->candidates = pods_list(daemon->pods, &daemon->n_candidates);
 	daemon->rank_options.fs_layout = daemon->obs.fs_layout;
 	rank_pods(signal, &daemon->rank_options, daemon->candidates, daemon->n_candidates);
@@ -1228,5 +1317,8 @@ cleanup:
 	if (daemon->epoll_fd >= 0)
 		close(daemon->epoll_fd);
 	daemon->epoll_fd = -1;
+	free(daemon->pod_psi);
+	daemon->pod_psi = NULL;
+	daemon->n_pod_psi = 0;
 	return status;
 }

@@ -23,7 +23,8 @@
 #define DAEMON_MAX_KILL_ROOTS 32
 /* Kills in one burst before yielding to the loop again (each re-reads the signals). */
 #define DAEMON_MAX_KILLS_PER_WAKE 16
-#define DAEMON_MAX_SOURCES 32
+#define DAEMON_MAX_SOURCES 320
+#define DAEMON_MAX_POD_PSI 256
 #define PSI_MEMORY_PATH "/proc/pressure/memory"
 #define SIGNAL_MASK_ALL ((1u << EV_SIGNAL_COUNT) - 1)
 
@@ -76,6 +77,13 @@ struct daemon {
 	bool stop;
 	bool psi_enabled;
 	uint64_t psi_wakeups;
+	/* A PSI trigger on each pod's memory.pressure: a pod stalling in its own limit. */
+	struct pod_psi {
+		char cgroup_path[512];
+		struct loop_source *source;
+		bool seen;
+	} *pod_psi;
+	size_t n_pod_psi;
 
 	/* Operations (metrics, decision log, control socket): carried over by daemon_reload. */
 	struct daemon_ops *ops;
