@@ -24,6 +24,15 @@ int64_t daemon_monotonic_ns(void)
 	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
+/* Consume a timerfd's expiration count so it stops being readable. */
+static void drain_timerfd(int fd, const char *what)
+{
+	uint64_t expirations;
+
+	if (read(fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		log_warn("%s timerfd read: %m", what);
+}
+
 #define DEFAULT_KUBELET_DIR "/var/lib/kubelet"
 
 static void resolve_node_name(struct daemon *daemon)
@@ -358,9 +367,7 @@ static void sync_pod_psi(struct daemon *daemon)
 		if (daemon->n_pod_psi >= DAEMON_MAX_POD_PSI || strlen(path) >= sizeof(entry->cgroup_path))
 			continue;
 		snprintf(pressure, sizeof(pressure), "%s/memory.pressure", path);
-		fd = psi_trigger_open(pressure, &(struct psi_trigger_spec){ "some", 100000, 1000000 });
-		if (fd == -EINVAL)
-			fd = psi_trigger_open(pressure, &(struct psi_trigger_spec){ "some", 200000, 2000000 });
+		fd = psi_trigger_open_memory(pressure);
 		if (fd < 0)
 			continue;
 		entry = &daemon->pod_psi[daemon->n_pod_psi];
@@ -621,10 +628,7 @@ static void on_control(struct daemon *daemon, struct loop_source *source, uint32
 
 static void on_watchdog(struct daemon *daemon, struct loop_source *source, uint32_t revents)
 {
-	uint64_t expirations;
-
-	if (read(source->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-		log_warn("watchdog timerfd read: %m");
+	drain_timerfd(source->fd, "watchdog");
 	notify_watchdog();
 }
 
@@ -835,20 +839,14 @@ static void on_signal(struct daemon *daemon, struct loop_source *source, uint32_
 
 static void on_timer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
 {
-	uint64_t expirations;
-
-	if (read(source->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-		log_warn("timerfd read: %m");
+	drain_timerfd(source->fd, "housekeeping");
 	daemon->pending_mask |= SIGNAL_MASK_ALL;
 	daemon->housekeeping_due = true;
 }
 
 static void on_grace_timer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
 {
-	uint64_t expirations;
-
-	if (read(source->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-		log_warn("grace timerfd read: %m");
+	drain_timerfd(source->fd, "grace");
 	daemon->pending_mask |= SIGNAL_MASK_ALL;
 }
 
@@ -1090,10 +1088,7 @@ static void on_shutdown_killer(struct daemon *daemon, struct loop_source *source
 
 static void on_shutdown_timer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
 {
-	uint64_t expirations;
-
-	if (read(source->fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
-		log_warn("shutdown timerfd read: %m");
+	drain_timerfd(source->fd, "shutdown");
 	shutdown_advance(daemon);
 }
 
@@ -1217,10 +1212,7 @@ static int setup_loop(struct daemon *daemon)
 
 	/* PSI: the kernel wakes us when tasks stall on memory, i.e. near the watermarks. */
 	snprintf(psi_path, sizeof(psi_path), "%s%s", daemon->config.root, PSI_MEMORY_PATH);
-	fd = daemon->config.no_psi ? -ENOTSUP : psi_trigger_open(psi_path, &(struct psi_trigger_spec){ "some", 100000, 1000000 });
-	/* Without CAP_SYS_RESOURCE the kernel takes only windows in whole multiples of 2 s. */
-	if (fd == -EINVAL && !daemon->config.no_psi)
-		fd = psi_trigger_open(psi_path, &(struct psi_trigger_spec){ "some", 200000, 2000000 });
+	fd = daemon->config.no_psi ? -ENOTSUP : psi_trigger_open_memory(psi_path);
 	if (fd >= 0 && daemon_add_source(daemon, fd, EPOLLPRI, on_psi, NULL) == 0)
 		daemon->psi_enabled = true;
 	else if (fd >= 0)

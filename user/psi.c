@@ -31,6 +31,15 @@ int psi_trigger_open(const char *path, const struct psi_trigger_spec *spec)
 	return fd;
 }
 
+int psi_trigger_open_memory(const char *path)
+{
+	int fd = psi_trigger_open(path, &(struct psi_trigger_spec){ "some", 100000, 1000000 });
+
+	if (fd == -EINVAL)
+		fd = psi_trigger_open(path, &(struct psi_trigger_spec){ "some", 200000, 2000000 });
+	return fd;
+}
+
 int psi_read_total(const char *path, uint64_t *some_total_us)
 {
 	char buf[512], *total;

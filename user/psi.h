@@ -17,6 +17,10 @@ struct psi_trigger_spec {
  * negative errno with the path logged. */
 int psi_trigger_open(const char *path, const struct psi_trigger_spec *spec);
 
+/* The memory trigger evictd arms: "some" 100 ms in 1 s, or, where the kernel takes only
+ * whole 2 s windows (no CAP_SYS_RESOURCE), 200 ms in 2 s. */
+int psi_trigger_open_memory(const char *path);
+
 /* Parse "some avg10=... total=N" content: total stall microseconds of the "some" line. */
 int psi_read_total(const char *path, uint64_t *some_total_us);
 

@@ -206,24 +206,13 @@ int64_t rank_request(enum ev_signal signal, const struct pod *pod)
 }
 
 /*
- * What the third key subtracts from usage. [helpers.go] memory() subtracts the memory request;
- * disk() subtracts the ephemeral-storage request. Its source does so for inodes too (bytes off
- * an inode count); the seed and SPEC §5 say inodes have no request and rank by priority then
- * consumption, and the seed is our source, so inodes subtract nothing.
+ * What the third key subtracts from usage: the request (helpers.go memory() and disk()).
+ * The kubelet's disk() takes the ephemeral-storage request off inode counts too; the seed and
+ * SPEC §5 say inodes have no request, and the seed is our source, so rank_request's 0 holds.
  */
 static int64_t request_subtracted(enum ev_signal signal, const struct pod *pod)
 {
-	switch (signal_rank_kind(signal)) {
-	case RANK_KIND_MEMORY:
-		return pod->memory_request;
-	case RANK_KIND_DISK_BYTES:
-		return pod->ephemeral_storage_request;
-	case RANK_KIND_DISK_INODES:
-	case RANK_KIND_PID:
-	case RANK_KIND_NONE:
-		break;
-	}
-	return 0;
+	return rank_request(signal, pod);
 }
 
 struct rank_ctx {

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Pods (issue 4): PodList parsing incl. malformed input, cgroup discovery for both kubelet
  * drivers and every QoS class on fixture trees, usage, the join with a pods file, evictd's
- * own pod, and standalone workloads with xattrs. Static PodLists: tests/fixtures/pods. */
+ * own pod, standalone workloads with xattrs, and per-pod disk use (volumes, logs, crictl
+ * writable layers). Static PodLists: tests/fixtures/pods; crictl output: tests/fixtures/pods-disk. */
 #include "testutil.h"
 
+#include <sched.h>
+#include <signal.h>
 #include <stdint.h>
+#include <sys/mount.h>
 #include <sys/xattr.h>
 #include <time.h>
 
@@ -971,6 +975,519 @@ static void test_open_rejects_bad_workload_roots(void **state)
 	assert_null(pods_list(NULL, NULL));
 }
 
+/* ---- disk usage (SPEC §5) -------------------------------------------------------------- */
+
+#define DISK_FIXTURES FIXTURES_DIR "/pods-disk"
+#define KUBELET_PODS "var/lib/kubelet/pods"
+#define POD_LOGS "var/log/pods"
+#define VOL_G KUBELET_PODS "/" UID_G "/volumes"
+#define CACHE_G VOL_G "/kubernetes.io~empty-dir/cache"
+#define CFG_G VOL_G "/kubernetes.io~configmap/cfg"
+#define CFG_TS "..2024_06_10_12_00_00.1234567"
+#define LOGS_G POD_LOGS "/shop_web-7c9f8b6d5-x2x4q_" UID_G
+#define LOGS_BU POD_LOGS "/default_api-5d8f7c9b4-qq8lz_" UID_BU
+#define KI 1024ll
+
+/* size bytes of real data (no holes) at root/rel, synced so st_blocks is settled. */
+static void write_data(const char *root, const char *rel, size_t size)
+{
+	char path[PATH_MAX], buf[4096], *slash;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	slash = strrchr(path, '/');
+	*slash = '\0';
+	fixture_mkdirs(path);
+	*slash = '/';
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		fail_msg("open %s: %s", path, strerror(errno));
+	memset(buf, 'x', sizeof(buf));
+	while (size) {
+		size_t n = size < sizeof(buf) ? size : sizeof(buf);
+
+		assert_int_equal(write(fd, buf, n), (ssize_t)n);
+		size -= n;
+	}
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+}
+
+static void make_dir(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+
+	assert_true(snprintf(path, sizeof(path), "%s/%s", root, rel) < (int)sizeof(path));
+	fixture_mkdirs(path);
+}
+
+/* root/rel -> target; target is taken as is (absolute or relative to the link). */
+static void make_symlink(const char *root, const char *rel, const char *target)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (symlink(target, path))
+		fail_msg("symlink %s: %s", path, strerror(errno));
+}
+
+static void make_hardlink(const char *root, const char *existing, const char *rel)
+{
+	char from[PATH_MAX], to[PATH_MAX];
+
+	snprintf(from, sizeof(from), "%s/%s", root, existing);
+	snprintf(to, sizeof(to), "%s/%s", root, rel);
+	if (link(from, to))
+		fail_msg("link %s: %s", to, strerror(errno));
+}
+
+/* What du counts for root/rel: st_blocks * 512, the entry itself (no symlink followed). */
+static int64_t du(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (lstat(path, &st))
+		fail_msg("lstat %s: %s", path, strerror(errno));
+	return (int64_t)st.st_blocks * 512;
+}
+
+/* An executable script at root/rel (a fake crictl). */
+static void write_script(const char *root, const char *rel, const char *body)
+{
+	char path[PATH_MAX];
+
+	fixture_write(root, rel, "#!/bin/sh\n%s\n", body);
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	assert_int_equal(chmod(path, 0755), 0);
+}
+
+/* A fake crictl answering exactly `args` with the fixture file, anything else exit 2. */
+static void write_fake_crictl(const char *root, const char *rel, const char *args, const char *fixture)
+{
+	char abs[PATH_MAX], body[3 * PATH_MAX];
+
+	if (!realpath(fixture, abs))
+		fail_msg("realpath %s: %s", fixture, strerror(errno));
+	snprintf(body, sizeof(body),
+		 "[ \"$*\" = '%s' ] || { echo \"fake crictl: unexpected arguments: $*\" >&2; exit 2; }\n"
+		 "echo 'WARN[0000] image connect using default endpoints' >&2\n"
+		 "exec cat '%s'", args, abs);
+	write_script(root, rel, body);
+}
+
+/* Put root/bin first in PATH; returns the old PATH for path_restore. */
+static char *path_push(const char *root, const char *bin)
+{
+	const char *old = getenv("PATH");
+	char *saved = strdup(old ? old : "");
+	char path[2 * PATH_MAX];
+
+	assert_non_null(saved);
+	snprintf(path, sizeof(path), "%s/%s%s%s", root, bin, saved[0] ? ":" : "", saved);
+	assert_int_equal(setenv("PATH", path, 1), 0);
+	return saved;
+}
+
+static void path_restore(char *saved)
+{
+	setenv("PATH", saved, 1);
+	free(saved);
+}
+
+/*
+ * Pod G: an emptyDir with data, a hard link, a file symlink and a dir symlink to 1 MiB
+ * outside; a configMap volume (the atomic-writer layout of symlinks); a secret volume, a
+ * volume-level symlink, etc-hosts, plugin and termination-log files, none of which count.
+ * Logs for G (two containers, a rotated file, a nested dir that does not count) and BU; a
+ * log dir of a pod that is not ours. BE has nothing on disk.
+ */
+static void build_disk_fixture(const char *root)
+{
+	char target[PATH_MAX];
+
+	build_systemd_tree(root);
+	write_data(root, "outside/big", 1024 * 1024);
+
+	write_data(root, CACHE_G "/a", 64 * 1024);
+	write_data(root, CACHE_G "/d/b", 10 * 1024);
+	make_hardlink(root, CACHE_G "/a", CACHE_G "/d/a-again");
+	snprintf(target, sizeof(target), "%s/outside/big", root);
+	make_symlink(root, CACHE_G "/s", target);
+	snprintf(target, sizeof(target), "%s/outside", root);
+	make_symlink(root, CACHE_G "/dirlink", target);
+
+	write_data(root, CFG_G "/" CFG_TS "/key", 100);
+	make_symlink(root, CFG_G "/..data", CFG_TS);
+	make_symlink(root, CFG_G "/key", "..data/key");
+
+	write_data(root, VOL_G "/kubernetes.io~secret/tok/token", 50 * 1024);
+	make_symlink(root, VOL_G "/kubernetes.io~empty-dir/linked", target);
+	write_data(root, KUBELET_PODS "/" UID_G "/etc-hosts", 4 * 1024);
+	write_data(root, KUBELET_PODS "/" UID_G "/plugins/kubernetes.io~empty-dir/cache/ready", 10);
+	write_data(root, KUBELET_PODS "/" UID_G "/containers/app/0a1b2c3d", 2 * 1024);
+
+	write_data(root, LOGS_G "/app/0.log", 20 * 1024);
+	write_data(root, LOGS_G "/app/0.log.20240610-120000.gz", 5 * 1024);
+	write_data(root, LOGS_G "/sidecar/0.log", 3 * 1024);
+	write_data(root, LOGS_G "/app/nested/deep.log", 8 * 1024);
+	write_data(root, LOGS_BU "/api/0.log", 7 * 1024);
+	write_data(root, POD_LOGS "/default_deleted-pod_deadbeef-0000-4000-8000-000000000000/gone/0.log",
+		   9 * 1024);
+	write_data(root, POD_LOGS "/README", 100);
+}
+
+static int64_t expected_volume_bytes_g(const char *root)
+{
+	return du(root, CACHE_G) + du(root, CACHE_G "/a") + du(root, CACHE_G "/d") +
+	       du(root, CACHE_G "/d/b") + du(root, CACHE_G "/s") + du(root, CACHE_G "/dirlink") +
+	       du(root, CFG_G) + du(root, CFG_G "/" CFG_TS) + du(root, CFG_G "/" CFG_TS "/key") +
+	       du(root, CFG_G "/..data") + du(root, CFG_G "/key");
+}
+
+static struct pods *open_kube_pods(const char *root)
+{
+	struct pods_options options = { .root = root };
+	struct pods *pods;
+
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	return pods;
+}
+
+static void test_disk_usage_volumes_logs_writable(void **state)
+{
+	const char *root = *state;
+	struct pods_disk_report report;
+	struct pods_disk_options options = {
+		.runtime_endpoint = "unix:///run/containerd/containerd.sock",
+		.report = &report,
+	};
+	struct rank_options split = { .fs_layout = FS_LAYOUT_SPLIT_DISK };
+	struct pod *g, *bu, *be, first_g;
+	int64_t vol_bytes, log_bytes;
+	struct pods *pods;
+	char *saved;
+
+	build_disk_fixture(root);
+	write_fake_crictl(root, "bin/crictl",
+			  "--runtime-endpoint unix:///run/containerd/containerd.sock stats -o json",
+			  DISK_FIXTURES "/crictl-stats.json");
+	pods = open_kube_pods(root);
+	g = find_pod(pods, UID_G);
+	bu = find_pod(pods, UID_BU);
+	be = find_pod(pods, UID_BE);
+
+	saved = path_push(root, "bin");
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	path_restore(saved);
+
+	/* Volumes: emptyDir + configMap trees with their top dirs; the hard link once; the
+	 * symlinks as themselves (not the 1 MiB behind them); no secret, etc-hosts, plugin
+	 * or termination-log bytes, no volume-level symlink. */
+	vol_bytes = expected_volume_bytes_g(root);
+	assert_true(vol_bytes >= (64 + 10) * KI);
+	assert_true(vol_bytes < 1024 * KI);
+	assert_int_equal(g->disk_bytes.volumes, vol_bytes);
+	assert_int_equal(g->disk_inodes.volumes, 11);
+	/* Logs: the files of each container dir, not the dirs, not a nested dir's files. */
+	log_bytes = du(root, LOGS_G "/app/0.log") + du(root, LOGS_G "/app/0.log.20240610-120000.gz") +
+		    du(root, LOGS_G "/sidecar/0.log");
+	assert_true(log_bytes >= 28 * KI);
+	assert_int_equal(g->disk_bytes.logs, log_bytes);
+	assert_int_equal(g->disk_inodes.logs, 3);
+	assert_int_equal(bu->disk_bytes.logs, du(root, LOGS_BU "/api/0.log"));
+	assert_int_equal(bu->disk_inodes.logs, 1);
+	assert_int_equal(bu->disk_bytes.volumes, 0);
+	/* Writable layers from crictl stats: two containers summed for G; BU's container has
+	 * no writableLayer; the unknown pod and the unlabelled container are ignored. */
+	assert_int_equal(g->disk_bytes.writable, 1048576 + 4096);
+	assert_int_equal(g->disk_inodes.writable, 42);
+	assert_int_equal(bu->disk_bytes.writable, 0);
+	assert_int_equal(be->disk_bytes.writable, 123456789);
+	assert_int_equal(be->disk_inodes.writable, 1000);
+	assert_int_equal(be->disk_bytes.volumes + be->disk_bytes.logs, 0);
+	/* The kubelet attributes no image storage to pods. */
+	assert_int_equal(g->disk_bytes.images + be->disk_bytes.images + g->disk_inodes.images, 0);
+
+	assert_int_equal(report.pods, 3);
+	assert_int_equal(report.walks, 4);	/* cache, cfg, G's logs, BU's logs */
+	assert_int_equal(report.capped_walks, 0);
+	assert_int_equal(report.memory_volumes_skipped, 0);
+	assert_int_equal(report.crictl_status, 0);
+	assert_int_equal(report.crictl_containers, 4);
+
+	/* What the ranking sees: one filesystem = all three; split disk: nodefs volumes +
+	 * logs, imagefs writable layers. */
+	assert_int_equal(rank_usage(EV_SIGNAL_NODEFS_AVAILABLE, NULL, g), vol_bytes + log_bytes + 1052672);
+	assert_int_equal(rank_usage(EV_SIGNAL_NODEFS_INODES_FREE, NULL, g), 11 + 3 + 42);
+	assert_int_equal(rank_usage(EV_SIGNAL_NODEFS_AVAILABLE, &split, g), vol_bytes + log_bytes);
+	assert_int_equal(rank_usage(EV_SIGNAL_IMAGEFS_AVAILABLE, &split, g), 1052672);
+
+	/* Again: the same numbers, nothing accumulates. */
+	first_g = *g;
+	saved = path_push(root, "bin");
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	path_restore(saved);
+	assert_memory_equal(&g->disk_bytes, &first_g.disk_bytes, sizeof(first_g.disk_bytes));
+	assert_memory_equal(&g->disk_inodes, &first_g.disk_inodes, sizeof(first_g.disk_inodes));
+
+	/* Only the logs: the other parts are reset, crictl is not run. */
+	options.parts = PODS_DISK_LOGS;
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	assert_int_equal(g->disk_bytes.logs, log_bytes);
+	assert_int_equal(g->disk_bytes.volumes, 0);
+	assert_int_equal(g->disk_bytes.writable, 0);
+	assert_int_equal(be->disk_inodes.writable, 0);
+	assert_int_equal(report.crictl_status, 1);
+	assert_int_equal(report.walks, 2);
+	pods_close(pods);
+}
+
+static void umount_quietly(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	umount2(path, MNT_DETACH);
+}
+
+static int mount_tmpfs(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	fixture_mkdirs(path);
+	return mount("tmpfs", path, "tmpfs", 0, "size=4m");
+}
+
+static void test_disk_memory_volume_and_other_mounts(void **state)
+{
+	const char *root = *state;
+	struct pods_disk_report report;
+	struct pods_disk_options options = { .crictl = "", .report = &report };
+	int64_t expect_bytes;
+	struct pods *pods;
+	struct pod *g;
+	int ret;
+
+	/* A private mount namespace keeps the test's mounts from leaking if it fails. */
+	if (unshare(CLONE_NEWNS) || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) {
+		print_message("cannot make a private mount namespace (%s): tmpfs emptyDir test "
+			      "needs root (CAP_SYS_ADMIN); skipped\n", strerror(errno));
+		skip();
+	}
+	build_systemd_tree(root);
+	write_data(root, CACHE_G "/f", 16 * 1024);
+	/* medium: Memory: the whole volume is a tmpfs. */
+	if (mount_tmpfs(root, VOL_G "/kubernetes.io~empty-dir/mem")) {
+		print_message("mount tmpfs: %s; skipped\n", strerror(errno));
+		skip();
+	}
+	write_data(root, VOL_G "/kubernetes.io~empty-dir/mem/big", 1024 * 1024);
+	/* A filesystem mounted inside a disk emptyDir: not counted, not entered. */
+	assert_int_equal(mount_tmpfs(root, CACHE_G "/mnt"), 0);
+	write_data(root, CACHE_G "/mnt/inside", 512 * 1024);
+
+	pods = open_kube_pods(root);
+	g = find_pod(pods, UID_G);
+	ret = pods_read_disk_usage(pods, &options);
+	umount_quietly(root, CACHE_G "/mnt");
+	umount_quietly(root, VOL_G "/kubernetes.io~empty-dir/mem");
+	/* Only now, with the mounts gone: the mountpoint dir itself is on the disk fs. */
+	expect_bytes = du(root, CACHE_G) + du(root, CACHE_G "/f");
+
+	assert_int_equal(ret, 0);
+	assert_int_equal(report.memory_volumes_skipped, 1);
+	assert_int_equal(report.walks, 1);
+	assert_int_equal(g->disk_bytes.volumes, expect_bytes);
+	assert_int_equal(g->disk_inodes.volumes, 2);	/* cache and f */
+	assert_int_equal(report.crictl_status, -ENOENT);	/* crictl "": not asked */
+	pods_close(pods);
+}
+
+static void test_disk_walk_limits(void **state)
+{
+	const char *root = *state;
+	struct pods_disk_report report;
+	struct pods_disk_options options = { .crictl = "", .max_entries = 10, .report = &report };
+	char rel[PATH_MAX];
+	struct pods *pods;
+	struct pod *g, *bu;
+	size_t len;
+
+	build_systemd_tree(root);
+	for (int i = 0; i < 50; i++) {
+		snprintf(rel, sizeof(rel), VOL_G "/kubernetes.io~empty-dir/many/f%02d", i);
+		fixture_write(root, rel, "%s", "");
+	}
+	/* 140 dirs deep: deeper than the walker follows. */
+	len = (size_t)snprintf(rel, sizeof(rel), KUBELET_PODS "/" UID_BU "/volumes/kubernetes.io~empty-dir/deep");
+	for (int i = 0; i < 140; i++)
+		len += (size_t)snprintf(rel + len, sizeof(rel) - len, "/d");
+	make_dir(root, rel);
+
+	pods = open_kube_pods(root);
+	g = find_pod(pods, UID_G);
+	bu = find_pod(pods, UID_BU);
+
+	/* max_entries 10: each walk stops after 10 entries, the top dir counted as well. */
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	assert_int_equal(g->disk_inodes.volumes, 11);
+	assert_int_equal(bu->disk_inodes.volumes, 11);
+	assert_int_equal(report.capped_walks, 2);
+
+	/* The default cap: all 50 files; the chain is followed 128 dirs down, then left. */
+	options.max_entries = 0;
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	assert_int_equal(g->disk_inodes.volumes, 51);
+	assert_int_equal(bu->disk_inodes.volumes, 129);
+	assert_int_equal(report.capped_walks, 1);
+	pods_close(pods);
+}
+
+/* true when pid is gone or a zombie (killed, not yet reaped by its new parent). */
+static bool process_dead(pid_t pid)
+{
+	char path[64], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
+}
+
+/* Run with the crictl script body given; writable must be 0 everywhere, the rest measured. */
+static int run_with_crictl(const char *root, struct pods *pods, const char *body, int64_t timeout_ns,
+			   struct pods_disk_report *report)
+{
+	struct pods_disk_options options = { .crictl_timeout_ns = timeout_ns, .report = report };
+	size_t n;
+	struct pod **list;
+	char *saved;
+	int ret;
+
+	write_script(root, "bin/crictl", body);
+	saved = path_push(root, "bin");
+	ret = pods_read_disk_usage(pods, &options);
+	path_restore(saved);
+	assert_int_equal(ret, 0);
+	list = pods_list(pods, &n);
+	for (size_t i = 0; i < n; i++) {
+		assert_int_equal(list[i]->disk_bytes.writable, 0);
+		assert_int_equal(list[i]->disk_inodes.writable, 0);
+	}
+	assert_int_equal(find_pod(pods, UID_G)->disk_bytes.volumes, du(root, CACHE_G) + du(root, CACHE_G "/f"));
+	return report->crictl_status;
+}
+
+static void test_disk_crictl_failures(void **state)
+{
+	const char *root = *state;
+	struct pods_disk_report report;
+	struct pods_disk_options options = { .report = &report };
+	char body[2 * PATH_MAX], pidfile[PATH_MAX], abs[PATH_MAX], *saved;
+	struct pods *pods;
+	FILE *f;
+	int pid = 0;
+
+	build_systemd_tree(root);
+	write_data(root, CACHE_G "/f", 8 * 1024);
+	pods = open_kube_pods(root);
+
+	/* Fails (runtime down): its exit status, stderr logged. */
+	assert_int_equal(run_with_crictl(root, pods, "echo 'connect: connection refused' >&2; exit 1",
+					 0, &report), 1);
+	/* Killed by a signal: 128 + N. */
+	assert_int_equal(run_with_crictl(root, pods, "kill -TERM $$", 0, &report), 128 + SIGTERM);
+	/* Not JSON, and JSON of the wrong shape. */
+	assert_int_equal(run_with_crictl(root, pods, "echo 'this is not json'", 0, &report), -EINVAL);
+	assert_int_equal(run_with_crictl(root, pods, "echo '{\"stats\": {}}'", 0, &report), -EINVAL);
+	assert_int_equal(run_with_crictl(root, pods, "echo '{\"stats\": []} trailing'", 0, &report), -EINVAL);
+	/* One good entry, then a negative size: nothing of it is kept. */
+	if (!realpath(DISK_FIXTURES "/crictl-stats-bad-value.json", abs))
+		fail_msg("realpath: %s", strerror(errno));
+	snprintf(body, sizeof(body), "cat '%s'", abs);
+	assert_int_equal(run_with_crictl(root, pods, body, 0, &report), -EINVAL);
+	/* Hangs: killed at the timeout with what it started (its process group). */
+	snprintf(pidfile, sizeof(pidfile), "%s/sleep.pid", root);
+	snprintf(body, sizeof(body), "sleep 30 & echo $! > '%s'; wait", pidfile);
+	assert_int_equal(run_with_crictl(root, pods, body, 300 * 1000000ll, &report), -ETIMEDOUT);
+	assert_true(report.elapsed_ns < 5000000000ll);
+	f = fopen(pidfile, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	for (int i = 0; i < 200 && !process_dead(pid); i++)
+		usleep(10000);
+	assert_true(process_dead(pid));
+	/* An empty list is a success with nothing attributed. */
+	assert_int_equal(run_with_crictl(root, pods, "echo '{\"stats\": []}'", 0, &report), 0);
+	assert_int_equal(report.crictl_containers, 0);
+
+	/* Not in PATH (only an empty dir there), or switched off: nothing run. */
+	make_dir(root, "empty-bin");
+	saved = strdup(getenv("PATH") ? getenv("PATH") : "");
+	assert_non_null(saved);
+	snprintf(body, sizeof(body), "%s/empty-bin", root);
+	setenv("PATH", body, 1);
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	path_restore(saved);
+	assert_int_equal(report.crictl_status, -ENOENT);
+	assert_int_equal(find_pod(pods, UID_G)->disk_bytes.writable, 0);
+	options.crictl = "";
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	assert_int_equal(report.crictl_status, -ENOENT);
+
+	/* A path (with '/') is run as is, without PATH. */
+	write_fake_crictl(root, "other/crictl", "stats -o json", DISK_FIXTURES "/crictl-stats.json");
+	snprintf(body, sizeof(body), "%s/other/crictl", root);
+	options.crictl = body;
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	assert_int_equal(report.crictl_status, 0);
+	assert_int_equal(find_pod(pods, UID_BE)->disk_bytes.writable, 123456789);
+	pods_close(pods);
+}
+
+static void test_disk_standalone_and_arguments(void **state)
+{
+	const char *root = *state;
+	static const char *const roots[] = { "/workloads" };
+	struct pods_options options = { .root = root, .workload_roots = roots, .n_workload_roots = 1 };
+	struct pods_disk_report report;
+	struct pods_disk_options disk = { .report = &report };
+	struct pods *pods;
+	struct pod **list;
+	size_t n;
+
+	assert_int_equal(pods_read_disk_usage(NULL, NULL), -EINVAL);
+	fixture_write(root, CG "/cgroup.controllers", "memory\n");
+	write_cgroup(root, "workloads/alpha", 10 * MI, 0, 1);
+	/* A kubelet dir that would match if standalone workloads were measured. */
+	write_data(root, KUBELET_PODS "/alpha/volumes/kubernetes.io~empty-dir/v/f", 4096);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	list = pods_list(pods, &n);
+	assert_int_equal(n, 1);
+	list[0]->disk_bytes.volumes = 12345;	/* stale: reset */
+	assert_int_equal(pods_read_disk_usage(pods, &disk), 0);
+	assert_int_equal(list[0]->disk_bytes.volumes, 0);
+	assert_int_equal(report.pods, 0);
+	assert_int_equal(report.walks, 0);
+	assert_int_equal(pods_read_disk_usage(pods, NULL), 0);
+	pods_close(pods);
+}
+
 #define T(fn) cmocka_unit_test(fn)
 #define TT(fn) cmocka_unit_test_setup_teardown(fn, setup_tmp, teardown_tmp)
 
@@ -1003,6 +1520,11 @@ int main(void)
 		T(test_path_is_ancestor),
 		TT(test_standalone_workloads),
 		TT(test_open_rejects_bad_workload_roots),
+		TT(test_disk_usage_volumes_logs_writable),
+		TT(test_disk_memory_volume_and_other_mounts),
+		TT(test_disk_walk_limits),
+		TT(test_disk_crictl_failures),
+		TT(test_disk_standalone_and_arguments),
 	};
 
 	/* Refusals and parse errors are expected here; keep the TAP stream readable. */
