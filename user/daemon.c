@@ -429,6 +429,11 @@ static void rank_candidates(struct daemon *daemon, enum ev_signal signal)
 	if (pods_refresh(daemon->pods))
 		return;
 	sync_pod_psi(daemon);
+	/* Disk use per pod costs walks and a crictl call: only when disk is what is ranked. */
+	if (signal_condition(signal) == EV_CONDITION_DISK_PRESSURE)
+		pods_read_disk_usage(daemon->pods, &(struct pods_disk_options){
+			.kubelet_dir = daemon->config.kubelet_dir,
+		});
 	daemon->candidates = pods_list(daemon->pods, &daemon->n_candidates);
 	daemon->rank_options.fs_layout = daemon->obs.fs_layout;
 	rank_pods(signal, &daemon->rank_options, daemon->candidates, daemon->n_candidates);
