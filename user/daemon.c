@@ -15,6 +15,7 @@
 #include "log.h"
 #include "notify.h"
 #include "psi.h"
+#include "daemon_parts.h"
 
 int64_t daemon_monotonic_ns(void)
 {
@@ -25,7 +26,7 @@ int64_t daemon_monotonic_ns(void)
 }
 
 /* Consume a timerfd's expiration count so it stops being readable. */
-static void drain_timerfd(int fd, const char *what)
+void daemon_drain_timerfd(int fd, const char *what)
 {
 	uint64_t expirations;
 
@@ -34,79 +35,6 @@ static void drain_timerfd(int fd, const char *what)
 }
 
 #define DEFAULT_KUBELET_DIR "/var/lib/kubelet"
-
-static void resolve_node_name(struct daemon *daemon)
-{
-	const char *from_env = getenv("NODE_NAME");
-
-	if (daemon->config.node_name[0])
-		snprintf(daemon->node_name, sizeof(daemon->node_name), "%s", daemon->config.node_name);
-	else if (from_env && from_env[0])
-		snprintf(daemon->node_name, sizeof(daemon->node_name), "%s", from_env);
-	else if (gethostname(daemon->node_name, sizeof(daemon->node_name) - 1))
-		daemon->node_name[0] = '\0';
-}
-
-static bool kube_wanted(const struct evictd_config *config)
-{
-	if (config->workload_roots.n || config->once || config->validate || !strcmp(config->kube_api, "off"))
-		return false;
-	if (!strcmp(config->kube_api, "on"))
-		return true;
-	return getenv("KUBERNETES_SERVICE_HOST") || config->kube_api_server[0];
-}
-
-/* The API client and reporter live for the whole process: a reload must not drop reports
- * still queued. */
-static void setup_kube(struct daemon *daemon)
-{
-	const struct evictd_config *config = &daemon->config;
-	struct kube_config kube_config;
-	int err;
-
-	if (daemon->kube || !kube_wanted(config))
-		return;
-	if (!daemon->node_name[0]) {
-		log_err("kubernetes API: no node name (--node-name or $NODE_NAME); API reporting off");
-		return;
-	}
-	err = kube_config_load(&kube_config, &(struct kube_config_options){
-		.root = config->root,
-		.api_server = config->kube_api_server[0] ? config->kube_api_server : NULL,
-		.token_file = config->kube_token_file[0] ? config->kube_token_file : NULL,
-		.ca_file = config->kube_ca_file[0] ? config->kube_ca_file : NULL,
-	});
-	if (!err)
-		err = kube_client_new(&daemon->kube, &(struct kube_client_options){ .config = &kube_config });
-	if (!err)
-		err = kube_report_new(&daemon->kube_report, &(struct kube_report_options){
-			.client = daemon->kube,
-			.node_name = daemon->node_name,
-			.state_dir = config->state_dir,
-			.dry_run = config->dry_run,
-			.no_pressure_taints = !config->kube_pressure_taints,
-			.taint_out_of_service_on_shutdown = config->taint_out_of_service_on_shutdown,
-		});
-	if (err) {
-		log_err("kubernetes API: %s; evictions are not reported to the API server", strerror(-err));
-		if (daemon->kube)
-			kube_client_free(daemon->kube);
-		daemon->kube = NULL;
-		return;
-	}
-	log_info("kubernetes API: reporting to %s as node %s", kube_config.server, daemon->node_name);
-}
-
-static void teardown_kube(struct daemon *daemon)
-{
-	if (!daemon->kube)
-		return;
-	kube_client_drain(daemon->kube, 2LL * 1000000000);
-	kube_report_free(daemon->kube_report);
-	kube_client_free(daemon->kube);
-	daemon->kube_report = NULL;
-	daemon->kube = NULL;
-}
 
 static void setup_pods(struct daemon *daemon)
 {
@@ -119,8 +47,8 @@ static void setup_pods(struct daemon *daemon)
 
 	for (size_t i = 0; i < config->workload_roots.n; i++)
 		workload_roots[i] = config->workload_roots.items[i];
-	resolve_node_name(daemon);
-	setup_kube(daemon);
+	daemon_resolve_node_name(daemon);
+	daemon_kube_setup(daemon);
 	if (config->pods_file[0]) {
 		meta = pods_file_source_new(config->pods_file, daemon->node_name);
 		if (!meta)
@@ -484,7 +412,7 @@ int daemon_evaluate(struct daemon *daemon, uint32_t mask)
 	return 0;
 }
 
-static bool is_disk_signal(enum ev_signal signal)
+bool daemon_is_disk_signal(enum ev_signal signal)
 {
 	return signal_condition(signal) == EV_CONDITION_DISK_PRESSURE;
 }
@@ -512,7 +440,7 @@ static bool reclaim_first(struct daemon *daemon, const struct threshold *thresho
 	struct reclaim_report report;
 	int err;
 
-	if (is_disk_signal(threshold->signal))
+	if (daemon_is_disk_signal(threshold->signal))
 		err = reclaim_disk(&daemon->reclaim, threshold->signal, target, reread_signal, daemon, &report);
 	else if (is_memory_signal(threshold->signal) && daemon->config.memory_reclaim_before_kill)
 		err = reclaim_memory(&daemon->reclaim, daemon->candidates, daemon->n_candidates,
@@ -525,172 +453,6 @@ static bool reclaim_first(struct daemon *daemon, const struct threshold *thresho
 		 signal_name(threshold->signal), report.n_steps, (long long)report.available_before,
 		 (long long)report.available_after, (long long)target);
 	return report.available_after >= target;
-}
-
-/* ---- operations: decision log, metrics, control socket (issue 6) ---------------------- */
-
-static int64_t realtime_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-}
-
-static void ops_record(struct daemon *daemon, enum eventlog_action action, int64_t latency_ns,
-		       const char *error)
-{
-	const struct threshold *threshold = &daemon->engine.thresholds[daemon->decision.threshold_index];
-	static const enum metrics_eviction_result results[] = {
-		[EVENTLOG_KILLED] = METRICS_RESULT_KILLED,
-		[EVENTLOG_FAILED] = METRICS_RESULT_FAILED,
-		[EVENTLOG_DRY_RUN] = METRICS_RESULT_DRY_RUN,
-	};
-	struct eventlog_decision entry = {
-		.signal = threshold->signal,
-		.hard = threshold->hard,
-		.value = daemon->obs.signal[threshold->signal].available,
-		.threshold = daemon->eval.threshold_value[daemon->decision.threshold_index],
-		.threshold_text = threshold->value.text,
-		.candidates = daemon->candidates,
-		.n_candidates = daemon->n_candidates,
-		.rank_options = &daemon->rank_options,
-		.victim = daemon->decision.victim,
-		.action = action,
-		.latency_ns = latency_ns,
-		.reason = daemon->decision.reason,
-		.error = error,
-		.dry_run = daemon->config.dry_run,
-	};
-
-	if (!daemon->ops)
-		return;
-	/* Counted once per logged decision, not once per tick of the same situation. */
-	if (eventlog_record(daemon->ops->eventlog, &entry) == 1 &&
-	    (action == EVENTLOG_KILLED || action == EVENTLOG_FAILED || action == EVENTLOG_DRY_RUN))
-		metrics_record_eviction(daemon->ops->metrics, threshold->signal, results[action], latency_ns);
-}
-
-static void ops_update_metrics(struct daemon *daemon)
-{
-	struct daemon_ops *ops = daemon->ops;
-	struct metrics_snapshot *snap;
-	uint64_t oom_kills;
-
-	if (!ops)
-		return;
-	snap = &ops->snapshot;
-	metrics_snapshot_fill(snap, &daemon->engine, &daemon->obs, &daemon->eval);
-	ops->last_evaluation_unix_ns = realtime_ns();
-	snap->evaluations = daemon->evaluations;
-	snap->last_evaluation_unix_ns = ops->last_evaluation_unix_ns;
-	snap->dry_run = daemon->config.dry_run;
-	snap->kernel_oom_kills_known = metrics_read_kernel_oom_kills(daemon->config.root, &oom_kills) == 0;
-	snap->kernel_oom_kills = snap->kernel_oom_kills_known ? oom_kills : 0;
-	snap->bpf_enabled = daemon->bpf != NULL;
-	snap->bpf_programs_attached = daemon->bpf ? bpf_loader_attached_count(daemon->bpf) : 0;
-	metrics_update(ops->metrics, snap);
-}
-
-static int ops_view(void *ctx, enum control_command command, struct control_view *view)
-{
-	struct daemon *daemon = ctx;
-	size_t n_pods = 0;
-	struct pod **pods = daemon->pods ? pods_list(daemon->pods, &n_pods) : NULL;
-
-	*view = (struct control_view){
-		.config = &daemon->config,
-		.engine = &daemon->engine,
-		.obs = &daemon->obs,
-		.eval = &daemon->eval,
-		.decision = &daemon->decision,
-		.pods = pods,
-		.n_pods = n_pods,
-		.rank_options = &daemon->rank_options,
-		.eventlog = daemon->ops->eventlog,
-		.bpf = {
-			.enabled = daemon->bpf != NULL,
-			.programs_attached = daemon->bpf ? bpf_loader_attached_count(daemon->bpf) : 0,
-			.pin_dir = daemon->bpf ? bpf_loader_pin_dir(daemon->bpf) : NULL,
-			.reason = daemon->bpf ? NULL : daemon->bpf_state,
-		},
-		.cgroup_tree = daemon->pods != NULL,
-		.mode = daemon->config.workload_roots.n ? "standalone" : "kubernetes",
-		.node_name = daemon->config.node_name,
-		.uptime_ns = daemon->now_ns() - daemon->ops->started_ns,
-		.evaluations = daemon->evaluations,
-		.last_evaluation_unix_ns = daemon->ops->last_evaluation_unix_ns,
-		.evictions = daemon->evictions,
-		.evictions_failed = daemon->evictions_failed,
-	};
-	return 0;
-}
-
-static void on_control(struct daemon *daemon, struct loop_source *source, uint32_t revents)
-{
-	control_handle_ready(daemon->ops->control);
-}
-
-static void on_watchdog(struct daemon *daemon, struct loop_source *source, uint32_t revents)
-{
-	drain_timerfd(source->fd, "watchdog");
-	notify_watchdog();
-}
-
-static int ops_open(struct daemon *daemon)
-{
-	static struct daemon_ops ops;
-	const struct evictd_config *config = &daemon->config;
-	int64_t ping_ns = notify_watchdog_interval_ns();
-	int err;
-
-	memset(&ops, 0, sizeof(ops));
-	ops.started_ns = daemon->now_ns();
-	daemon->ops = &ops;
-	err = eventlog_open(&ops.eventlog, &(struct eventlog_options){ .path = config->event_log });
-	if (err)
-		return err;
-	/* /healthz: stale once no evaluation for three housekeeping rounds plus the longest a kill
-	 * may legitimately block the loop. */
-	err = metrics_open(&ops.metrics, &(struct metrics_options){
-		.address = config->metrics_address,
-		.version = "0.1.0",
-		.stale_after_ns = 3 * config->housekeeping_interval_ns + config->kill_timeout_ns +
-				  config->max_pod_grace_period_s * 1000000000,
-	});
-	if (err)
-		return err;
-	err = control_open(&ops.control, &(struct control_options){
-		.path = config->control_socket, .view = ops_view, .ctx = daemon, .version = "0.1.0" });
-	if (err)
-		return err;
-	err = daemon_add_source(daemon, control_fd(ops.control), EPOLLIN, on_control, NULL);
-	if (err)
-		return err;
-	if (ping_ns > 0) {
-		struct itimerspec timer = {
-			.it_interval = { ping_ns / 1000000000, ping_ns % 1000000000 },
-			.it_value = { ping_ns / 1000000000, ping_ns % 1000000000 },
-		};
-		int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-
-		if (fd < 0 || timerfd_settime(fd, 0, &timer, NULL) ||
-		    daemon_add_source(daemon, fd, EPOLLIN, on_watchdog, NULL)) {
-			log_err("watchdog timerfd: %m");
-			return -EIO;
-		}
-	}
-	return 0;
-}
-
-static void ops_close(struct daemon *daemon)
-{
-	if (!daemon->ops)
-		return;
-	control_close(daemon->ops->control);
-	metrics_close(daemon->ops->metrics);
-	eventlog_close(daemon->ops->eventlog);
-	daemon->ops = NULL;
 }
 
 static int daemon_handle_rounds(struct daemon *daemon, uint32_t mask);
@@ -727,7 +489,7 @@ static int daemon_handle_rounds(struct daemon *daemon, uint32_t mask)
 					       &daemon->obs);
 		if (!daemon->config.dry_run && reclaim_first(daemon, threshold, target)) {
 			log_info("%s resolved by node-level reclaim; no pod evicted", signal_name(threshold->signal));
-			ops_record(daemon, EVENTLOG_RECLAIMED, -1, NULL);
+			daemon_ops_record(daemon, EVENTLOG_RECLAIMED, -1, NULL);
 			continue;	/* re-read and re-evaluate */
 		}
 		if (daemon->shutdown_ready && shutdown_in_progress(&daemon->shutdown)) {
@@ -735,7 +497,7 @@ static int daemon_handle_rounds(struct daemon *daemon, uint32_t mask)
 			break;
 		}
 		if (!daemon->decision.victim || !daemon->pods) {
-			ops_record(daemon, EVENTLOG_NO_VICTIM, -1, NULL);
+			daemon_ops_record(daemon, EVENTLOG_NO_VICTIM, -1, NULL);
 			break;
 		}
 		/* Hard: no grace. Soft: min(terminationGracePeriodSeconds, evictionMaxPodGracePeriod). */
@@ -745,7 +507,7 @@ static int daemon_handle_rounds(struct daemon *daemon, uint32_t mask)
 			       grace_ns, &result);
 		daemon->last_kill = result;
 		if (daemon->config.dry_run) {
-			ops_record(daemon, EVENTLOG_DRY_RUN, -1, NULL);
+			daemon_ops_record(daemon, EVENTLOG_DRY_RUN, -1, NULL);
 			break;	/* nothing changed; the same decision would repeat */
 		}
 		if (!err && result.was_empty)
@@ -753,12 +515,12 @@ static int daemon_handle_rounds(struct daemon *daemon, uint32_t mask)
 		if (err) {
 			daemon->evictions_failed++;
 			log_err("evicting %s failed: %s", daemon->decision.victim->cgroup_path, strerror(-err));
-			ops_record(daemon, EVENTLOG_FAILED, -1, strerror(-err));
+			daemon_ops_record(daemon, EVENTLOG_FAILED, -1, strerror(-err));
 			break;
 		}
 		/* Detection = the kernel event that woke us (else when the crossing signal was
 		 * read); done = the cgroup is empty. */
-		ops_record(daemon, EVENTLOG_KILLED, daemon->now_ns() - (daemon->wake_ktime_ns ?
+		daemon_ops_record(daemon, EVENTLOG_KILLED, daemon->now_ns() - (daemon->wake_ktime_ns ?
 			   daemon->wake_ktime_ns : daemon->obs.signal[threshold->signal].read_at_ns), NULL);
 		daemon->evictions++;
 		killed++;
@@ -783,7 +545,7 @@ static int daemon_handle_rounds(struct daemon *daemon, uint32_t mask)
 		/* Killing frees memory and PIDs at once, but disk only once the runtime has
 		 * cleaned the pod up: like the kubelet (waitForPodsCleanup), evict no second pod
 		 * for a disk signal until the next wake-up, when node-level reclaim runs first. */
-		if (is_disk_signal(threshold->signal))
+		if (daemon_is_disk_signal(threshold->signal))
 			break;
 	}
 	return killed;
@@ -817,6 +579,19 @@ int daemon_add_source(struct daemon *daemon, int fd, uint32_t events,
 	return 0;
 }
 
+int daemon_add_borrowed_source(struct daemon *daemon, int fd, uint32_t events,
+			       void (*handle)(struct daemon *daemon, struct loop_source *source,
+					      uint32_t revents),
+			       void *ctx)
+{
+	int err = daemon_add_source(daemon, fd, events, handle, ctx);
+
+	for (size_t i = 0; !err && i < DAEMON_MAX_SOURCES; i++)
+		if (daemon->sources[i].fd == fd && daemon->sources[i].handle == handle)
+			daemon->sources[i].borrowed = true;
+	return err;
+}
+
 void daemon_remove_source(struct daemon *daemon, struct loop_source *source)
 {
 	epoll_ctl(daemon->epoll_fd, EPOLL_CTL_DEL, source->fd, NULL);
@@ -844,14 +619,14 @@ static void on_signal(struct daemon *daemon, struct loop_source *source, uint32_
 
 static void on_timer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
 {
-	drain_timerfd(source->fd, "housekeeping");
+	daemon_drain_timerfd(source->fd, "housekeeping");
 	daemon->pending_mask |= SIGNAL_MASK_ALL;
 	daemon->housekeeping_due = true;
 }
 
 static void on_grace_timer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
 {
-	drain_timerfd(source->fd, "grace");
+	daemon_drain_timerfd(source->fd, "grace");
 	daemon->pending_mask |= SIGNAL_MASK_ALL;
 }
 
@@ -894,279 +669,6 @@ static void on_psi(struct daemon *daemon, struct loop_source *source, uint32_t r
 	}
 	daemon->psi_wakeups++;
 	daemon->pending_mask |= SIGNAL_MASK_MEMORY;
-}
-
-static uint32_t wake_group_mask(enum evictd_wake_group group)
-{
-	switch (group) {
-	case EVICTD_GROUP_MEMORY: return SIGNAL_MASK_MEMORY;
-	case EVICTD_GROUP_PIDS: return SIGNAL_MASK_PID;
-	case EVICTD_GROUP_INODES: return SIGNAL_MASK_FS;
-	default: return SIGNAL_MASK_ALL;
-	}
-}
-
-static int on_wake(void *ctx, const struct evictd_wake *wake)
-{
-	struct daemon *daemon = ctx;
-
-	daemon->bpf_wakeups++;
-	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the same clock as ours. */
-	daemon->last_wake_latency_ns = daemon_monotonic_ns() - (int64_t)wake->ktime_ns;
-	if (!daemon->wake_ktime_ns || (int64_t)wake->ktime_ns < daemon->wake_ktime_ns)
-		daemon->wake_ktime_ns = (int64_t)wake->ktime_ns;
-	if (wake->type == EVICTD_WAKE_OOM_KILL) {
-		daemon->kernel_oom_kills_seen++;
-		log_warn("the kernel OOM killer chose pid %llu (cgroup id %llu): evictd did not act in time",
-			 (unsigned long long)wake->value, (unsigned long long)wake->cgroup_id);
-	}
-	daemon->pending_mask |= wake_group_mask(bpf_loader_wake_group(wake->type));
-	return 0;
-}
-
-static void on_bpf(struct daemon *daemon, struct loop_source *source, uint32_t revents)
-{
-	int err = bpf_loader_consume(daemon->bpf, on_wake, daemon);
-
-	if (err < 0)
-		log_warn("bpf: reading wake-ups: %s", strerror(-err));
-}
-
-/* The smallest distance, in the signal's unit, from any threshold on these signals. */
-static int64_t margin_to_thresholds(const struct daemon *daemon, uint32_t mask)
-{
-	int64_t margin = INT64_MAX;
-
-	for (size_t i = 0; i < daemon->engine.n_thresholds; i++) {
-		enum ev_signal signal = daemon->engine.thresholds[i].signal;
-		const struct observation *observed = &daemon->obs.signal[signal];
-		int64_t distance;
-
-		if (!(mask & SIGNAL_MASK(signal)) || !observed->present)
-			continue;
-		distance = observed->available - daemon->eval.threshold_value[i];
-		if (distance < margin)
-			margin = distance;
-	}
-	return margin;
-}
-
-static uint64_t clamp_step(int64_t step, int64_t low, int64_t high)
-{
-	return (uint64_t)(step < low ? low : step > high ? high : step);
-}
-
-/* Tell the BPF programs how much may happen before we must look again: a quarter of the
- * margin, so checks get denser as a threshold approaches and stay rare far from one. */
-static void update_bpf_steps(struct daemon *daemon)
-{
-	int64_t memory = margin_to_thresholds(daemon, SIGNAL_MASK_MEMORY);
-	int64_t pids = margin_to_thresholds(daemon, SIGNAL_MASK_PID);
-	int64_t inodes = margin_to_thresholds(daemon, SIGNAL_MASK(EV_SIGNAL_NODEFS_INODES_FREE) |
-							SIGNAL_MASK(EV_SIGNAL_IMAGEFS_INODES_FREE) |
-							SIGNAL_MASK(EV_SIGNAL_CONTAINERFS_INODES_FREE));
-	int64_t page_size = sysconf(_SC_PAGESIZE);
-	struct bpf_loader_steps steps = {
-		/* Below the threshold already (kills under way): look every 4 MiB. The caps keep
-		 * a step short when a limit changes under us (pid_max, threads-max, hotplug),
-		 * which is no event of its own. */
-		.memory_pages = memory == INT64_MAX ? 0 : clamp_step(memory / 4 / page_size, (4 << 20) / page_size,
-								     (1LL << 30) / page_size),
-		.pids_tasks = pids == INT64_MAX ? 0 : clamp_step(pids / 4, 1, 256),
-		.inodes = inodes == INT64_MAX ? 0 : clamp_step(inodes / 4, 1, 16384),
-		.min_interval_ns = { 1000000, 5000000, 5000000 },
-		.wake_on_reclaim = true,
-	};
-
-	if (!daemon->bpf)
-		return;
-	if (bpf_loader_set_steps(daemon->bpf, &steps))
-		log_warn("bpf: cannot update the wake-up steps; the poll and PSI remain");
-}
-
-static void setup_bpf(struct daemon *daemon)
-{
-	int attached;
-
-	if (daemon->config.no_bpf) {
-		daemon->bpf_state = "off (--no-bpf)";
-		log_info("BPF off (--no-bpf): running on polling and PSI alone");
-		return;
-	}
-	attached = bpf_loader_open(&daemon->bpf, &(struct bpf_loader_opts){
-		.pin_dir = daemon->config.bpf_pin_dir,
-		.no_page_cache = daemon->config.no_page_cache_bpf,
-	});
-	if (attached < 0) {
-		daemon->bpf = NULL;
-		daemon->bpf_state = "unavailable (polling and PSI)";
-		return;	/* the loader logged why, once */
-	}
-	if (daemon_add_source(daemon, bpf_loader_ring_fd(daemon->bpf), EPOLLIN, on_bpf, NULL)) {
-		bpf_loader_destroy(daemon->bpf, true);
-		daemon->bpf = NULL;
-		daemon->bpf_state = "unavailable (polling and PSI)";
-		return;
-	}
-	daemon->bpf_state = "on";
-	log_info("BPF on: %d tracepoints attached, maps pinned under %s", attached,
-		 bpf_loader_pin_dir(daemon->bpf));
-}
-
-/* ---- graceful node shutdown (SPEC §7) ---- */
-
-/* Advance the sequence, release the inhibitor when it says so, arm the timer for its next
- * deadline. */
-static void shutdown_advance(struct daemon *daemon)
-{
-	struct itimerspec spec = { 0 };
-	bool release = false;
-	int64_t next = shutdown_step(&daemon->shutdown, daemon_monotonic_ns(), &release);
-
-	if (release && daemon->kube_report) {
-		kube_report_shutdown_end(daemon->kube_report, daemon->shutdown_all_pods_gone);
-		/* Get the pod and node updates out before the network goes down. */
-		kube_client_drain(daemon->kube, 5LL * 1000000000);
-	}
-	if (release && daemon->logind)
-		logind_release(daemon->logind);
-	if (next != SHUTDOWN_NO_DEADLINE) {
-		spec.it_value.tv_sec = next / 1000000000;
-		spec.it_value.tv_nsec = next % 1000000000;
-		if (!spec.it_value.tv_sec && !spec.it_value.tv_nsec)
-			spec.it_value.tv_nsec = 1;
-	}
-	if (timerfd_settime(daemon->shutdown_timer_fd, TFD_TIMER_ABSTIME, &spec, NULL))
-		log_err("shutdown timerfd_settime: %m");
-	if (daemon->ops)
-		metrics_set_shutdown_times(daemon->ops->metrics,
-					   shutdown_start_time_seconds(&daemon->shutdown),
-					   shutdown_end_time_seconds(&daemon->shutdown));
-}
-
-static void on_prepare_for_shutdown(void *ctx, bool start)
-{
-	struct daemon *daemon = ctx;
-	struct pod **pods = NULL;
-	size_t n = 0;
-
-	if (!start) {
-		shutdown_cancel(&daemon->shutdown, daemon_monotonic_ns());
-		if (daemon->kube_report)
-			kube_report_shutdown_cancel(daemon->kube_report);
-		shutdown_advance(daemon);
-		return;
-	}
-	daemon->shutdown_all_pods_gone = true;
-	if (daemon->kube_report)
-		kube_report_shutdown_begin(daemon->kube_report);
-	if (daemon->pods && pods_refresh(daemon->pods) == 0)
-		pods = pods_list(daemon->pods, &n);
-	/* On failure do not hold the node up: let the shutdown proceed. */
-	if (shutdown_begin(&daemon->shutdown, daemon_monotonic_ns(), pods, n) == -ENOMEM && daemon->logind)
-		logind_release(daemon->logind);
-	shutdown_advance(daemon);
-}
-
-static void on_shutdown_pod_done(void *ctx, const struct pod *pod, int err)
-{
-	struct daemon *daemon = ctx;
-
-	if (err) {
-		daemon->shutdown_all_pods_gone = false;
-		return;
-	}
-	if (daemon->kube_report && !daemon->config.workload_roots.n)
-		kube_report_shutdown_pod(daemon->kube_report, pod);
-}
-
-static void on_logind(struct daemon *daemon, struct loop_source *source, uint32_t revents)
-{
-	logind_process(daemon->logind);
-}
-
-static void on_shutdown_killer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
-{
-	shutdown_killer_dispatch(daemon->shutdown_killer, &daemon->shutdown);
-	shutdown_advance(daemon);
-}
-
-static void on_shutdown_timer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
-{
-	drain_timerfd(source->fd, "shutdown");
-	shutdown_advance(daemon);
-}
-
-static void setup_shutdown(struct daemon *daemon)
-{
-	int err;
-
-	daemon->shutdown_timer_fd = -1;
-	if (!daemon->pods) {
-		if (daemon->config.shutdown_grace_period_ns || daemon->config.n_shutdown_groups)
-			log_err("graceful node shutdown is configured but there is no cgroup v2 tree: off");
-		return;
-	}
-	err = shutdown_killer_new(&daemon->shutdown_killer, &daemon->kill);
-	if (err)
-		return;
-	err = shutdown_init(&daemon->shutdown, &(struct shutdown_options){
-		.config = &daemon->config,
-		.ops = &shutdown_killer_ops,
-		.ops_ctx = daemon->shutdown_killer,
-		.state_dir = daemon->config.state_dir,
-		.pod_done = on_shutdown_pod_done,
-		.pod_done_ctx = daemon,
-	});
-	if (err) {
-		log_err("graceful node shutdown: %s; off", strerror(-err));
-		return;
-	}
-	daemon->shutdown_ready = true;
-	if (daemon->ops)
-		metrics_set_shutdown_times(daemon->ops->metrics,
-					   shutdown_start_time_seconds(&daemon->shutdown),
-					   shutdown_end_time_seconds(&daemon->shutdown));
-	if (!shutdown_enabled(&daemon->shutdown))
-		return;
-	for (size_t g = 0; g < daemon->shutdown.plan.n_groups; g++)
-		log_info("shutdown: group %zu: priority >= %d, %lld s", g + 1,
-			 daemon->shutdown.plan.groups[g].priority,
-			 (long long)(daemon->shutdown.plan.groups[g].period_ns / 1000000000));
-	daemon->shutdown_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (daemon->shutdown_timer_fd < 0) {
-		log_err("shutdown timerfd: %m");
-		return;
-	}
-	/* logind_open reconnects by itself every second if the bus or logind is not there. */
-	err = logind_open(&daemon->logind, &(struct logind_options){
-		.inhibit_delay_ns = daemon->shutdown.plan.total_ns,
-		.dropin_dir = daemon->config.logind_dropin_dir,
-		.prepare_for_shutdown = on_prepare_for_shutdown,
-		.ctx = daemon,
-	});
-	if (err) {
-		log_err("graceful node shutdown: cannot start the logind client: %s", strerror(-err));
-		daemon->logind = NULL;
-		return;
-	}
-	daemon_add_source(daemon, logind_fd(daemon->logind), EPOLLIN, on_logind, NULL);
-	daemon_add_source(daemon, shutdown_killer_fd(daemon->shutdown_killer), EPOLLIN,
-			  on_shutdown_killer, NULL);
-	daemon_add_source(daemon, daemon->shutdown_timer_fd, EPOLLIN, on_shutdown_timer, NULL);
-}
-
-static void teardown_shutdown(struct daemon *daemon)
-{
-	if (daemon->logind)
-		logind_close(daemon->logind);	/* releases the lock */
-	daemon->logind = NULL;
-	if (daemon->shutdown_ready)
-		shutdown_destroy(&daemon->shutdown);
-	daemon->shutdown_ready = false;
-	if (daemon->shutdown_killer)
-		shutdown_killer_free(daemon->shutdown_killer);
-	daemon->shutdown_killer = NULL;
 }
 
 static int setup_loop(struct daemon *daemon)
@@ -1223,7 +725,7 @@ static int setup_loop(struct daemon *daemon)
 	else if (fd >= 0)
 		close(fd);
 
-	setup_bpf(daemon);
+	daemon_bpf_setup(daemon);
 	return 0;
 }
 
@@ -1239,11 +741,11 @@ int daemon_run(struct daemon *daemon)
 {
 	int status = 0;
 
-	if (setup_loop(daemon) || ops_open(daemon)) {
+	if (setup_loop(daemon) || daemon_ops_open(daemon)) {
 		status = 1;
 		goto cleanup;
 	}
-	setup_shutdown(daemon);
+	daemon_shutdown_setup(daemon);
 	log_info("evictd running%s: %zu thresholds, housekeeping every %lld ms, PSI %s, BPF %s",
 		 daemon->config.dry_run ? " in dry-run mode" : "", daemon->config.n_thresholds,
 		 (long long)(daemon->config.housekeeping_interval_ns / 1000000),
@@ -1251,9 +753,9 @@ int daemon_run(struct daemon *daemon)
 	daemon_handle(daemon, 0);
 	if (daemon->decision.threshold_index < 0)
 		rank_candidates(daemon, EV_SIGNAL_MEMORY_AVAILABLE);
-	update_bpf_steps(daemon);
+	daemon_bpf_update_steps(daemon);
 	arm_grace_timer(daemon);
-	ops_update_metrics(daemon);
+	daemon_ops_update_metrics(daemon);
 	report_text(stdout, &daemon->engine, &daemon->obs, &daemon->eval, &daemon->decision);
 	fflush(stdout);
 	notify_ready("watching %zu thresholds%s", daemon->config.n_thresholds,
@@ -1286,9 +788,9 @@ int daemon_run(struct daemon *daemon)
 			/* Keep the ranking evictctl shows current even without pressure. */
 			if (daemon->housekeeping_due && daemon->decision.threshold_index < 0)
 				rank_candidates(daemon, EV_SIGNAL_MEMORY_AVAILABLE);
-			update_bpf_steps(daemon);
+			daemon_bpf_update_steps(daemon);
 			arm_grace_timer(daemon);
-			ops_update_metrics(daemon);
+			daemon_ops_update_metrics(daemon);
 			if (daemon->housekeeping_due)
 				log_round(daemon);
 			daemon->housekeeping_due = false;
@@ -1296,18 +798,16 @@ int daemon_run(struct daemon *daemon)
 	}
 cleanup:
 	notify_stopping();
-	teardown_shutdown(daemon);
-	teardown_kube(daemon);
-	ops_close(daemon);
+	daemon_shutdown_teardown(daemon);
+	daemon_kube_teardown(daemon);
+	daemon_ops_close(daemon);
 	/* A clean exit removes the pins; a crash leaves them for the next start to carry over. */
 	bpf_loader_destroy(daemon->bpf, true);
 	daemon->bpf = NULL;
 	for (size_t i = 0; i < DAEMON_MAX_SOURCES; i++)
 		if (daemon->sources[i].handle) {
-			/* The ring buffer fd belongs to the loader, which closes it. */
-			if (daemon->sources[i].handle != on_bpf && daemon->sources[i].handle != on_control &&
-			    daemon->sources[i].handle != on_logind &&
-			    daemon->sources[i].handle != on_shutdown_killer)
+			/* Borrowed fds (ring buffer, control socket, logind) are their owners' to close. */
+			if (!daemon->sources[i].borrowed)
 				close(daemon->sources[i].fd);
 			memset(&daemon->sources[i], 0, sizeof(daemon->sources[i]));
 		}

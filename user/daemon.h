@@ -34,6 +34,7 @@ struct loop_source {
 	int fd;
 	void (*handle)(struct daemon *daemon, struct loop_source *source, uint32_t revents);
 	void *ctx;
+	bool borrowed;		/* the fd belongs to another module, which closes it */
 };
 
 struct daemon {
@@ -139,6 +140,11 @@ void daemon_log_decision(struct daemon *daemon);
 int daemon_add_source(struct daemon *daemon, int fd, uint32_t events,
 		      void (*handle)(struct daemon *daemon, struct loop_source *source, uint32_t revents),
 		      void *ctx);
+/* The same for an fd another module owns and closes (ring buffer, sockets, the bus). */
+int daemon_add_borrowed_source(struct daemon *daemon, int fd, uint32_t events,
+			       void (*handle)(struct daemon *daemon, struct loop_source *source,
+					      uint32_t revents),
+			       void *ctx);
 void daemon_remove_source(struct daemon *daemon, struct loop_source *source);
 /* Run until SIGTERM/SIGINT; returns the exit status. */
 int daemon_run(struct daemon *daemon);
