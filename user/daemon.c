@@ -26,6 +26,20 @@ int64_t daemon_monotonic_ns(void)
 }
 
 /* Consume a timerfd's expiration count so it stops being readable. */
+void daemon_arm_timer_at(int fd, int64_t deadline_ns, const char *what)
+{
+	struct itimerspec spec = { 0 };
+
+	if (deadline_ns != INT64_MAX) {
+		spec.it_value.tv_sec = deadline_ns / 1000000000;
+		spec.it_value.tv_nsec = deadline_ns % 1000000000;
+		if (!spec.it_value.tv_sec && !spec.it_value.tv_nsec)
+			spec.it_value.tv_nsec = 1;	/* all zero would disarm it */
+	}
+	if (timerfd_settime(fd, TFD_TIMER_ABSTIME, &spec, NULL))
+		log_warn("%s timerfd_settime: %m", what);
+}
+
 void daemon_drain_timerfd(int fd, const char *what)
 {
 	uint64_t expirations;
@@ -635,7 +649,6 @@ static void on_grace_timer(struct daemon *daemon, struct loop_source *source, ui
 static void arm_grace_timer(struct daemon *daemon)
 {
 	const struct eviction_engine *engine = &daemon->engine;
-	struct itimerspec spec = { 0 };
 	int64_t earliest = INT64_MAX;
 
 	if (daemon->grace_timer_fd < 0)
@@ -650,14 +663,7 @@ static void arm_grace_timer(struct daemon *daemon)
 		if (deadline < earliest)
 			earliest = deadline;
 	}
-	if (earliest != INT64_MAX) {
-		spec.it_value.tv_sec = earliest / 1000000000;
-		spec.it_value.tv_nsec = earliest % 1000000000;
-		if (!spec.it_value.tv_sec && !spec.it_value.tv_nsec)
-			spec.it_value.tv_nsec = 1;
-	}
-	if (timerfd_settime(daemon->grace_timer_fd, TFD_TIMER_ABSTIME, &spec, NULL))
-		log_warn("grace timerfd_settime: %m");
+	daemon_arm_timer_at(daemon->grace_timer_fd, earliest, "grace");
 }
 
 static void on_psi(struct daemon *daemon, struct loop_source *source, uint32_t revents)

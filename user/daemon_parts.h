@@ -9,6 +9,8 @@
 
 /* daemon.c */
 void daemon_drain_timerfd(int fd, const char *what);
+/* Arm a one-shot timerfd at an absolute CLOCK_MONOTONIC time; INT64_MAX disarms it. */
+void daemon_arm_timer_at(int fd, int64_t deadline_ns, const char *what);
 bool daemon_is_disk_signal(enum ev_signal signal);
 
 /* daemon_bpf.c: load and attach (or say why not), pace the wake-ups by the margins. */

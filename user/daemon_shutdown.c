@@ -22,7 +22,6 @@
  * deadline. */
 static void shutdown_advance(struct daemon *daemon)
 {
-	struct itimerspec spec = { 0 };
 	bool release = false;
 	int64_t next = shutdown_step(&daemon->shutdown, daemon_monotonic_ns(), &release);
 
@@ -33,14 +32,8 @@ static void shutdown_advance(struct daemon *daemon)
 	}
 	if (release && daemon->logind)
 		logind_release(daemon->logind);
-	if (next != SHUTDOWN_NO_DEADLINE) {
-		spec.it_value.tv_sec = next / 1000000000;
-		spec.it_value.tv_nsec = next % 1000000000;
-		if (!spec.it_value.tv_sec && !spec.it_value.tv_nsec)
-			spec.it_value.tv_nsec = 1;
-	}
-	if (timerfd_settime(daemon->shutdown_timer_fd, TFD_TIMER_ABSTIME, &spec, NULL))
-		log_err("shutdown timerfd_settime: %m");
+	daemon_arm_timer_at(daemon->shutdown_timer_fd, next == SHUTDOWN_NO_DEADLINE ? INT64_MAX : next,
+			    "shutdown");
 	if (daemon->ops)
 		metrics_set_shutdown_times(daemon->ops->metrics,
 					   shutdown_start_time_seconds(&daemon->shutdown),
