@@ -1,0 +1,256 @@
+#!/bin/sh
+# memory-race-guest.sh - the guest side of tools/bench/memory-race.sh (runs as /scenario.sh in
+# the busybox initramfs; configuration in /etc/race.conf, written by the host script).
+#
+# A kubelet-like kubepods tree (systemd driver) with a Guaranteed and a Burstable bystander pod,
+# then, per contender (started once, stopped after its block) and per mode, RUNS runs of: a new
+# BestEffort pod whose only process is `racekit hog` (oom_score_adj 1000, as the kubelet sets for
+# BestEffort) allocating and touching memory at RATE MiB/s ("max": as fast as it can; "plateau":
+# 256 MiB/s up to PLATEAU_DEPTH_MI below the threshold, then it holds; before a plateau run a
+# poller's contender waits a random 0..1 poll period, so its tick phase is random). `racekit sample` records
+# memory.available and MemAvailable every SAMPLE_US and the pod's populated state; ftrace
+# (trace_clock mono, the sampler's clock) records every SIGKILL/SIGTERM sent (signal_generate:
+# who sent it to the hog, when), the kernel OOM killer's choices (oom:mark_victim) and the
+# moment the pod cgroup emptied (cgroup:cgroup_notify_populated).
+#
+# Output: one "run ..." line per run in /tmp/out/runs.txt (and on the console), the contenders'
+# logs; at the end /tmp/out is written as a tar to /dev/vda (offset 0), the per-run series by the
+# sampler itself at SLOT_BASE_MIB + slot MiB of /dev/vda.
+. /etc/race.conf
+. /usr/lib/evictd-vm/vm-lib.sh
+
+OUT=/tmp/out
+DISK=/dev/vda
+T=/sys/kernel/tracing
+CG=/sys/fs/cgroup
+PODS=/run/pods.json
+MiB=1048576
+mkdir -p $OUT
+exec 2>>$OUT/guest-stderr.txt
+say() { echo "RACE: $*"; }
+now_s() { read -r _u _ </proc/uptime; echo "$_u"; }
+echo -1000 >/proc/self/oom_score_adj
+
+# ---- ftrace: the kills, the OOM killer, the pod emptying, on CLOCK_MONOTONIC ------------------
+echo mono >$T/trace_clock || say "no mono trace clock"
+echo 0 >$T/tracing_on
+echo 'sig == 9 || sig == 15' >$T/events/signal/signal_generate/filter
+echo 1 >$T/events/signal/signal_generate/enable
+echo 1 >$T/events/oom/mark_victim/enable
+echo 1 >$T/events/cgroup/cgroup_notify_populated/enable
+echo 1 >$T/tracing_on
+
+# ---- the kubepods tree -------------------------------------------------------------------
+KP=$CG/kubepods.slice
+BU=$KP/kubepods-burstable.slice
+BE=$KP/kubepods-besteffort.slice
+enable() { local ctl; for ctl in memory pids cpu; do grep -qw $ctl "$1/cgroup.controllers" && echo "+$ctl" >"$1/cgroup.subtree_control"; done; }
+mkdir -p $KP && enable $KP
+mkdir -p $BU $BE && enable $BU && enable $BE
+SEQ=0
+# new_pod QOSDIR PREFIX: sets POD_UID POD_DIR CTR_DIR
+new_pod() {
+    SEQ=$((SEQ + 1))
+    POD_UID=$(printf 'be7c4000-%04x-4000-8000-%012x' $((SEQ % 65536)) $SEQ)
+    POD_DIR=$1/$2$(echo $POD_UID | tr - _).slice
+    CTR_DIR=$POD_DIR/cri-containerd-$(printf '%064x' $SEQ).scope
+    mkdir $POD_DIR && enable $POD_DIR && mkdir $CTR_DIR
+}
+pod_json() { # NAME UID QOS PRIORITY RESOURCES
+    printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","namespace":"bench","uid":"%s"},' "$1" "$2"
+    printf '"spec":{"nodeName":"evictd-vm","priority":%s,"containers":[{"name":"main","image":"busybox","resources":{%s}}]},' "$4" "$5"
+    printf '"status":{"phase":"Running","qosClass":"%s"}}' "$3"
+}
+write_pods() { # [HOG_NAME HOG_UID]
+    {
+        printf '{"apiVersion":"v1","kind":"PodList","metadata":{"resourceVersion":"1"},"items":[\n'
+        printf '%s,\n%s' "$DB_JSON" "$WEB_JSON"
+        [ -n "$1" ] && printf ',\n%s' "$(pod_json "$1" "$2" BestEffort 0 '')"
+        printf '\n]}\n'
+    } >$PODS.tmp && mv $PODS.tmp $PODS
+}
+eval "$(racekit avail)"
+MEMTOTAL=$memtotal
+# Bystanders, so the ranking has a real choice: a Guaranteed pod (96Mi, using 64 MiB) and a
+# Burstable one (request 64Mi, using 32 MiB), with the kubelet's oom_score_adj for each.
+new_pod $KP kubepods-pod
+echo $((96 * MiB)) >$POD_DIR/memory.max
+DB_JSON=$(pod_json db $POD_UID Guaranteed 1000 '"requests":{"memory":"96Mi","cpu":"100m"},"limits":{"memory":"96Mi","cpu":"100m"}')
+racekit hog --cgroup $CTR_DIR --max 64 --oom-score-adj -997 >/dev/null &
+new_pod $BU kubepods-burstable-pod
+WEB_JSON=$(pod_json web $POD_UID Burstable 500 '"requests":{"memory":"64Mi"}')
+racekit hog --cgroup $CTR_DIR --max 32 --oom-score-adj $((1000 - 1000 * 64 * MiB / MEMTOTAL)) >/dev/null &
+write_pods
+sleep 2
+
+THR=$((THRESHOLD_MI * MiB))
+eval "$(racekit avail)"
+BASE=$avail
+OFFSET=$((avail - memavail))
+say "memtotal=$MEMTOTAL base_avail=$avail base_memavail=$memavail offset=$OFFSET threshold=$THR"
+echo "guest memtotal=$MEMTOTAL base_avail=$avail base_memavail=$memavail offset=$OFFSET threshold=$THR kernel=$(uname -r)" >>$OUT/runs.txt
+
+# settle: memory back near the base level, then a little quiet time for the contender
+settle() {
+    local n=0
+    while [ $n -lt 200 ]; do
+        eval "$(racekit avail)"
+        [ $avail -ge $((BASE - SETTLE_MI * MiB)) ] && break
+        sleep 0.1
+        n=$((n + 1))
+    done
+    [ $n -ge 200 ] && say "settle: memory.available still $((avail / MiB)) MiB"
+    sleep 0.5
+}
+
+# ---- contenders --------------------------------------------------------------------------
+CPID=""
+EARLYOOM_KIB=0
+start_contender() { # NAME
+    local _c=$1 _args _t0
+    _args="--pods-file=$PODS --node-name=evictd-vm --eviction-hard=memory.available<${THRESHOLD_MI}Mi --metrics-address=off --control-socket=/run/evictd-$_c.sock --event-log=$OUT/$_c.events.jsonl --bpf-pin-dir=/sys/fs/bpf/evictd-$_c"
+    case $_c in
+        evictd) ;;
+        evictd-nobpf) _args="$_args --no-bpf" ;;
+        poll-10s) _args="$_args --no-bpf --no-psi --housekeeping-interval=10s --oom-guard=off" ;;
+        poll-1s) _args="$_args --no-bpf --no-psi --housekeeping-interval=1s --oom-guard=off" ;;
+        earlyoom) ;;
+        *) say "unknown contender $_c"; return 1 ;;
+    esac
+    _t0=$(now_s)
+    if [ $_c = earlyoom ]; then
+        # The same memory state as memory.available<X: MemAvailable < X - (memory.available -
+        # MemAvailable at rest); SIGKILL at once (hard), swap ignored (there is none).
+        eval "$(racekit avail)"
+        EARLYOOM_KIB=$(( (THR - (avail - memavail)) / 1024 ))
+        echo "$_c: earlyoom -M $EARLYOOM_KIB,$EARLYOOM_KIB -s 100,100 -r 0 (rest: avail=$avail memavail=$memavail)" >>$OUT/commands.txt
+        racekit spawn --oom-score-adj -1000 -- earlyoom -M $EARLYOOM_KIB,$EARLYOOM_KIB -s 100,100 -r 0 >$OUT/$_c.log 2>&1 &
+        CPID=$!
+        vm_wait_for 20 grep -q 'SIGKILL when' $OUT/$_c.log || say "earlyoom did not start: $(tail -n 3 $OUT/$_c.log)"
+    else
+        echo "$_c: evictd $_args" >>$OUT/commands.txt
+        racekit spawn --oom-score-adj -1000 -- evictd $_args >$OUT/$_c.out 2>$OUT/$_c.log &
+        CPID=$!
+        vm_wait_for 120 grep -q 'evictd running' $OUT/$_c.log || say "evictd did not start: $(tail -n 3 $OUT/$_c.log)"
+        say "$_c: $(grep -m1 'evictd running' $OUT/$_c.log | sed 's/^[^ ]* //')"
+    fi
+    if [ "${TRACE_SYSCALLS:-0}" = 1 ]; then
+        # debugging aid: every syscall of the contender, on the same clock (kept per run)
+        echo "common_pid == $CPID" >$T/events/raw_syscalls/filter
+        echo 1 >$T/events/raw_syscalls/enable
+        echo 1 >$T/events/pagemap/mm_lru_insertion/enable
+        echo 8192 >$T/buffer_size_kb
+    fi
+    say "$_c started in $(awk -v a=$_t0 -v b=$(now_s) 'BEGIN { printf "%.1f", b - a }') s"
+    sleep 1
+}
+stop_contender() {
+    [ -n "$CPID" ] || return
+    kill $CPID 2>/dev/null
+    wait $CPID 2>/dev/null
+    CPID=""
+}
+
+# ---- one run -----------------------------------------------------------------------------
+SLOT=0
+run_one() { # CONTENDER MODE I
+    local _c=$1 _m=$2 _i=$3 _pod _ctr _rel _rate _max _maxs _t0 _sp _hp _timeout _hogpid _tr _line _delay
+    new_pod $BE kubepods-besteffort-pod
+    _pod=$POD_DIR _ctr=$CTR_DIR _rel=${POD_DIR#$CG}
+    write_pods hog-$SEQ $POD_UID
+    settle
+    SLOT=$((SLOT + 1))
+    _rate=$_m _max=""
+    case $_m in
+        max) _rate=0 ;;
+        plateau) _rate=256; eval "$(racekit avail)"; _max=$(( (avail - THR) / MiB + PLATEAU_DEPTH_MI )) ;;
+    esac
+    _maxs=$RACE_MAX_S
+    _delay=0
+    if [ $_m = plateau ]; then
+        _maxs=$PLATEAU_MAX_S
+        # A plateau run ends at the poller's tick (its kill), and everything until the next
+        # crossing takes about the same time: without this the crossing would fall at the
+        # same phase of the tick every run. A random wait of up to one poll period makes the
+        # phase uniform, as on a real node.
+        case $_c in
+            evictd-nobpf|poll-10s) _delay=$(racekit sleep-random 10000) ;;
+            poll-1s|earlyoom) _delay=$(racekit sleep-random 1000) ;;
+        esac
+    fi
+    echo >$T/trace
+    _t0=$(now_s)
+    racekit sample --cgroup $_pod --interval-us $SAMPLE_US --max-s $_maxs --tail-ms 300 \
+        --thr $THR --thr-memavail $((EARLYOOM_KIB > 0 ? EARLYOOM_KIB * 1024 : THR - OFFSET)) \
+        --disk $DISK --offset $(( (SLOT_BASE_MIB + SLOT) * MiB )) --size $MiB >/tmp/sample.out &
+    _sp=$!
+    sleep 0.2
+    racekit hog --cgroup $_ctr --rate $_rate ${_max:+--max $_max} --oom-score-adj 1000 >/tmp/hog.out 2>&1 &
+    _hp=$!
+    wait $_sp
+    _timeout=0
+    if grep -q 'populated 1' $_pod/cgroup.events; then
+        _timeout=1
+        echo 1 >$_pod/cgroup.kill
+    fi
+    wait $_hp 2>/dev/null
+    _hogpid=$(sed -n 's/^hog pid=\([0-9]*\).*/\1/p' /tmp/hog.out)
+    # The trace: first SIGKILL/SIGTERM to the hog (when, sent by whom), the first sent by the
+    # contender, the kernel's OOM victims, the pod cgroup emptying.
+    _tr=$(awk -v hog="$_hogpid" -v rel="$_rel" '
+        /^#/ { next }
+        {
+            ts = ""; ev = ""
+            for (i = 2; i <= NF; i++) if ($i ~ /^[0-9]+\.[0-9]+:$/) { ts = $i; ev = $(i + 1); break }
+            if (ts == "") next
+            sub(/:$/, "", ts); split(ts, p, "."); t = sprintf("%d%06d000", p[1], p[2])
+            task = $1; sub(/-[0-9]+$/, "", task)
+            if (ev == "signal_generate:") {
+                pid = ""; sig = ""
+                for (j = 1; j <= NF; j++) {
+                    if ($j ~ /^pid=/) pid = substr($j, 5)
+                    if ($j ~ /^sig=/) sig = substr($j, 5)
+                }
+                if (pid != hog) next
+                if (kt == "") { kt = t; kby = task; ksig = sig }
+                if (ct == "" && (task ~ /^evictd/ || task ~ /^earlyoom/)) { ct = t; cby = task; csig = sig }
+            } else if (ev == "mark_victim:") {
+                on++; if (ot == "") { ot = t; s = $0; sub(/.*pid=/, "", s); sub(/[^0-9].*/, "", s); opid = s }
+            } else if (ev == "cgroup_notify_populated:") {
+                if (index($0, "path=" rel " ") && $NF == "val=0" && et == "") et = t
+            }
+        }
+        END {
+            printf "k_t=%s k_by=%s k_sig=%s c_t=%s c_by=%s c_sig=%s oom_t=%s oom_pid=%s oom_n=%d e_t=%s",
+                kt == "" ? -1 : kt, kby == "" ? "-" : kby, ksig == "" ? "-" : ksig,
+                ct == "" ? -1 : ct, cby == "" ? "-" : cby, csig == "" ? "-" : csig,
+                ot == "" ? -1 : ot, opid == "" ? "-" : opid, on, et == "" ? -1 : et
+        }' $T/trace)
+    [ "${TRACE_SYSCALLS:-0}" = 1 ] && cp $T/trace $OUT/trace-$SLOT.txt
+    _line="run c=$_c mode=$_m i=$_i slot=$SLOT hog=$_hogpid timeout=$_timeout plateau_mib=${_max:-0} delay_ms=$_delay $(cat /tmp/sample.out) $_tr"
+    echo "$_line" >>$OUT/runs.txt
+    say "$_c $_m #$_i: $(echo "$_tr" | cut -c1-150) ($(awk -v a=$_t0 -v b=$(now_s) 'BEGIN { printf "%.1f", b - a }') s)"
+    rmdir $_ctr $_pod 2>/dev/null || { sleep 0.5; rmdir $_ctr $_pod; }
+    write_pods
+}
+
+T_START=$(now_s)
+for c in $CONTENDERS; do
+    start_contender $c || continue
+    for m in $MODES; do
+        i=1
+        while [ $i -le $RUNS ]; do
+            run_one $c $m $i
+            i=$((i + 1))
+        done
+    done
+    stop_contender
+    [ $c = earlyoom ] && EARLYOOM_KIB=0
+done
+say "all runs done in $(awk -v a=$T_START -v b=$(now_s) 'BEGIN { printf "%.0f", b - a }') s"
+dmesg >$OUT/dmesg.txt
+cat /proc/vmstat >$OUT/vmstat.txt
+(cd $OUT && tar -cf $DISK .) && sync
+say "results written"
+vm_pass race-done
+exit 0

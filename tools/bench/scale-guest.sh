@@ -1,0 +1,12 @@
+#!/bin/sh
+# scale-guest.sh - the guest side of tools/bench/scale.sh (runs as /scenario.sh in the busybox
+# initramfs): scale-bench eval and kill on a real cgroup v2 tree with the memory and pids
+# controllers (which the host's hybrid v2 tree lacks). Settings in /etc/scale.conf.
+. /etc/scale.conf
+. /usr/lib/evictd-vm/vm-lib.sh
+echo "scale-guest: kernel $(uname -r), $(nproc) CPUs, controllers $(cat /sys/fs/cgroup/cgroup.subtree_control)"
+scale-bench eval --pods $PODS --iterations $ITERATIONS 2>&1 | sed 's/^/guest: /'
+scale-bench kill --procs $PROCS --repeat $REPEAT 2>&1 | grep -v ' info: ' | sed 's/^/guest: /'
+scale-bench kill --procs $PROCS --repeat $REPEAT --child /usr/bin/racekit 2>&1 | grep -v ' info: ' | sed 's/^/guest: /'
+vm_pass scale-done
+exit 0
