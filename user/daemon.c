@@ -385,6 +385,7 @@ int daemon_evaluate(struct daemon *daemon, uint32_t mask)
 {
 	struct decision *decision = &daemon->decision;
 	const struct threshold *threshold;
+	size_t protected_running = 0;
 	int err;
 
 	err = signals_read(&daemon->source, mask, &daemon->obs);
@@ -407,16 +408,21 @@ int daemon_evaluate(struct daemon *daemon, uint32_t mask)
 	/* The never-evict set ranks last; the victim is the first one outside it. Like the
 	 * kubelet's active pods, a cgroup with no task left is not a candidate: it is gone. */
 	for (size_t i = 0; i < daemon->n_candidates; i++) {
-		if (pod_never_evict(daemon->candidates[i]) || daemon->candidates[i]->processes == 0 ||
-		    daemon->candidates[i]->exited)
+		const struct pod *pod = daemon->candidates[i];
+
+		if (pod->processes == 0 || pod->exited)
 			continue;
+		if (pod_never_evict(pod)) {
+			protected_running++;
+			continue;
+		}
 		decision->n_candidates++;
 		if (!decision->victim)
 			decision->victim = daemon->candidates[i];
 	}
 	if (!decision->victim)
 		decision->reason = !daemon->pods ? "no cgroup v2 tree to evict from" :
-				   daemon->n_candidates ? "every candidate is in the never-evict set" :
+				   protected_running ? "every candidate is in the never-evict set" :
 							  "no pods or workloads to evict";
 	else if (threshold->signal == EV_SIGNAL_OOM_GUARD)
 		decision->reason = "oom-guard: the kernel's MemAvailable is below the guard, OOM is near";

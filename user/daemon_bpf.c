@@ -89,8 +89,9 @@ void daemon_bpf_update_steps(struct daemon *daemon)
 		/* Below the threshold already (kills under way): look every 4 MiB. The caps keep
 		 * a step short when a limit changes under us (pid_max, threads-max, hotplug),
 		 * which is no event of its own. */
-		.memory_pages = memory == INT64_MAX ? 0 : clamp_step(memory / 4 / page_size, (4 << 20) / page_size,
-								     (1LL << 30) / page_size),
+		.memory_pages = memory == INT64_MAX ? 0 :
+				memory <= 0 ? (uint64_t)((4 << 20) / page_size) :
+				clamp_step(memory / 4 / page_size, 64, (1LL << 30) / page_size),
 		.pids_tasks = pids == INT64_MAX ? 0 : clamp_step(pids / 4, 1, 256),
 		.inodes = inodes == INT64_MAX ? 0 : clamp_step(inodes / 4, 1, 16384),
 		.min_interval_ns = { 1000000, 5000000, 5000000 },

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # plot.sh OUTDIR PNG - memory.available over time per contender in the memory race, one panel per
 # hog mode, from OUTDIR/runs.tsv and OUTDIR/series/SLOT.txt (tools/bench/race-analyze.sh).
-# Per contender and mode the plotted run is the one whose detection latency is the median of the
-# runs where the contender acted (the first run when it never did). Time 0 = the hog started;
+# Per contender and mode the plotted run is the typical one: when the kernel OOM killer won most
+# runs, the first of those; otherwise the run whose detection latency is the median of the runs
+# where the contender acted first. Time 0 = the hog started;
 # a circle marks the contender's kill, a cross the kernel OOM killer's choice.
 set -euo pipefail
 OUTDIR=${1:?usage: plot.sh OUTDIR PNG}
@@ -20,11 +21,15 @@ NR == 1 { next }
 {
     key = $1 "\t" $2
     if (!(key in first)) { first[key] = $0; order[++n] = key }
-    if ($7 != "NA") { k = ++nd[key]; det[key, k] = $7 + 0; row[key, k] = $0 }
+    runs[key]++
+    if ($6 == "kernel" && !(key in kern)) kern[key] = $0
+    if ($6 == "contender" && $7 != "NA") { k = ++nd[key]; det[key, k] = $7 + 0; row[key, k] = $0 }
 }
 END {
     for (i = 1; i <= n; i++) {
         key = order[i]; m = nd[key]; pick = first[key]
+        # the typical outcome: a kernel OOM run when the kernel won most runs
+        if (key in kern && 2 * m < runs[key]) { print kern[key]; continue }
         if (m) {
             # sort indices by detection, take the middle one
             for (a = 1; a <= m; a++) idx[a] = a
@@ -41,13 +46,12 @@ while IFS=$'\t' read -r c mode run slot _ first _ _ _ _ _ _ _ _ t_pop _ t_act t_
 	series=$OUTDIR/series/$slot.txt
 	[ -s "$series" ] || continue
 	awk -v p="$t_pop" '{ printf "%.4f %.1f\n", ($1 * 1000 - p) / 1e9, $2 / 1024 }' "$series" >"$pdir/$mode-$c.dat"
-	# markers: the sample nearest the kill / OOM time
+	# markers: at the kill / OOM time, at the last value sampled before it
 	for what in act oom; do
 		t=$t_act; [ $what = oom ] && t=$t_oom
 		[ "$t" != -1 ] || continue
-		awk -v p="$t_pop" -v t="$t" 'BEGIN { best = -1 }
-			{ d = $1 * 1000 - t; if (d < 0) d = -d; if (best < 0 || d < best) { best = d; y = $2 / 1024 } }
-			END { if (best >= 0) printf "%.4f %.1f\n", (t - p) / 1e9, y }' "$series" >"$pdir/$mode-$c.$what"
+		awk -v p="$t_pop" -v t="$t" '$1 * 1000 <= t { y = $2 / 1024; found = 1 }
+			END { if (found) printf "%.4f %.1f\n", (t - p) / 1e9, y }' "$series" >"$pdir/$mode-$c.$what"
 	done
 done <"$pdir/picks.tsv"
 

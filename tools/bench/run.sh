@@ -2,6 +2,7 @@
 # make bench: every benchmark, side by side in one run; results in bench/results.md (the tables,
 # the targets, the exact commands) and bench/memory-race.png.
 # Usage: tools/bench/run.sh [PART...]
+#        tools/bench/run.sh --report    (rewrite results.md from the last run, run nothing)
 #   parts: overhead footprint scale host-race race (default: all, in this order)
 #   overhead   BPF programs attached vs not (A/B alternating): fork/exit, page-cache read,
 #              write loops; kernel event -> handler latency (tools/bench/bpf-overhead.sh)
@@ -15,17 +16,30 @@
 # each part's script. Parts not run keep nothing: results.md describes this run only.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-parts=("$@")
-[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race)
 mkdir -p bench
 out=bench/results.md
 raw=bench/raw.txt
-: >"$raw"
+env_file=bench/run.env
 export RACE_RUNS=${RACE_RUNS:-12}
 export HOST_RACE_RUNS=${HOST_RACE_RUNS:-20}
-load_start=$(cut -d' ' -f1-3 /proc/loadavg)
-t_start=$(date +%s)
 declare -A took
+report_only=0
+if [ "${1:-}" = --report ]; then
+	# Rewrite results.md from the last run's bench/raw.txt and bench/run.env, running nothing.
+	report_only=1
+	[ -f "$raw" ] && [ -f "$env_file" ] || { echo "bench: no previous run (bench/raw.txt, bench/run.env)" >&2; exit 1; }
+	# shellcheck disable=SC1090
+	. "$env_file"
+else
+	parts=("$@")
+	[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race)
+	: >"$raw"
+	load_start=$(cut -d' ' -f1-3 /proc/loadavg)
+	run_date=$(date -u +%Y-%m-%dT%H:%MZ)
+	# make bench rebuilt build/evictd from the working tree just before this
+	built_from="$(git log -1 --format='%h' 2>/dev/null || echo '?')$(git diff --quiet HEAD -- user bpf 2>/dev/null || echo ' plus uncommitted changes in user/ or bpf/')"
+fi
+t_start=$(date +%s)
 
 run_part() {	# run_part NAME COMMAND...: print and keep its output
 	local name=$1 t0=$(date +%s)
@@ -36,7 +50,7 @@ run_part() {	# run_part NAME COMMAND...: print and keep its output
 	echo "## $name took ${took[$name]} s (load now $(cut -d' ' -f1-3 /proc/loadavg))" | tee -a "$raw"
 }
 
-for part in "${parts[@]}"; do
+[ $report_only = 1 ] || for part in "${parts[@]}"; do
 	case "$part" in
 	overhead) run_part overhead tools/bench/bpf-overhead.sh ;;
 	footprint) run_part footprint tools/bench/footprint.sh "${FOOTPRINT_SECONDS:-60}" ;;
@@ -46,7 +60,14 @@ for part in "${parts[@]}"; do
 	*) echo "bench: unknown part $part" >&2; exit 2 ;;
 	esac
 done
-total=$(( $(date +%s) - t_start ))
+if [ $report_only = 0 ]; then
+	total=$(( $(date +%s) - t_start ))
+	load_end=$(cut -d' ' -f1-3 /proc/loadavg)
+	RACE_RUNS_USED=$RACE_RUNS HOST_RACE_RUNS_USED=$HOST_RACE_RUNS
+	declare -p parts took load_start load_end run_date built_from total RACE_RUNS_USED HOST_RACE_RUNS_USED >"$env_file"
+else
+	RACE_RUNS=$RACE_RUNS_USED HOST_RACE_RUNS=$HOST_RACE_RUNS_USED
+fi
 
 # ---- helpers over the raw output --------------------------------------------------------
 has() { [[ " ${parts[*]} " == *" $1 "* ]]; }
@@ -62,8 +83,12 @@ rcol() {	# rcol CONTENDER MODE COLUMN: a column of the race summary
 {
 	echo "# evictd benchmarks"
 	echo
-	echo "Run: \`make bench\` ($(date -u +%Y-%m-%dT%H:%MZ)), host kernel $(uname -r), $(nproc) CPUs, load average at the start $load_start, at the end $(cut -d' ' -f1-3 /proc/loadavg) (other work shares this machine: the load is part of the result). Took $((total / 60)) min $((total % 60)) s: $(for p in "${parts[@]}"; do printf '%s %s s, ' "$p" "${took[$p]:-?}"; done | sed 's/, $//')."
+	echo "Run: \`make bench\` (started $run_date), host kernel $(uname -r), $(nproc) CPUs, evictd built from commit $built_from, load average at the start $load_start, at the end $load_end (other work shares this machine: the load is part of the result). Took $((total / 60)) min $((total % 60)) s: $(for p in "${parts[@]}"; do printf '%s %s s, ' "$p" "${took[$p]:-?}"; done | sed 's/, $//')."
 	echo
+	if [ -n "${note:-}" ]; then	# a note about this run, kept in bench/run.env
+		echo "Note: $note"
+		echo
+	fi
 
 	if has race && [ -f bench/memory-race/summary.md ]; then
 		thr=$(sed -n 's/^guest .*threshold=\([0-9]*\).*/\1/p' bench/memory-race/guest/runs.txt)
@@ -85,7 +110,7 @@ How to read it. *detection* = the contender's own signal crossing its threshold 
 - Contenders: **evictd** = `--pods-file --eviction-hard=memory.available<X` (BPF + PSI, housekeeping 10 s, OOM guard 10%); **evictd-nobpf** = `--no-bpf` (PSI + 10 s poll); **poll-10s / poll-1s** = `--no-bpf --no-psi --housekeeping-interval=10s|1s --oom-guard=off`, the kubelet's model; **earlyoom** 1.7 (Debian) = `-M K,K -s 100,100 -r 0`, K = X minus (memory.available − MemAvailable) measured at rest just before it starts, i.e. SIGKILL at the same memory state as memory.available<X (its own signal is MemAvailable; `-m` in whole percent cannot express it, and X/MemTotal as a percentage would make it fire ~110 MiB earlier than everyone else). Exact command lines: bench/memory-race/commands.txt (below).
 - Why X = 250Mi in a 1 GiB guest: (1) the kernel OOM killer fires while memory.available still reads ~80–110 MiB here (SPEC §1 measured 75–114 MiB): the threshold must be well above that for any contender to be able to win; (2) memory.available reads ~115 MiB above MemAvailable in this guest, so evictd's default OOM guard (MemAvailable < 10% ≈ 96 MiB) corresponds to memory.available ≈ 210 MiB: with X = 150Mi the guard, not the configured threshold, would fire first for evictd and the detection latencies would not compare like with like (tests/vm/scenarios/10-memory.sh chose 250Mi for the same reason). The gap between X and the OOM point (~150 MiB) is the race window: ~0.6 s at 256 MiB/s, ~0.4 s as fast as TCG goes.
 - Not run: nohang (Python; the busybox guest has no interpreter) and systemd-oomd (needs systemd, its own cgroup layout and managed units; its default is PSI-based with 20 s+ windows, not a memory threshold).
-- TCG caveats: all guest times include emulation; the guest's vCPUs are host threads competing with the host's other load, and the sampler shows gaps of several ms (interval_max_us in bench/memory-race/runs.tsv); the hog's anonymous memory comes in 2 MiB THP steps (THP "always" in the Debian kernel), so memory.available moves in 2 MiB jumps every ~5–8 ms.
+- TCG caveats: all guest times include emulation; the guest's vCPUs are host threads competing with the host's other load, and the sampler shows gaps of several ms (interval_max_us in bench/memory-race/runs.tsv); the hog's anonymous memory comes in 2 MiB THP steps (THP "always" in the Debian kernel), so memory.available moves in 2 MiB jumps every ~5–8 ms. Timestamps taken on different vCPUs disagree now and then by 20–45 ms (a traced "cgroup empty" stamped before the SIGKILL that caused it, while the sampler still saw the pod populated): "empty" then comes from the sampler (counted under the table), and single runs of *kill* and *detection* can be off by that much; the medians are not affected. evictd's own log gives 9–35 ms from cgroup.kill to empty for every kill it made in the guest.
 EOF
 		echo
 	fi
@@ -118,6 +143,7 @@ EOF
 	echo
 	echo "| measurement | result | target |"
 	echo "|---|---|---|"
+	nopc=""
 	grep -E '^(overhead |# the same cold read with --no-page-cache)' "$raw" | while read -r first name rest; do
 		if [ "$first" = "#" ]; then nopc=" (--no-page-cache-bpf)"; continue; fi
 		what=$(sed -E 's/^ *(.*[a-z]) +[0-9.]+ +-> .*/\1/' <<<"$rest")
