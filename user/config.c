@@ -123,7 +123,7 @@ static const struct option_spec option_table[] = {
 	  "(removed at the next start; see the man page for the risks)" },
 	{ "dry-run", NULL, "dryRun", OPT_BOOL, OFF(dry_run), NULL,
 	  "decide and report everything, kill nothing" },
-	{ "once", NULL, NULL, OPT_BOOL, OFF(once), NULL, "read the signals once, evaluate, print, exit" },
+	{ "once", NULL, NULL, OPT_BOOL, OFF(once), NULL, "one round: read, evaluate, act (unless --dry-run), print, exit" },
 	{ "validate", NULL, NULL, OPT_BOOL, OFF(validate), NULL,
 	  "print the effective configuration and exit (2 when invalid)" },
 	{ "no-bpf", NULL, "noBpf", OPT_BOOL, OFF(no_bpf), NULL, "run on polling and PSI alone" },
