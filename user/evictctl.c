@@ -18,10 +18,10 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "control.h"
+#include "ops/control.h"
 #include "evictd.h"
-#include "eventlog.h"
-#include "signals.h"
+#include "ops/eventlog.h"
+#include "signals/signals.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2

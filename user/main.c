@@ -6,9 +6,9 @@
 #include <signal.h>
 #include <stdlib.h>
 
-#include "config.h"
-#include "daemon.h"
-#include "log.h"
+#include "config/config.h"
+#include "daemon/daemon.h"
+#include "sys/log.h"
 
 #define EXIT_CONFIG 2
 

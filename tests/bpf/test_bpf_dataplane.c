@@ -17,8 +17,8 @@
 #include <bpf/bpf.h>
 
 #include "bpftest.h"
-#include "bpf_loader.h"
-#include "log.h"
+#include "bpf_loader/bpf_loader.h"
+#include "sys/log.h"
 
 #define EXT4_MAGIC 0xEF53
 #define XFS_MAGIC 0x58465342

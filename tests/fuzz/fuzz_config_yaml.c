@@ -6,8 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config.h"
-#include "log.h"
+#include "config/config.h"
+#include "sys/log.h"
 
 static struct evictd_config config;
 

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "quantity.h"
+#include "core/quantity.h"
 
 #define CHECK(cond, ...)                                                            \
 	do {                                                                        \

@@ -4,7 +4,7 @@
 
 #include <errno.h>
 
-#include "config.h"
+#include "config/config.h"
 
 #define S(x) ((int64_t)(x) * 1000000000LL)
 

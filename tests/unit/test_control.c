@@ -9,7 +9,7 @@
 #include <sys/un.h>
 #include <time.h>
 
-#include "control.h"
+#include "ops/control.h"
 
 struct fixture {
 	char dir[PATH_MAX];

@@ -6,7 +6,7 @@
 #include <json-c/json.h>
 #include <regex.h>
 
-#include "eventlog.h"
+#include "ops/eventlog.h"
 
 static int64_t fixed_clock_ns = 1234567890123456789ll;	/* 2009-02-13T23:31:30.123Z */
 static int64_t fixed_clock(void)

@@ -10,9 +10,9 @@
 #include <sys/wait.h>
 #include <time.h>
 
-#include "kill.h"
-#include "log.h"
-#include "pods.h"
+#include "act/kill.h"
+#include "sys/log.h"
+#include "pods/pods.h"
 
 #define CG "sys/fs/cgroup"
 #define POD_REL CG "/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-podabc.slice"

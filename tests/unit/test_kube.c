@@ -17,10 +17,10 @@
 
 #include "testutil.h"
 
-#include "kube.h"
-#include "kube_report.h"
-#include "log.h"
-#include "thresholds.h"
+#include "kube/kube.h"
+#include "kube/kube_report.h"
+#include "sys/log.h"
+#include "core/thresholds.h"
 
 #define STANDIN "tests/cli/kube-standin.py"
 #define PYTHON "/usr/bin/python3"

@@ -10,7 +10,7 @@
 #include <poll.h>
 #include <sys/socket.h>
 
-#include "metrics.h"
+#include "ops/metrics.h"
 
 /* ---- a strict parser of the text format ------------------------------------------------- */
 

@@ -12,9 +12,9 @@
 #include <sys/xattr.h>
 #include <time.h>
 
-#include "log.h"
-#include "pods.h"
-#include "rank.h"
+#include "sys/log.h"
+#include "pods/pods.h"
+#include "core/rank.h"
 
 #define PODS_FIXTURES FIXTURES_DIR "/pods"
 #define MI (1024ll * 1024)

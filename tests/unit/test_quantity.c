@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Kubernetes quantities and Go durations (user/quantity.c).
+ * Kubernetes quantities and Go durations (user/core/quantity.c).
  *
  * Quantity rows come from k8s.io/apimachinery/pkg/api/resource/quantity_test.go
  * (TestQuantityParse table and its "invalid" list), with the expected value being
@@ -14,7 +14,7 @@
 #include <inttypes.h>
 #include <stdint.h>
 
-#include "quantity.h"
+#include "core/quantity.h"
 
 #define KI (INT64_C(1) << 10)
 #define MI (INT64_C(1) << 20)

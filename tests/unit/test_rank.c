@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Victim ranking (user/rank.c). The ordering cases are ported from the kubelet's
+ * Victim ranking (user/core/rank.c). The ordering cases are ported from the kubelet's
  * pkg/kubelet/eviction/helpers_test.go (named in each test; its lowPriority/defaultPriority/
  * highPriority are -1/0/1 from eviction_manager_test.go, and its newPodDiskStats(pod, rootfs,
  * logs, perLocalVolume) becomes writable/logs/volumes here), or built from the seeds' own
@@ -12,7 +12,7 @@
 
 #include <stdint.h>
 
-#include "rank.h"
+#include "core/rank.h"
 
 #define KI 1024LL
 #define MI (1024LL * 1024)

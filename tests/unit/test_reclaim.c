@@ -8,9 +8,9 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "kill.h"
-#include "log.h"
-#include "reclaim.h"
+#include "act/kill.h"
+#include "sys/log.h"
+#include "act/reclaim.h"
 
 #define MS 1000000ll
 #define MI (1024ll * 1024)

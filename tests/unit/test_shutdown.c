@@ -9,10 +9,10 @@
 #include <poll.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "log.h"
-#include "logind.h"
-#include "shutdown.h"
+#include "config/config.h"
+#include "sys/log.h"
+#include "sys/logind.h"
+#include "act/shutdown.h"
 
 #define S 1000000000ll
 /* snprintf that must not truncate (a cut path or name would test the wrong thing). */

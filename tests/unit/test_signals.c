@@ -10,8 +10,8 @@
 #include <sys/statvfs.h>
 #include <time.h>
 
-#include "log.h"
-#include "signals.h"
+#include "sys/log.h"
+#include "signals/signals.h"
 
 #define NODE_V2 FIXTURES_DIR "/node-v2"
 #define NODE_V1 FIXTURES_DIR "/node-v1"

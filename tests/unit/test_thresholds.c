@@ -5,7 +5,7 @@
 
 #include <errno.h>
 
-#include "thresholds.h"
+#include "core/thresholds.h"
 
 #define S(x) ((int64_t)(x) * 1000000000LL)
 #define MI(x) ((int64_t)(x) << 20)

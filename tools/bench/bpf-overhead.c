@@ -37,8 +37,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "bpf_loader.h"
-#include "log.h"
+#include "bpf_loader/bpf_loader.h"
+#include "sys/log.h"
 
 static uint64_t now_ns(void)
 {

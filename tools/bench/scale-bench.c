@@ -39,13 +39,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "config.h"
-#include "daemon.h"
-#include "kill.h"
-#include "log.h"
-#include "pods.h"
-#include "rank.h"
-#include "signals.h"
+#include "config/config.h"
+#include "daemon/daemon.h"
+#include "act/kill.h"
+#include "sys/log.h"
+#include "pods/pods.h"
+#include "core/rank.h"
+#include "signals/signals.h"
 
 static char mount_dir[PATH_MAX / 2];
 static char base[PATH_MAX / 2 + 128];	/* mount/NAME */

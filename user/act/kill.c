@@ -1,0 +1,620 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Killing through cgroup v2 (SPEC §6).
+ *
+ * cgroup.kill (Linux 5.14) SIGKILLs every task of the cgroup and its descendants atomically
+ * with respect to fork, so nothing escapes by forking during the kill. cgroup.events then
+ * flips to "populated 0" once the last task has exited, and kernfs wakes POLLPRI (and
+ * POLLERR) pollers of that file: after each read, poll(POLLPRI) sleeps until the next
+ * change. No pid is ever resolved twice for the hard kill; only the soft path's SIGTERM
+ * goes through pids read from cgroup.procs (see sigterm_one).
+ *
+ * Safety: a target is checked lexically (canonical, not /, not the mount root, below an
+ * allowed root, not evictd's own cgroup or an ancestor), then opened component by component
+ * with O_NOFOLLOW so no symlink can redirect the write, and every later file is opened
+ * relative to that directory fd.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "act/kill.h"
+#include "sys/log.h"
+#include "pods/pods.h"
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+/* A subtree deeper than this is not something the kubelet or a workload root builds. */
+#define PROCS_MAX_DEPTH 32
+/* Without cgroup.kill (< 5.14): re-send SIGKILL this often until the cgroup is empty. */
+#define FALLBACK_ROUND_MS 100
+
+/* ---- the real calls ------------------------------------------------------------------ */
+
+static int real_write_file(int dir_fd, const char *name, const char *text)
+{
+	size_t len = strlen(text);
+	ssize_t n;
+	int fd, err = 0;
+
+	fd = openat(dir_fd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, text, len);
+	if (n < 0)
+		err = -errno;
+	else if ((size_t)n != len)
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+static int real_signal_pid(pid_t pid, int sig)
+{
+	return kill(pid, sig) ? -errno : 0;
+}
+
+static int real_wait_change(int events_fd, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = events_fd, .events = POLLPRI };
+	int n = poll(&pfd, 1, timeout_ms);
+
+	if (n < 0)
+		return errno == EINTR ? 0 : -errno;
+	return n > 0 && (pfd.revents & (POLLPRI | POLLERR)) ? 1 : 0;
+}
+
+static int real_check_cgroupfs(int dir_fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(dir_fd, &sfs))
+		return -errno;
+	return sfs.f_type == CGROUP2_SUPER_MAGIC ? 0 : -ENOTDIR;
+}
+
+static int64_t real_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void resolve_ops(const struct kill_config *config, struct kill_ops *ops)
+{
+	const struct kill_ops *given = config->ops;
+
+	ops->write_file = given && given->write_file ? given->write_file : real_write_file;
+	ops->signal_pid = given && given->signal_pid ? given->signal_pid : real_signal_pid;
+	ops->wait_change = given && given->wait_change ? given->wait_change : real_wait_change;
+	ops->check_cgroupfs = given && given->check_cgroupfs ? given->check_cgroupfs : real_check_cgroupfs;
+	ops->now_ns = given && given->now_ns ? given->now_ns : real_now_ns;
+}
+
+static int64_t add_ns(int64_t a, int64_t b)
+{
+	int64_t sum;
+
+	return __builtin_add_overflow(a, b, &sum) ? INT64_MAX : sum;
+}
+
+static double ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+/* ---- the never-kill rules -------------------------------------------------------------- */
+
+/* Absolute, no empty, "." or ".." component, no trailing slash (except "/"). */
+static bool path_is_canonical(const char *path)
+{
+	const char *p = path;
+
+	if (path[0] != '/')
+		return false;
+	if (!path[1])
+		return true;
+	while (*p) {
+		const char *start = ++p;	/* past the '/' */
+		size_t len;
+
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - start);
+		if (len == 0 || (len == 1 && start[0] == '.') ||
+		    (len == 2 && start[0] == '.' && start[1] == '.'))
+			return false;
+	}
+	return true;
+}
+
+static bool is_strictly_below(const char *ancestor, const char *path)
+{
+	return strcmp(ancestor, path) != 0 && pods_path_is_ancestor(ancestor, path);
+}
+
+/* Open path one component at a time, refusing symlinks. */
+static int open_without_symlinks(const char *path, int *out_fd)
+{
+	char copy[PATH_MAX], *component, *save = NULL;
+	int fd, err;
+
+	if (strlen(path) >= sizeof(copy))
+		return -ENAMETOOLONG;
+	strcpy(copy, path);
+	fd = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	for (component = strtok_r(copy, "/", &save); component;
+	     component = strtok_r(NULL, "/", &save)) {
+		struct stat st;
+		int next;
+
+		/* O_PATH|O_NOFOLLOW opens a symlink itself rather than failing: fstat tells. */
+		next = openat(fd, component, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (next < 0) {
+			err = -errno;
+			log_err("kill: refusing %s: open component \"%s\": %m", path, component);
+			close(fd);
+			return err;
+		}
+		close(fd);
+		fd = next;
+		if (fstat(fd, &st)) {
+			err = -errno;
+			log_err("kill: refusing %s: fstat \"%s\": %m", path, component);
+			close(fd);
+			return err;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			log_err("kill: refusing %s: component \"%s\" is a symlink", path, component);
+			close(fd);
+			return -ELOOP;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			log_err("kill: refusing %s: component \"%s\" is not a directory", path, component);
+			close(fd);
+			return -ENOTDIR;
+		}
+	}
+	*out_fd = fd;
+	return 0;
+}
+
+int kill_check_cgroup(const struct kill_config *config, const char *path, int *dir_fd)
+{
+	char self_buf[PATH_MAX];
+	const char *self;
+	struct kill_ops ops;
+	bool allowed = false;
+	int fd = -1, err;
+
+	if (dir_fd)
+		*dir_fd = -1;
+	if (!config || !path || !path[0]) {
+		log_err("kill: refusing an empty cgroup path");
+		return -EINVAL;
+	}
+	if (strcmp(path, "/") == 0) {
+		log_err("kill: refusing to kill /");
+		return -EPERM;
+	}
+	if (!path_is_canonical(path)) {
+		log_err("kill: refusing %s: not a canonical absolute path", path);
+		return -EINVAL;
+	}
+	if (!config->cgroup_mount || !path_is_canonical(config->cgroup_mount)) {
+		log_err("kill: refusing %s: no valid cgroup mount configured", path);
+		return -EPERM;
+	}
+	if (strcmp(path, config->cgroup_mount) == 0) {
+		log_err("kill: refusing %s: it is the cgroup root", path);
+		return -EPERM;
+	}
+	if (!is_strictly_below(config->cgroup_mount, path)) {
+		log_err("kill: refusing %s: not below the cgroup v2 mount %s", path, config->cgroup_mount);
+		return -EPERM;
+	}
+	for (size_t i = 0; i < config->n_allowed_roots && config->allowed_roots; i++) {
+		const char *root = config->allowed_roots[i];
+
+		/* A root that is not canonical, or "/", could match anything: it allows nothing. */
+		if (!root || !path_is_canonical(root) || strcmp(root, "/") == 0)
+			continue;
+		if (is_strictly_below(root, path)) {
+			allowed = true;
+			break;
+		}
+	}
+	if (!allowed) {
+		log_err("kill: refusing %s: not below an allowed root (%zu configured: the kubepods "
+			"tree or the workload roots)", path, config->n_allowed_roots);
+		return -EPERM;
+	}
+
+	self = config->self_cgroup;
+	if (!self) {
+		err = pods_read_self_cgroup(config->root, config->cgroup_mount, self_buf, sizeof(self_buf));
+		if (err) {
+			log_err("kill: refusing %s: cannot read evictd's own cgroup: %s", path, strerror(-err));
+			return -EPERM;
+		}
+		self = self_buf;
+	}
+	if (pods_path_is_ancestor(path, self)) {
+		log_err("kill: refusing %s: it %s evictd's own cgroup %s", path,
+			strcmp(path, self) == 0 ? "is" : "contains", self);
+		return -EPERM;
+	}
+
+	err = open_without_symlinks(path, &fd);
+	if (err)
+		return err;
+	resolve_ops(config, &ops);
+	err = ops.check_cgroupfs(fd);
+	if (err) {
+		log_err("kill: refusing %s: not a cgroup v2 directory: %s", path, strerror(-err));
+		close(fd);
+		return err;
+	}
+	if (dir_fd)
+		*dir_fd = fd;
+	else
+		close(fd);
+	return 0;
+}
+
+/* ---- cgroup.events and cgroup.procs --------------------------------------------------- */
+
+/* 1 populated, 0 empty, negative errno. */
+static int read_populated(int events_fd)
+{
+	char buf[256];
+	const char *key;
+	ssize_t n;
+
+	n = pread(events_fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	key = strstr(buf, "populated ");
+	if (!key || (key != buf && key[-1] != '\n'))
+		return -EINVAL;
+	return key[10] == '1' ? 1 : key[10] == '0' ? 0 : -EINVAL;
+}
+
+/* Wait for populated 0 until deadline. 1 emptied, 0 deadline passed, negative errno. */
+static int wait_empty(const struct kill_ops *ops, int events_fd, int64_t deadline_ns)
+{
+	for (;;) {
+		int64_t remaining;
+		int populated, err;
+
+		/* Read before polling: kernfs arms the next POLLPRI on read. */
+		populated = read_populated(events_fd);
+		if (populated <= 0)
+			return populated == 0 ? 1 : populated;
+		remaining = deadline_ns - ops->now_ns();
+		if (remaining <= 0)
+			return 0;
+		err = ops->wait_change(events_fd, (int)(remaining / 1000000 >= INT_MAX ?
+							  INT_MAX : remaining / 1000000 + 1));
+		if (err < 0)
+			return err;
+	}
+}
+
+typedef int (*pid_fn)(pid_t pid, void *ctx);
+
+/* Call fn for every pid in cgroup.procs of dir_fd and every cgroup below it. Returns the
+ * number of pids seen or negative errno. Cgroups that vanish meanwhile are skipped. */
+static int64_t walk_procs(int dir_fd, int depth, pid_fn fn, void *ctx)
+{
+	char buf[4096];
+	int64_t seen = 0, pid = 0;
+	bool in_number = false;
+	struct dirent *entry;
+	ssize_t n;
+	DIR *d;
+	int fd;
+
+	if (depth > PROCS_MAX_DEPTH)
+		return 0;
+	fd = openat(dir_fd, "cgroup.procs", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return depth == 0 ? -errno : 0;
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				if (pid <= INT_MAX)	/* past it the number is garbage: skipped */
+					pid = pid * 10 + (buf[i] - '0');
+				in_number = true;
+				continue;
+			}
+			if (in_number && pid > 0 && pid <= INT_MAX) {
+				seen++;
+				if (fn)
+					fn((pid_t)pid, ctx);
+			}
+			pid = 0;
+			in_number = false;
+		}
+	}
+	if (in_number && pid > 0 && pid <= INT_MAX) {
+		seen++;
+		if (fn)
+			fn((pid_t)pid, ctx);
+	}
+	close(fd);
+
+	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return seen;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return seen;
+	}
+	while ((entry = readdir(d))) {
+		int64_t sub;
+		int child;
+
+		if (entry->d_name[0] == '.' || (entry->d_type != DT_DIR && entry->d_type != DT_UNKNOWN))
+			continue;
+		child = openat(dirfd(d), entry->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (child < 0)
+			continue;
+		sub = walk_procs(child, depth + 1, fn, ctx);
+		close(child);
+		if (sub > 0)
+			seen += sub;
+	}
+	closedir(d);
+	return seen;
+}
+
+int64_t kill_count_procs(int dir_fd)
+{
+	return walk_procs(dir_fd, 0, NULL, NULL);
+}
+
+struct signal_ctx {
+	const struct kill_ops *ops;
+	int sig;
+	pid_t self;
+	size_t sent;
+};
+
+/* The pid was listed in cgroup.procs microseconds ago; for it to name another process now
+ * it would have to exit and pid_max wrap meanwhile. The hard kill that follows needs no pid. */
+static int signal_one(pid_t pid, void *opaque)
+{
+	struct signal_ctx *ctx = opaque;
+	int err;
+
+	if (pid == ctx->self)
+		return 0;	/* kill_check_cgroup already keeps evictd out; belt and braces */
+	err = ctx->ops->signal_pid(pid, ctx->sig);
+	if (!err)
+		ctx->sent++;
+	else if (err != -ESRCH)
+		log_warn("kill: signal %d to pid %d: %s", ctx->sig, (int)pid, strerror(-err));
+	return err;
+}
+
+/* Linux < 5.14: SIGKILL every process until the cgroup is empty or the deadline passes. */
+static int kill_without_cgroup_kill(const struct kill_ops *ops, int dir_fd, int events_fd,
+				    const char *path, int64_t deadline_ns)
+{
+	static bool warned;
+	struct signal_ctx ctx = { .ops = ops, .sig = SIGKILL, .self = getpid() };
+
+	if (!warned)
+		log_warn("kill: %s/cgroup.kill is missing (Linux < 5.14); sending SIGKILL to each "
+			 "process instead, which a forking process can outrun", path);
+	warned = true;
+	for (;;) {
+		int64_t round_end = ops->now_ns() + FALLBACK_ROUND_MS * 1000000ll;
+		int done;
+
+		walk_procs(dir_fd, 0, signal_one, &ctx);
+		done = wait_empty(ops, events_fd, round_end < deadline_ns ? round_end : deadline_ns);
+		if (done != 0 || ops->now_ns() >= deadline_ns)
+			return done;
+	}
+}
+
+static void result_init(struct kill_result *result)
+{
+	memset(result, 0, sizeof(*result));
+	result->sigterm_to_empty_ns = -1;
+	result->kill_to_empty_ns = -1;
+	result->total_ns = -1;
+}
+
+int kill_cgroup(const struct kill_config *config, const char *path, enum kill_mode mode,
+		int64_t grace_ns, struct kill_result *result)
+{
+	struct kill_result local;
+	struct kill_ops ops;
+	int64_t start, kill_start, timeout_ns;
+	int dir_fd, events_fd, populated, err;
+
+	if (!result)
+		result = &local;
+	result_init(result);
+	if (!config)
+		return -EINVAL;
+	err = kill_check_cgroup(config, path, &dir_fd);
+	if (err)
+		return err;
+	resolve_ops(config, &ops);
+	timeout_ns = config->kill_timeout_ns > 0 ? config->kill_timeout_ns : KILL_DEFAULT_TIMEOUT_NS;
+	if (mode == KILL_SOFT && grace_ns <= 0)
+		mode = KILL_HARD;
+	result->grace_ns = mode == KILL_SOFT ? grace_ns : 0;
+
+	/* The root cgroup has no cgroup.events: a second guard against killing everything. */
+	events_fd = openat(dir_fd, "cgroup.events", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (events_fd < 0) {
+		err = -errno;
+		log_err("kill: refusing %s: open %s/cgroup.events: %m", path, path);
+		close(dir_fd);
+		return err == -ENOENT ? -ENOTDIR : err;
+	}
+	populated = read_populated(events_fd);
+	if (populated < 0) {
+		err = populated;
+		log_err("kill: %s/cgroup.events: no \"populated\" line: %s", path, strerror(-err));
+		goto out;
+	}
+
+	if (config->dry_run) {
+		int64_t procs = kill_count_procs(dir_fd);
+
+		result->dry_run = true;
+		result->was_empty = !populated;
+		if (mode == KILL_SOFT)
+			log_info("kill: dry-run: would send SIGTERM to the %" PRId64 " processes in %s, "
+				 "wait up to %.0f ms for it to empty, then write 1 to %s/cgroup.kill",
+				 procs, path, ms(grace_ns), path);
+		else
+			log_info("kill: dry-run: would write 1 to %s/cgroup.kill (%" PRId64
+				 " processes) and wait up to %.0f ms for populated 0",
+				 path, procs, ms(timeout_ns));
+		err = 0;
+		goto out;
+	}
+	if (!populated) {
+		result->was_empty = true;
+		log_info("kill: %s is already empty; nothing to kill", path);
+		err = 0;
+		goto out;
+	}
+
+	start = ops.now_ns();
+	if (mode == KILL_SOFT) {
+		struct signal_ctx ctx = { .ops = &ops, .sig = SIGTERM, .self = getpid() };
+		int64_t seen = walk_procs(dir_fd, 0, signal_one, &ctx);
+
+		if (seen < 0) {
+			err = (int)seen;
+			log_err("kill: reading %s/cgroup.procs: %s", path, strerror(-err));
+			goto out;
+		}
+		result->n_sigterm = ctx.sent;
+		log_info("kill: sent SIGTERM to %zu processes in %s; grace %.0f ms", ctx.sent, path,
+			 ms(grace_ns));
+		err = wait_empty(&ops, events_fd, add_ns(start, grace_ns));
+		if (err < 0) {
+			log_err("kill: waiting on %s/cgroup.events: %s", path, strerror(-err));
+			goto out;
+		}
+		if (err == 1) {
+			result->exited_in_grace = true;
+			result->sigterm_to_empty_ns = ops.now_ns() - start;
+			result->total_ns = result->sigterm_to_empty_ns;
+			log_info("kill: %s emptied %.1f ms after SIGTERM, within its grace", path,
+				 ms(result->sigterm_to_empty_ns));
+			err = 0;
+			goto out;
+		}
+		log_info("kill: %s still populated at the end of its %.0f ms grace; cgroup.kill",
+			 path, ms(grace_ns));
+	}
+
+	kill_start = ops.now_ns();
+	err = ops.write_file(dir_fd, "cgroup.kill", "1");
+	if (err == -ENOENT) {
+		err = kill_without_cgroup_kill(&ops, dir_fd, events_fd, path, add_ns(kill_start, timeout_ns));
+	} else if (err) {
+		errno = -err;
+		log_err("kill: write 1 to %s/cgroup.kill: %m", path);
+		goto out;
+	} else {
+		result->used_cgroup_kill = true;
+		err = wait_empty(&ops, events_fd, add_ns(kill_start, timeout_ns));
+	}
+	if (err < 0) {
+		log_err("kill: waiting on %s/cgroup.events: %s", path, strerror(-err));
+		goto out;
+	}
+	if (err == 0) {
+		log_err("kill: %s still populated %.0f ms after the kill; giving up (tasks stuck in "
+			"uninterruptible sleep?)", path, ms(ops.now_ns() - kill_start));
+		err = -ETIMEDOUT;
+		goto out;
+	}
+	result->kill_to_empty_ns = ops.now_ns() - kill_start;
+	result->total_ns = ops.now_ns() - start;
+	log_info("kill: %s empty %.1f ms after the kill (%.1f ms in all)", path,
+		 ms(result->kill_to_empty_ns), ms(result->total_ns));
+	err = 0;
+out:
+	close(events_fd);
+	close(dir_fd);
+	return err;
+}
+
+static const char *never_evict_reason(const struct pod *pod)
+{
+	if (pod->is_self)
+		return "it is evictd's own pod";
+	if (pod->is_static)
+		return "it is a static pod";
+	if (pod->is_mirror)
+		return "it is a mirror pod";
+	if (pod->priority >= RANK_SYSTEM_CRITICAL_PRIORITY)
+		return "its priority is system-critical (>= 2000000000)";
+	return "it is in the never-evict set";
+}
+
+int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
+	     int64_t grace_ns, struct kill_result *result)
+{
+	if (result)
+		result_init(result);
+	if (!config || !pod) {
+		log_err("kill: refusing: no pod given");
+		return -EINVAL;
+	}
+	if (pod_never_evict(pod)) {
+		log_err("kill: refusing pod %s/%s (%s): %s", pod->namespace_, pod->name,
+			pod->cgroup_path, never_evict_reason(pod));
+		return -EPERM;
+	}
+	log_info("kill: %s pod %s/%s (uid %s, %s, priority %d) in %s%s",
+		 mode == KILL_SOFT && grace_ns > 0 ? "soft-killing" : "killing", pod->namespace_,
+		 pod->name, pod->uid, pod_qos_name(pod->qos), pod->priority, pod->cgroup_path,
+		 config->dry_run ? " (dry-run)" : "");
+	return kill_cgroup(config, pod->cgroup_path, mode, grace_ns, result);
+}
+
+int64_t kill_soft_grace_ns(const struct pod *pod, int64_t max_pod_grace_s)
+{
+	int64_t pod_grace_s;
+
+	if (!pod || max_pod_grace_s <= 0)
+		return 0;
+	/* The API server defaults terminationGracePeriodSeconds to 30. */
+	pod_grace_s = pod->termination_grace_period_s >= 0 ? pod->termination_grace_period_s : 30;
+	if (pod_grace_s > max_pod_grace_s)
+		pod_grace_s = max_pod_grace_s;
+	if (pod_grace_s > INT64_MAX / 1000000000)
+		return INT64_MAX;
+	return pod_grace_s * 1000000000;
+}

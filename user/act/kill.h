@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Killing a pod or workload cgroup (SPEC §6): hard = write "1" to cgroup.kill (Linux >= 5.14)
+ * and wait for "populated 0" in cgroup.events; soft = SIGTERM every process in the subtree,
+ * wait up to a grace period, then the hard kill. Every kill first passes the never-kill
+ * rules (kill_check_cgroup); refusals are logged and return negative errno.
+ */
+#ifndef EVICTD_KILL_H
+#define EVICTD_KILL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "core/rank.h"
+
+#define KILL_DEFAULT_TIMEOUT_NS (10ll * 1000000000)
+
+/*
+ * The side-effecting calls, so the logic runs on fixture trees (where cgroup.kill is a plain
+ * file and nothing signals cgroup.events). A NULL ops or NULL member = the real call.
+ */
+struct kill_ops {
+	/* One write(2) of text to name, opened O_WRONLY|O_NOFOLLOW relative to the cgroup
+	 * directory fd. 0 or negative errno. */
+	int (*write_file)(int dir_fd, const char *name, const char *text);
+	/* kill(2). 0 or negative errno. */
+	int (*signal_pid)(pid_t pid, int sig);
+	/* Wait until the open cgroup.events fd reports a change (POLLPRI) or timeout_ms passes.
+	 * 1 changed, 0 timed out, negative errno. */
+	int (*wait_change)(int events_fd, int timeout_ms);
+	/* 0 when dir_fd is on a cgroup v2 filesystem, else negative errno (-ENOTDIR). */
+	int (*check_cgroupfs)(int dir_fd);
+	/* CLOCK_MONOTONIC in ns. */
+	int64_t (*now_ns)(void);
+};
+
+struct kill_config {
+	/* Prefix for <root>/proc/self/cgroup; NULL, "" or "/" = this machine. */
+	const char *root;
+	/* The root-joined cgroup v2 mount: its root cgroup is never a target. Required. */
+	const char *cgroup_mount;
+	/* A target must lie strictly below one of these (the kubepods dirs or the workload
+	 * roots: pods_kill_roots). None configured = every kill is refused. */
+	const char *const *allowed_roots;
+	size_t n_allowed_roots;
+	/* evictd's own cgroup; NULL = re-read <root>/proc/self/cgroup before every kill. */
+	const char *self_cgroup;
+	bool dry_run;		/* log what would be done; write and signal nothing */
+	int64_t kill_timeout_ns;	/* cgroup.kill -> populated 0; <= 0: KILL_DEFAULT_TIMEOUT_NS */
+	const struct kill_ops *ops;
+};
+
+enum kill_mode {
+	KILL_HARD,	/* cgroup.kill at once */
+	KILL_SOFT,	/* SIGTERM, grace, then cgroup.kill */
+};
+
+/* What happened, with times from CLOCK_MONOTONIC (ops->now_ns). -1 = did not happen. */
+struct kill_result {
+	bool dry_run;
+	bool was_empty;		/* populated 0 before anything was done: nothing to kill */
+	bool exited_in_grace;	/* soft: the cgroup emptied after SIGTERM alone */
+	bool used_cgroup_kill;	/* cgroup.kill was written */
+	size_t n_sigterm;	/* processes sent SIGTERM (dry run: would be) */
+	int64_t grace_ns;	/* the grace applied (soft) */
+	int64_t sigterm_to_empty_ns;	/* soft: SIGTERM sent -> populated 0 within the grace */
+	int64_t kill_to_empty_ns;	/* cgroup.kill written -> populated 0 */
+	int64_t total_ns;		/* first action -> populated 0 */
+};
+
+/*
+ * The never-kill rules for a cgroup directory path, in this order, each refusal logged with
+ * the rule it broke: not empty, absolute and canonical (-EINVAL); not "/" nor the cgroup
+ * mount's root (-EPERM); strictly below an allowed root (-EPERM); not evictd's own cgroup nor
+ * an ancestor of it, and refused when that cannot be read (-EPERM); no symlink in any
+ * component, checked by walking the path with openat(O_PATH|O_NOFOLLOW) (-ELOOP); a directory
+ * on a cgroup v2 filesystem (-ENOTDIR). On success returns 0 and, when dir_fd is non-NULL, an
+ * O_PATH fd of the checked directory (the caller closes it), so what was checked is what gets
+ * written: no path is resolved again.
+ */
+int kill_check_cgroup(const struct kill_config *config, const char *path, int *dir_fd);
+
+/*
+ * Kill a pod: refuse the never-evict set (pod_never_evict: static, mirror, priority >=
+ * 2000000000, evictd itself) with -EPERM, then kill_cgroup(pod->cgroup_path).
+ */
+int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
+	     int64_t grace_ns, struct kill_result *result);
+
+/*
+ * Kill every process in the cgroup at path (and its subtree). KILL_SOFT: SIGTERM to each
+ * process listed in cgroup.procs through the subtree, wait up to grace_ns for populated 0,
+ * then cgroup.kill; grace_ns <= 0 makes it a hard kill. Waits are poll(POLLPRI) on
+ * cgroup.events. Returns 0 once the cgroup is empty; -ETIMEDOUT (logged) when it is still
+ * populated kill_timeout_ns after cgroup.kill; a refusal's errno; or another negative errno.
+ * In dry-run mode only the checks run and a line says what would be done. result may be
+ * NULL.
+ */
+int kill_cgroup(const struct kill_config *config, const char *path, enum kill_mode mode,
+		int64_t grace_ns, struct kill_result *result);
+
+/* Processes in the cgroup subtree (cgroup.procs of every cgroup below dir_fd), for reports
+ * and dry runs. Negative errno on failure. */
+int64_t kill_count_procs(int dir_fd);
+
+/* The kubelet's pod grace for a soft eviction (SPEC §2): min(terminationGracePeriodSeconds
+ * (30 when unset), evictionMaxPodGracePeriod) in ns; max_pod_grace_s <= 0 means no max set,
+ * and then soft evictions kill at once (0). */
+int64_t kill_soft_grace_ns(const struct pod *pod, int64_t max_pod_grace_s);
+
+#endif

@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Configuration: KubeletConfiguration YAML (eviction and shutdown fields), kubelet-style
+ * flags, and evictd's own options, all described by one option table. Flags override files. */
+#ifndef EVICTD_CONFIG_H
+#define EVICTD_CONFIG_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "core/thresholds.h"
+
+#define CONFIG_MAX_SHUTDOWN_GROUPS 32
+#define CONFIG_MAX_LIST 16
+#define CONFIG_MAX_FILES 8
+
+enum output_format {
+	OUTPUT_TEXT,
+	OUTPUT_JSON,
+};
+
+/* A repeatable option (--workload-root, --reclaim-command). */
+struct string_list {
+	char items[CONFIG_MAX_LIST][PATH_MAX];
+	size_t n;
+};
+
+struct shutdown_group {
+	int32_t priority;		/* pods with priority >= this (and < the next group) */
+	int64_t grace_period_s;		/* shutdownGracePeriodSeconds */
+};
+
+/* A kubelet map field (signal -> text) as configured, before parsing its values. */
+struct signal_text_map {
+	bool set;			/* given by some source; an empty map still counts */
+	char origin[48];		/* "evictionHard" or "--eviction-hard", for messages */
+	bool present[EV_SIGNAL_COUNT];
+	char text[EV_SIGNAL_COUNT][32];
+};
+
+struct evictd_config {
+	/* KubeletConfiguration, as configured. */
+	struct signal_text_map eviction_hard;
+	struct signal_text_map eviction_soft;
+	struct signal_text_map eviction_soft_grace_period;
+	struct signal_text_map eviction_minimum_reclaim;
+	int64_t max_pod_grace_period_s;			/* evictionMaxPodGracePeriod; 0 = none */
+	int64_t pressure_transition_period_ns;		/* default 5m */
+	int64_t housekeeping_interval_ns;		/* default 10s */
+	int64_t shutdown_grace_period_ns;
+	int64_t shutdown_grace_period_critical_pods_ns;
+	struct shutdown_group shutdown_groups[CONFIG_MAX_SHUTDOWN_GROUPS];
+	size_t n_shutdown_groups;
+
+	/* evictd's own options. */
+	char config_files[CONFIG_MAX_FILES][PATH_MAX];
+	size_t n_config_files;
+	char root[PATH_MAX];			/* prefix for every /proc, /sys path; "" = / */
+	char kubelet_dir[PATH_MAX];		/* nodefs; kubelet --root-dir */
+	char imagefs_dir[PATH_MAX];
+	char containerfs_dir[PATH_MAX];		/* "" = same as imagefs_dir */
+	char bpf_pin_dir[PATH_MAX];
+	char state_dir[PATH_MAX];		/* persisted state (shutdown times) */
+	char logind_dropin_dir[PATH_MAX];	/* where InhibitDelayMaxSec is raised */
+	struct string_list workload_roots;	/* standalone mode when non-empty */
+	char pods_file[PATH_MAX];		/* PodList JSON (Kubernetes mode, offline) */
+	char node_name[256];			/* keep only pods bound to this node */
+	char kubelet_cgroup_root[PATH_MAX];	/* kubelet cgroupRoot; "" = / */
+	bool memory_reclaim_before_kill;
+	struct string_list reclaim_commands;	/* DiskPressure; empty = crictl defaults */
+	int64_t kill_timeout_ns;		/* cgroup.kill -> populated 0 */
+	/* Kubernetes API reporting. */
+	char kube_api[8];			/* auto, on, off */
+	char kube_api_server[512];		/* "" = in-cluster */
+	char kube_token_file[PATH_MAX];
+	char kube_ca_file[PATH_MAX];
+	int64_t kube_pods_refresh_ns;
+	bool kube_pressure_taints;
+	bool taint_out_of_service_on_shutdown;
+	char metrics_address[PATH_MAX];		/* "host:port"; "" or "off": no server */
+	char event_log[PATH_MAX];		/* "-": stdout; "off": in memory only */
+	char control_socket[PATH_MAX];
+	bool dry_run;
+	bool once;
+	bool validate;
+	bool no_bpf;
+	bool no_page_cache_bpf;
+	bool no_psi;				/* no PSI trigger: poll only (benchmarks) */			/* leave out the per-folio page-cache programs */
+	bool daemonset_last;
+	bool oom_guard;
+	struct threshold_value oom_guard_value;	/* MemAvailable below this (capped) */
+	enum output_format output;
+	int log_level;
+
+	/* Derived by config_finalize(): the effective kubelet thresholds (containerfs not yet
+	 * added: that needs the filesystem layout, see config_effective_thresholds). */
+	struct threshold thresholds[EV_MAX_THRESHOLDS];
+	size_t n_thresholds;
+	bool using_default_thresholds;
+};
+
+/* Errors and warnings go to the log, one line per bad value naming the key, the value and
+ * what was expected. Returns 0, or -EINVAL after at least one error. */
+void config_init_defaults(struct evictd_config *config);
+/* Parse argv (argv[0] skipped): first collects --config files, loads them in order, then
+ * applies the flags so that flags win. Handles --help/--version by printing and returning
+ * 1 (caller exits 0). */
+int config_parse_args(struct evictd_config *config, int argc, char **argv);
+/* Load one YAML file (multi-document: KubeletConfiguration and/or EvictdConfiguration). */
+int config_load_file(struct evictd_config *config, const char *path);
+/* Same from a buffer (fuzzing, tests); name is used in messages. */
+int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len, const char *name);
+/* Apply one option by its flag name (without "--") and value; NULL value for a bare bool. */
+int config_apply_flag(struct evictd_config *config, const char *flag, const char *value);
+/* Build thresholds from the maps, apply the default and containerfs rules, validate. */
+int config_finalize(struct evictd_config *config);
+
+/* Thresholds with containerfs derived for a filesystem layout (SPEC §2): containerfs gets
+ * imagefs's thresholds when imagefs holds the writable layers, else nodefs's; plus the OOM
+ * guard when enabled. Returns the count written (<= max). */
+size_t config_effective_thresholds(const struct evictd_config *config, enum fs_layout layout,
+				   struct threshold *out, size_t max);
+
+/* The effective configuration, one item per line, thresholds in kubelet syntax. */
+void config_print(const struct evictd_config *config, FILE *out);
+void config_usage(FILE *out);
+
+#endif

@@ -1,0 +1,505 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Choosing the victim (SPEC §5): a port of the kubelet's eviction ordering. Each rule names
+ * the kubelet file it comes from (kubernetes master):
+ *
+ *   [helpers.go]   pkg/kubelet/eviction/helpers.go: rankMemoryPressure, rankPIDPressure,
+ *                  rankDiskPressureFunc, buildSignalToRankFunc, exceedMemoryRequests,
+ *                  exceedDiskRequests, priority, memory, process, disk, podDiskUsage,
+ *                  containerUsage, cmpBool, orderedBy/multiSorter
+ *   [pod_update.go] pkg/kubelet/types/pod_update.go: IsCriticalPod, IsStaticPod,
+ *                  IsCriticalPodBasedOnPriority
+ *   [eviction_manager.go] pkg/kubelet/eviction/eviction_manager.go: evictPod refuses
+ *                  IsCriticalPod pods
+ *   [policy.go]    pkg/kubelet/qos/policy.go: GetContainerOOMScoreAdjust
+ *   [resource]     pkg/api/v1/resource/helpers.go GetResourceRequestQuantity and
+ *                  staging/src/k8s.io/component-helpers/resource/helpers.go PodRequests
+ *
+ * Rules that are evictd's own, not the kubelet's, say "evictd".
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "sys/log.h"
+#include "core/rank.h"
+
+/* [policy.go] guaranteedOOMScoreAdj, besteffortOOMScoreAdj */
+#define GUARANTEED_OOM_SCORE_ADJ (-997)
+#define BURSTABLE_MIN_OOM_SCORE_ADJ 2
+#define BESTEFFORT_OOM_SCORE_ADJ 1000
+
+/* Below this many pods a run is insertion-sorted; merge sort above it. */
+#define RANK_INSERTION_SORT_MAX 16
+
+const char *pod_qos_name(enum pod_qos qos)
+{
+	switch (qos) {
+	case POD_QOS_GUARANTEED:
+		return "Guaranteed";
+	case POD_QOS_BURSTABLE:
+		return "Burstable";
+	case POD_QOS_BESTEFFORT:
+		return "BestEffort";
+	}
+	return "Unknown";
+}
+
+bool pod_never_evict(const struct pod *pod)
+{
+	/* [pod_update.go] IsCriticalPod: IsStaticPod || IsMirrorPod ||
+	 * IsCriticalPodBasedOnPriority (priority >= scheduling.SystemCriticalPriority).
+	 * evictd: never itself. */
+	return pod->is_static || pod->is_mirror ||
+	       pod->priority >= RANK_SYSTEM_CRITICAL_PRIORITY || pod->is_self;
+}
+
+static int64_t add_saturating(int64_t a, int64_t b)
+{
+	int64_t sum;
+
+	if (!__builtin_add_overflow(a, b, &sum))
+		return sum;
+	return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
+static const struct rank_options rank_defaults = {
+	.fs_layout = FS_LAYOUT_SINGLE,
+	.daemonset_last = true,
+};
+
+static const struct rank_options *options_or_defaults(const struct rank_options *options)
+{
+	return options ? options : &rank_defaults;
+}
+
+/* Which rank function the kubelet's buildSignalToRankFunc maps a signal to. */
+enum rank_kind {
+	RANK_KIND_NONE,
+	RANK_KIND_MEMORY,	/* rankMemoryPressure */
+	RANK_KIND_PID,		/* rankPIDPressure */
+	RANK_KIND_DISK_BYTES,	/* rankDiskPressureFunc(..., v1.ResourceEphemeralStorage) */
+	RANK_KIND_DISK_INODES,	/* rankDiskPressureFunc(..., resourceInodes) */
+};
+
+static enum rank_kind signal_rank_kind(enum ev_signal signal)
+{
+	switch (signal) {
+	case EV_SIGNAL_MEMORY_AVAILABLE:
+	case EV_SIGNAL_OOM_GUARD:	/* evictd: the guard ranks as memory pressure */
+		return RANK_KIND_MEMORY;
+	case EV_SIGNAL_PID_AVAILABLE:
+		return RANK_KIND_PID;
+	case EV_SIGNAL_NODEFS_AVAILABLE:
+	case EV_SIGNAL_IMAGEFS_AVAILABLE:
+	case EV_SIGNAL_CONTAINERFS_AVAILABLE:
+		return RANK_KIND_DISK_BYTES;
+	case EV_SIGNAL_NODEFS_INODES_FREE:
+	case EV_SIGNAL_IMAGEFS_INODES_FREE:
+	case EV_SIGNAL_CONTAINERFS_INODES_FREE:
+		return RANK_KIND_DISK_INODES;
+	case EV_SIGNAL_COUNT:
+		break;
+	}
+	return RANK_KIND_NONE;
+}
+
+/* [helpers.go] fsStatsType: the parts of a pod's disk use podDiskUsage adds up. */
+enum {
+	FS_STATS_LOCAL_VOLUMES = 1u << 0,	/* fsStatsLocalVolumeSource */
+	FS_STATS_LOGS = 1u << 1,		/* fsStatsLogs */
+	FS_STATS_ROOT = 1u << 2,		/* fsStatsRoot: writable layers */
+	FS_STATS_IMAGES = 1u << 3,		/* fsStatsImages */
+};
+
+static bool signal_is_nodefs(enum ev_signal signal)
+{
+	return signal == EV_SIGNAL_NODEFS_AVAILABLE || signal == EV_SIGNAL_NODEFS_INODES_FREE;
+}
+
+static bool signal_is_imagefs(enum ev_signal signal)
+{
+	return signal == EV_SIGNAL_IMAGEFS_AVAILABLE || signal == EV_SIGNAL_IMAGEFS_INODES_FREE;
+}
+
+/*
+ * [helpers.go] buildSignalToRankFunc(withImageFs, imageContainerSplitFs). The kubelet also
+ * lists fsStatsImages for the single-filesystem case and for imagefs with SPLIT_DISK, but
+ * containerUsage/podDiskUsage only ever add Rootfs, Logs and local volumes, so images count
+ * nowhere; the masks below leave it out except where the option asks for it.
+ */
+static unsigned int fs_stats_to_measure(enum ev_signal signal, const struct rank_options *options)
+{
+	switch (options->fs_layout) {
+	case FS_LAYOUT_SPLIT_DISK:
+		/* withImageFs && !imageContainerSplitFs: nodefs {logs, local volumes};
+		 * imagefs and containerfs {root, images}. */
+		if (signal_is_nodefs(signal))
+			return FS_STATS_LOGS | FS_STATS_LOCAL_VOLUMES;
+		return FS_STATS_ROOT;
+	case FS_LAYOUT_SPLIT_IMAGE:
+		/* withImageFs && imageContainerSplitFs: nodefs and containerfs {logs, local
+		 * volumes, root}; imagefs {images}, which podDiskUsage counts as 0. */
+		if (signal_is_imagefs(signal))
+			return options->imagefs_zero_usage ? 0 : FS_STATS_IMAGES;
+		return FS_STATS_LOGS | FS_STATS_LOCAL_VOLUMES | FS_STATS_ROOT;
+	case FS_LAYOUT_SINGLE:
+		break;
+	}
+	/* No imagefs: every filesystem signal measures {images, root, logs, local volumes}. */
+	return FS_STATS_ROOT | FS_STATS_LOGS | FS_STATS_LOCAL_VOLUMES;
+}
+
+/* [helpers.go] podDiskUsage: containerUsage (Rootfs, Logs) + podLocalVolumeUsage. */
+static int64_t pod_disk_usage_sum(const struct pod_disk_usage *usage, unsigned int stats)
+{
+	int64_t sum = 0;
+
+	if (stats & FS_STATS_ROOT)
+		sum = add_saturating(sum, usage->writable);
+	if (stats & FS_STATS_LOGS)
+		sum = add_saturating(sum, usage->logs);
+	if (stats & FS_STATS_LOCAL_VOLUMES)
+		sum = add_saturating(sum, usage->volumes);
+	if (stats & FS_STATS_IMAGES)
+		sum = add_saturating(sum, usage->images);
+	return sum;
+}
+
+static int64_t usage_for(enum ev_signal signal, const struct rank_options *options,
+			 const struct pod *pod)
+{
+	switch (signal_rank_kind(signal)) {
+	case RANK_KIND_MEMORY:
+		return pod->memory_working_set;	/* [helpers.go] memoryUsage: WorkingSetBytes */
+	case RANK_KIND_PID:
+		return pod->processes;		/* [helpers.go] processUsage: ProcessCount */
+	case RANK_KIND_DISK_BYTES:
+		return pod_disk_usage_sum(&pod->disk_bytes, fs_stats_to_measure(signal, options));
+	case RANK_KIND_DISK_INODES:
+		return pod_disk_usage_sum(&pod->disk_inodes, fs_stats_to_measure(signal, options));
+	case RANK_KIND_NONE:
+		break;
+	}
+	return 0;
+}
+
+int64_t rank_usage(enum ev_signal signal, const struct rank_options *options, const struct pod *pod)
+{
+	return usage_for(signal, options_or_defaults(options), pod);
+}
+
+int64_t rank_request(enum ev_signal signal, const struct pod *pod)
+{
+	switch (signal_rank_kind(signal)) {
+	case RANK_KIND_MEMORY:
+		return pod->memory_request;
+	case RANK_KIND_DISK_BYTES:
+		return pod->ephemeral_storage_request;
+	case RANK_KIND_DISK_INODES:
+		/* [helpers.go] exceedDiskRequests asks for a request of resourceInodes, which no
+		 * container can carry (not a valid resource name), so 0. */
+	case RANK_KIND_PID:
+	case RANK_KIND_NONE:
+		break;
+	}
+	return 0;
+}
+
+/*
+ * What the third key subtracts from usage: the request (helpers.go memory() and disk()).
+ * The kubelet's disk() takes the ephemeral-storage request off inode counts too; the seed and
+ * SPEC §5 say inodes have no request, and the seed is our source, so rank_request's 0 holds.
+ */
+static int64_t request_subtracted(enum ev_signal signal, const struct pod *pod)
+{
+	return rank_request(signal, pod);
+}
+
+struct rank_ctx {
+	enum ev_signal signal;
+	const struct rank_options *options;
+};
+
+/* [helpers.go] cmpFunc: <0 when a is evicted before b. */
+typedef int (*rank_cmp_fn)(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b);
+
+/* [helpers.go] cmpBool: true before false. */
+static int cmp_bool(bool a, bool b)
+{
+	if (a == b)
+		return 0;
+	return a ? -1 : 1;
+}
+
+static int cmp_int128_larger_first(__int128 a, __int128 b)
+{
+	if (a == b)
+		return 0;
+	return a > b ? -1 : 1;
+}
+
+/* [helpers.go] exceedMemoryRequests / exceedDiskRequests: a pod without stats first, then
+ * pods whose usage is strictly above their request (usage.Cmp(request) == 1); BestEffort's
+ * request is 0, so it exceeds as soon as it uses anything. */
+static int cmp_exceeds_requests(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b)
+{
+	bool a_exceeds, b_exceeds;
+
+	if (a->stats_missing || b->stats_missing)
+		return cmp_bool(a->stats_missing, b->stats_missing);
+	a_exceeds = usage_for(ctx->signal, ctx->options, a) > rank_request(ctx->signal, a);
+	b_exceeds = usage_for(ctx->signal, ctx->options, b) > rank_request(ctx->signal, b);
+	return cmp_bool(a_exceeds, b_exceeds);
+}
+
+/* [helpers.go] priority: lower priority first (corev1helpers.PodPriority, 0 when unset). */
+static int cmp_priority(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b)
+{
+	if (a->priority == b->priority)
+		return 0;
+	return a->priority < b->priority ? -1 : 1;
+}
+
+/* [helpers.go] memory / disk: a pod without stats first, then the larger usage - request
+ * (p2.Cmp(p1)). Computed wide so no pair of int64 inputs can overflow. */
+static int cmp_usage_above_request(const struct rank_ctx *ctx, const struct pod *a,
+				   const struct pod *b)
+{
+	__int128 a_above, b_above;
+
+	if (a->stats_missing || b->stats_missing)
+		return cmp_bool(a->stats_missing, b->stats_missing);
+	a_above = (__int128)usage_for(ctx->signal, ctx->options, a) - request_subtracted(ctx->signal, a);
+	b_above = (__int128)usage_for(ctx->signal, ctx->options, b) - request_subtracted(ctx->signal, b);
+	return cmp_int128_larger_first(a_above, b_above);
+}
+
+/* [helpers.go] process: a pod without stats first, then more processes first. */
+static int cmp_process(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b)
+{
+	if (a->stats_missing || b->stats_missing)
+		return cmp_bool(a->stats_missing, b->stats_missing);
+	return cmp_int128_larger_first(a->processes, b->processes);
+}
+
+/* evictd: never-evict pods last. The kubelet ranks them like any pod and evictPod
+ * ([eviction_manager.go]) refuses them, so the first evictable pod - the victim - is the
+ * same; sorting them last lets callers report them after the candidates. */
+static int cmp_evictable_first(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b)
+{
+	return cmp_bool(!pod_never_evict(a), !pod_never_evict(b));
+}
+
+/* evictd (SPEC §5; out-of-resource seed: "It is never desired for a kubelet to evict a pod
+ * that was derived from a DaemonSet"): DaemonSet pods after all others. */
+static int cmp_daemonset_last(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b)
+{
+	return cmp_bool(!a->is_daemonset, !b->is_daemonset);
+}
+
+/* [helpers.go] rankMemoryPressure: orderedBy(exceedMemoryRequests, priority, memory). */
+static const rank_cmp_fn rank_memory_keys[] = {
+	cmp_exceeds_requests, cmp_priority, cmp_usage_above_request,
+};
+
+/* [helpers.go] rankPIDPressure: orderedBy(priority, process). */
+static const rank_cmp_fn rank_pid_keys[] = {
+	cmp_priority, cmp_process,
+};
+
+/* [helpers.go] rankDiskPressureFunc: orderedBy(exceedDiskRequests, priority, disk), for bytes
+ * and inodes alike. */
+static const rank_cmp_fn rank_disk_keys[] = {
+	cmp_exceeds_requests, cmp_priority, cmp_usage_above_request,
+};
+
+#define RANK_MAX_KEYS 5
+
+struct rank_sorter {
+	struct rank_ctx ctx;
+	rank_cmp_fn keys[RANK_MAX_KEYS];
+	size_t n_keys;
+};
+
+/* [helpers.go] multiSorter.Less: the first key that tells the pods apart decides. */
+static int rank_compare(const struct rank_sorter *sorter, const struct pod *a, const struct pod *b)
+{
+	for (size_t k = 0; k < sorter->n_keys; k++) {
+		int result = sorter->keys[k](&sorter->ctx, a, b);
+
+		if (result)
+			return result;
+	}
+	return 0;
+}
+
+static void insertion_sort(const struct rank_sorter *sorter, struct pod **pods, size_t n)
+{
+	for (size_t i = 1; i < n; i++) {
+		struct pod *pod = pods[i];
+		size_t j = i;
+
+		/* Strictly less: an equal pod stays behind the one it followed (stable). */
+		while (j > 0 && rank_compare(sorter, pod, pods[j - 1]) < 0) {
+			pods[j] = pods[j - 1];
+			j--;
+		}
+		pods[j] = pod;
+	}
+}
+
+/* Stable merge sort; scratch holds at least n / 2 pointers. The kubelet's sort.Sort is not
+ * stable, so its order among equal pods is arbitrary; evictd keeps the caller's order. */
+static void merge_sort(const struct rank_sorter *sorter, struct pod **pods, struct pod **scratch,
+		       size_t n)
+{
+	size_t mid = n / 2, left = 0, right = mid, out = 0;
+
+	if (n <= RANK_INSERTION_SORT_MAX) {
+		insertion_sort(sorter, pods, n);
+		return;
+	}
+	merge_sort(sorter, pods, scratch, mid);
+	merge_sort(sorter, pods + mid, scratch, n - mid);
+	if (rank_compare(sorter, pods[mid - 1], pods[mid]) <= 0)
+		return;
+
+	/* Merge back in place from a copy of the left run; out never passes right. */
+	memcpy(scratch, pods, mid * sizeof(*pods));
+	while (left < mid && right < n) {
+		if (rank_compare(sorter, pods[right], scratch[left]) < 0)
+			pods[out++] = pods[right++];
+		else
+			pods[out++] = scratch[left++];
+	}
+	while (left < mid)
+		pods[out++] = scratch[left++];
+}
+
+static void add_keys(struct rank_sorter *sorter, const rank_cmp_fn *keys, size_t n_keys)
+{
+	for (size_t k = 0; k < n_keys && sorter->n_keys < RANK_MAX_KEYS; k++)
+		sorter->keys[sorter->n_keys++] = keys[k];
+}
+
+#define ADD_KEYS(sorter, keys) add_keys((sorter), (keys), sizeof(keys) / sizeof((keys)[0]))
+
+void rank_pods(enum ev_signal signal, const struct rank_options *options, struct pod **pods,
+	       size_t n_pods)
+{
+	struct rank_sorter sorter = {
+		.ctx = { .signal = signal, .options = options_or_defaults(options) },
+	};
+	struct pod **scratch;
+
+	sorter.keys[sorter.n_keys++] = cmp_evictable_first;
+	if (sorter.ctx.options->daemonset_last)
+		sorter.keys[sorter.n_keys++] = cmp_daemonset_last;
+
+	switch (signal_rank_kind(signal)) {
+	case RANK_KIND_MEMORY:
+		ADD_KEYS(&sorter, rank_memory_keys);
+		break;
+	case RANK_KIND_PID:
+		ADD_KEYS(&sorter, rank_pid_keys);
+		break;
+	case RANK_KIND_DISK_BYTES:
+	case RANK_KIND_DISK_INODES:
+		ADD_KEYS(&sorter, rank_disk_keys);
+		break;
+	case RANK_KIND_NONE:
+		/* [helpers.go] has no rank function for it either; keep evictd's own keys. */
+		log_warn("rank: no ranking for signal %d, ordering by never-evict/DaemonSet only",
+			 (int)signal);
+		break;
+	}
+
+	if (n_pods < 2)
+		return;
+	if (n_pods <= RANK_INSERTION_SORT_MAX) {
+		insertion_sort(&sorter, pods, n_pods);
+		return;
+	}
+	scratch = malloc((n_pods / 2 + 1) * sizeof(*scratch));
+	if (!scratch) {
+		/* Still correct and stable, only quadratic. */
+		log_warn("rank: no memory for merge sort of %zu pods, using insertion sort", n_pods);
+		insertion_sort(&sorter, pods, n_pods);
+		return;
+	}
+	merge_sort(&sorter, pods, scratch, n_pods);
+	free(scratch);
+}
+
+int64_t rank_pod_request(const struct rank_container_request *containers, size_t n_containers,
+			 int64_t pod_level_request, int64_t overhead)
+{
+	int64_t total = 0, sidecars = 0, init_peak = 0;
+
+	if (pod_level_request >= 0) {
+		/* [resource] PodLevelResources: the pod-level request replaces the containers'. */
+		total = pod_level_request;
+	} else {
+		/* [resource] aggregateContainerResourcesByFn: regular containers add up... */
+		for (size_t i = 0; i < n_containers; i++) {
+			if (!containers[i].init)
+				total = add_saturating(total, containers[i].request);
+		}
+		/* ...sidecars add up too and stay running, so init container i needs its own
+		 * request plus every sidecar before it; the pod needs the largest of these. */
+		for (size_t i = 0; i < n_containers; i++) {
+			const struct rank_container_request *c = &containers[i];
+			int64_t in_use;
+
+			if (!c->init)
+				continue;
+			if (c->restartable) {
+				total = add_saturating(total, c->request);
+				sidecars = add_saturating(sidecars, c->request);
+				in_use = sidecars;
+			} else {
+				in_use = add_saturating(c->request, sidecars);
+			}
+			if (in_use > init_peak)
+				init_peak = in_use;
+		}
+		if (init_peak > total)
+			total = init_peak;
+	}
+	/* [resource] GetResourceRequestQuantity: overhead only on a non-zero request. */
+	if (total != 0 && overhead > 0)
+		total = add_saturating(total, overhead);
+	return total;
+}
+
+int oom_score_adj_for(enum pod_qos qos, int64_t memory_request, int64_t memory_capacity)
+{
+	__int128 adjust;
+
+	switch (qos) {
+	case POD_QOS_GUARANTEED:
+		return GUARANTEED_OOM_SCORE_ADJ;
+	case POD_QOS_BESTEFFORT:
+		return BESTEFFORT_OOM_SCORE_ADJ;
+	case POD_QOS_BURSTABLE:
+		break;
+	}
+
+	/* The kubelet divides by the machine's capacity and would panic on 0; unknown capacity
+	 * is treated like a request of 0, Burstable's most killable value. */
+	if (memory_capacity <= 0)
+		return BESTEFFORT_OOM_SCORE_ADJ - 1;
+	if (memory_request < 0)
+		memory_request = 0;
+	/* [policy.go] oomScoreAdjust := 1000 - (1000*memoryRequest)/memoryCapacity, Go integer
+	 * division (truncating, as C). Wide, so huge requests cannot overflow. */
+	adjust = 1000 - ((__int128)1000 * memory_request) / memory_capacity;
+	/* SPEC §6 and the seeds: max(2, ...). (policy.go today clamps at 1000 - 997 = 3; the
+	 * seed is the source, and the two differ only for requests above 99.7% of memory.) */
+	if (adjust < BURSTABLE_MIN_OOM_SCORE_ADJ)
+		return BURSTABLE_MIN_OOM_SCORE_ADJ;
+	/* [policy.go] stay below BestEffort. */
+	if (adjust == BESTEFFORT_OOM_SCORE_ADJ)
+		return BESTEFFORT_OOM_SCORE_ADJ - 1;
+	return (int)adjust;
+}

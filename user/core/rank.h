@@ -1,0 +1,111 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Choosing the victim (SPEC §5): the kubelet's rank functions for memory, disk (three
+ * filesystem layouts), inodes and PIDs, and the never-evict set. */
+#ifndef EVICTD_RANK_H
+#define EVICTD_RANK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "signals/signals.h"
+
+/* The kubelet's system-critical priority (scheduling.SystemCriticalPriority). */
+#define RANK_SYSTEM_CRITICAL_PRIORITY 2000000000
+
+enum pod_qos {
+	POD_QOS_GUARANTEED,
+	POD_QOS_BURSTABLE,
+	POD_QOS_BESTEFFORT,
+};
+const char *pod_qos_name(enum pod_qos qos);
+
+/* Per-pod disk use, split the way the kubelet's summary API splits it. */
+struct pod_disk_usage {
+	int64_t volumes;	/* local (non-memory) volumes: emptyDir etc. */
+	int64_t logs;		/* container logs */
+	int64_t writable;	/* containers' writable layers (rootfs) */
+	int64_t images;		/* image storage attributed to the pod (split containerfs) */
+};
+
+struct pod {
+	char uid[64];
+	char namespace_[64];
+	char name[256];
+	char cgroup_path[4096];	/* absolute path of the pod (or workload) cgroup */
+	enum pod_qos qos;
+	int32_t priority;
+	bool is_static;		/* from a manifest file (kubernetes.io/config.source != api) */
+	bool is_mirror;		/* kubernetes.io/config.mirror annotation */
+	bool is_daemonset;	/* owned by a DaemonSet */
+	bool is_self;		/* the pod/cgroup evictd runs in */
+	int64_t termination_grace_period_s;	/* -1: unset (kubelet default 30) */
+
+	int64_t memory_request;		/* bytes, summed as the kubelet's podRequest */
+	int64_t memory_working_set;	/* bytes: usage - inactive_file */
+	int64_t ephemeral_storage_request;
+	struct pod_disk_usage disk_bytes;
+	struct pod_disk_usage disk_inodes;
+	int64_t processes;		/* tasks (threads) in the pod's cgroups */
+	/* No usage could be read for this pod. The kubelet ranks a pod without stats first
+	 * in every usage comparison (helpers.go: "prioritize evicting the pod for which no
+	 * stats were found"); zero-initialised = stats present. */
+	bool stats_missing;
+	bool exited;		/* cgroup.events says populated 0: nothing left to kill (zombies
+				 * may still count in pids.current) */
+};
+
+/* The kubelet's IsCriticalPod, plus evictd itself: static, mirror, priority >= 2e9, self. */
+bool pod_never_evict(const struct pod *pod);
+
+struct rank_options {
+	enum fs_layout fs_layout;
+	bool daemonset_last;	/* DaemonSet pods after all others (default true) */
+	/* FS_LAYOUT_SPLIT_IMAGE, imagefs signal: false (default, the seed and SPEC §5): rank by
+	 * pod_disk_usage.images. true: as the kubelet's source behaves, whose podDiskUsage
+	 * never counts fsStatsImages, so every pod's usage there is 0 and only priority and
+	 * ephemeral-storage requests order them. */
+	bool imagefs_zero_usage;
+};
+
+/* Sort pods (an array of pointers) in eviction order for the starved signal: first = the
+ * victim. Never-evict pods stay in the array (for reporting) and sort last; callers skip
+ * them with pod_never_evict(). The sort is stable. options NULL = defaults (one filesystem,
+ * DaemonSets last). Keys: never-evict last, [DaemonSet last], then the kubelet's
+ * rank function for the signal (memory and the OOM guard: exceeds request, priority,
+ * usage - request; pid: priority, processes; disk bytes and inodes: exceeds request,
+ * priority, usage - ephemeral-storage request). */
+void rank_pods(enum ev_signal signal, const struct rank_options *options, struct pod **pods,
+	       size_t n_pods);
+
+/* The pod's usage of the starved resource, as the ranking measures it (bytes, inodes or
+ * tasks; for disk signals the parts the fs layout counts), and its request for it (0 where
+ * none exists: pids, inodes). Note the kubelet's third disk key subtracts the
+ * ephemeral-storage request even under inode pressure; rank_request still says 0 there. */
+int64_t rank_usage(enum ev_signal signal, const struct rank_options *options, const struct pod *pod);
+int64_t rank_request(enum ev_signal signal, const struct pod *pod);
+
+/* One container's request for a resource, for rank_pod_request(). Give init containers
+ * in spec order: a sidecar's request counts for the init containers after it. */
+struct rank_container_request {
+	int64_t request;	/* bytes; 0 when unset */
+	bool init;		/* listed in spec.initContainers */
+	bool restartable;	/* init container with restartPolicy: Always (a sidecar) */
+};
+
+/* The kubelet's pod request for memory or ephemeral-storage (pkg/api/v1/resource
+ * GetResourceRequestQuantity over component-helpers PodRequests): max(sum of containers
+ * and sidecars, each init container plus the sidecars started before it), or the
+ * pod-level request when one is set (pod_level_request >= 0; memory only, PodLevelResources),
+ * plus the pod overhead when the total is non-zero. */
+int64_t rank_pod_request(const struct rank_container_request *containers, size_t n_containers,
+			 int64_t pod_level_request, int64_t overhead);
+
+/* The kernel OOM killer's view the kubelet configures (SPEC §6):
+ * Guaranteed -997, BestEffort 1000, Burstable min(max(3, 1000 - 1000*req/capacity), 999).
+ * The floor is 3 = 1000 + guaranteedOOMScoreAdj in pkg/kubelet/qos/policy.go (the docs'
+ * "max(2, ...)" dates from when Guaranteed was -998). The kubelet passes the container's
+ * memory request, not the pod's. capacity <= 0 (unknown) gives 999 for Burstable. */
+int oom_score_adj_for(enum pod_qos qos, int64_t memory_request, int64_t memory_capacity);
+
+#endif

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The kubelet eviction manager's synchronize() bookkeeping, without the I/O.
+ * Source of each rule: pkg/kubelet/eviction/eviction_manager.go and helpers.go. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/quantity.h"
+#include "core/thresholds.h"
+
+int threshold_value_parse(const char *text, struct threshold_value *value, bool *disabled)
+{
+	size_t len = strlen(text);
+	int err;
+
+	memset(value, 0, sizeof(*value));
+	*disabled = false;
+	if (len == 0 || len >= sizeof(value->text))
+		return -EINVAL;
+	memcpy(value->text, text, len + 1);
+
+	if (text[len - 1] == '%') {
+		char number[sizeof(value->text)];
+		char *end;
+		double percent;
+
+		/* helpers.go parseThresholdStatement: "0%" and "100%" mean "no threshold". */
+		if (strcmp(text, "0%") == 0 || strcmp(text, "100%") == 0) {
+			*disabled = true;
+			return 0;
+		}
+		memcpy(number, text, len - 1);
+		number[len - 1] = '\0';
+		if (number[0] == '\0' || number[0] == ' ' || number[0] == '+')
+			return -EINVAL;
+		errno = 0;
+		percent = strtod(number, &end);
+		if (errno || *end != '\0' || percent != percent)
+			return -EINVAL;
+		if (percent < 0 || percent > 100)
+			return -ERANGE;
+		value->is_percentage = true;
+		/* parsePercentage: float32(value) / 100, kept as float32 like the kubelet. */
+		value->percentage = (float)percent / 100.0f;
+		return 0;
+	}
+
+	err = quantity_parse(text, &value->quantity);
+	if (err)
+		return err;
+	if (value->quantity < 0)
+		return -ERANGE;
+	return 0;
+}
+
+int64_t threshold_value_resolve(const struct threshold_value *value, int64_t capacity)
+{
+	int64_t resolved = value->quantity;
+
+	/* api GetThresholdQuantity: int64(float64(capacity.Value()) * float64(value.Percentage)) */
+	if (value->is_percentage)
+		resolved = (int64_t)((double)capacity * (double)value->percentage);
+	if (value->max_quantity > 0 && resolved > value->max_quantity)
+		resolved = value->max_quantity;
+	return resolved;
+}
+
+int threshold_format(const struct threshold *threshold, char *buf, size_t len)
+{
+	int written;
+
+	written = snprintf(buf, len, "%s %s<%s", threshold->hard ? "hard" : "soft",
+			   signal_name(threshold->signal), threshold->value.text);
+	if (written >= 0 && !threshold->hard && (size_t)written < len) {
+		char grace[32];
+
+		duration_format(threshold->grace_period_ns, grace, sizeof(grace));
+		written += snprintf(buf + written, len - written, " grace=%s", grace);
+	}
+	if (written < 0 || (size_t)written >= len)
+		return -ENOSPC;
+	return written;
+}
+
+static bool is_memory_signal(enum ev_signal signal)
+{
+	return signal == EV_SIGNAL_MEMORY_AVAILABLE || signal == EV_SIGNAL_OOM_GUARD;
+}
+
+static void state_reset(struct eviction_state *state)
+{
+	memset(state->met_last_round, 0, sizeof(state->met_last_round));
+	for (size_t i = 0; i < EV_MAX_THRESHOLDS; i++)
+		state->first_observed_ns[i] = -1;
+	for (size_t i = 0; i < EV_CONDITION_COUNT; i++)
+		state->condition_last_observed_ns[i] = -1;
+}
+
+int engine_init(struct eviction_engine *engine, const struct threshold *thresholds, size_t n,
+		int64_t pressure_transition_period_ns)
+{
+	size_t out = 0;
+
+	if (n > EV_MAX_THRESHOLDS)
+		return -E2BIG;
+	/* byEvictionPriority: memory before all other resources; the rest keep their order. */
+	for (int pass = 0; pass < 2; pass++)
+		for (size_t i = 0; i < n; i++)
+			if (is_memory_signal(thresholds[i].signal) == (pass == 0))
+				engine->thresholds[out++] = thresholds[i];
+	engine->n_thresholds = out;
+	engine->pressure_transition_period_ns = pressure_transition_period_ns;
+	state_reset(&engine->state);
+	return 0;
+}
+
+/* helpers.go thresholdsMet: met when threshold (+ min reclaim) > available. */
+static bool threshold_met(const struct threshold *threshold, const struct observation *observed,
+			  bool enforce_min_reclaim, int64_t *resolved)
+{
+	int64_t quantity;
+
+	if (!observed->present)
+		return false;
+	quantity = threshold_value_resolve(&threshold->value, observed->capacity);
+	*resolved = quantity;
+	if (enforce_min_reclaim)
+		quantity += threshold_value_resolve(&threshold->min_reclaim, observed->capacity);
+	return quantity > observed->available;
+}
+
+void engine_evaluate(struct eviction_engine *engine, const struct observations *obs,
+		     int64_t now_ns, struct evaluation *out)
+{
+	struct eviction_state *state = &engine->state;
+	bool condition_now[EV_CONDITION_COUNT] = { false };
+
+	memset(out, 0, sizeof(*out));
+	out->act_on = -1;
+
+	for (size_t i = 0; i < engine->n_thresholds; i++) {
+		const struct threshold *threshold = &engine->thresholds[i];
+		const struct observation *observed = &obs->signal[threshold->signal];
+		int64_t resolved = 0;
+		bool met;
+
+		/* thresholdsMet(thresholds, observations, false), merged with the thresholds
+		 * acted on last round that are not yet resolved (enforceMinReclaim=true). */
+		met = threshold_met(threshold, observed, false, &resolved);
+		if (!met && state->met_last_round[i])
+			met = threshold_met(threshold, observed, true, &resolved);
+		out->threshold_value[i] = resolved;
+		out->met[i] = met;
+
+		/* thresholdsFirstObservedAt: keep the first time, forget when no longer met. */
+		if (!met)
+			state->first_observed_ns[i] = -1;
+		else if (state->first_observed_ns[i] < 0)
+			state->first_observed_ns[i] = now_ns;
+
+		/* nodeConditions: a met threshold reports its condition whatever its grace. */
+		if (met) {
+			enum node_condition condition = signal_condition(threshold->signal);
+
+			if (condition != EV_CONDITION_NONE)
+				condition_now[condition] = true;
+		}
+
+		/* thresholdsMetGracePeriod: now - firstObservedAt >= gracePeriod. */
+		out->actionable[i] = met && now_ns - state->first_observed_ns[i] >=
+						    (threshold->hard ? 0 : threshold->grace_period_ns);
+	}
+
+	/* nodeConditionsLastObservedAt + nodeConditionsObservedSince(transition period). A
+	 * condition met right now is reported even with a zero period (SPEC §3). */
+	for (size_t c = 0; c < EV_CONDITION_COUNT; c++) {
+		int64_t last;
+
+		if (condition_now[c])
+			state->condition_last_observed_ns[c] = now_ns;
+		last = state->condition_last_observed_ns[c];
+		out->conditions[c] = condition_now[c] ||
+				     (last >= 0 && now_ns - last < engine->pressure_transition_period_ns);
+	}
+
+	/* m.thresholdsMet = thresholds (after the grace filter); getReclaimableThreshold picks
+	 * the first in byEvictionPriority order. */
+	for (size_t i = 0; i < engine->n_thresholds; i++) {
+		state->met_last_round[i] = out->actionable[i];
+		if (out->actionable[i] && out->act_on < 0)
+			out->act_on = (int)i;
+	}
+}
+
+int64_t engine_reclaim_target(const struct eviction_engine *engine, size_t index,
+			      const struct observations *obs)
+{
+	const struct threshold *threshold = &engine->thresholds[index];
+	int64_t capacity = obs->signal[threshold->signal].capacity;
+
+	return threshold_value_resolve(&threshold->value, capacity) +
+	       threshold_value_resolve(&threshold->min_reclaim, capacity);
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Eviction thresholds and the kubelet's eviction-manager state machine (SPEC §2, §3):
+ * hard/soft, grace periods, minimum reclaim, node conditions and the pressure transition
+ * period. Pure logic with an injected clock: no I/O. */
+#ifndef EVICTD_THRESHOLDS_H
+#define EVICTD_THRESHOLDS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "signals/signals.h"
+
+#define EV_MAX_THRESHOLDS 32
+
+/* A quantity or a fraction of capacity. The kubelet keeps percentages as float32; so do we,
+ * so that "10%" of a capacity resolves to the same byte count as the kubelet's. */
+struct threshold_value {
+	bool is_percentage;
+	float percentage;	/* 0..1 */
+	int64_t quantity;
+	int64_t max_quantity;	/* >0: resolve to at most this (the OOM guard's cap) */
+	char text[32];		/* as configured, for messages and --validate */
+};
+
+struct threshold {
+	enum ev_signal signal;
+	bool hard;
+	struct threshold_value value;
+	int64_t grace_period_ns;		/* soft only */
+	struct threshold_value min_reclaim;	/* zero when not configured */
+	bool derived;				/* containerfs copy of nodefs/imagefs */
+};
+
+/* Parse "10%", "100Mi", "1.5Gi". Returns 0, -EINVAL (malformed), -ERANGE (negative or a
+ * percentage above 100%). Sets *disabled for "0%" and "100%", which the kubelet ignores. */
+int threshold_value_parse(const char *text, struct threshold_value *value, bool *disabled);
+
+/* The value in the signal's unit against a capacity: quantity, or capacity x percentage
+ * truncated as the kubelet's GetThresholdQuantity does. */
+int64_t threshold_value_resolve(const struct threshold_value *value, int64_t capacity);
+
+/* "hard memory.available<100Mi", "soft memory.available<1.5Gi grace=1m30s". */
+int threshold_format(const struct threshold *threshold, char *buf, size_t len);
+
+/* The eviction manager's memory between evaluations (the kubelet's m.thresholdsMet,
+ * m.thresholdsFirstObservedAt, m.nodeConditionsLastObservedAt). */
+struct eviction_state {
+	bool met_last_round[EV_MAX_THRESHOLDS];
+	int64_t first_observed_ns[EV_MAX_THRESHOLDS];	/* -1: not currently met */
+	int64_t condition_last_observed_ns[EV_CONDITION_COUNT]; /* -1: never */
+};
+
+struct eviction_engine {
+	struct threshold thresholds[EV_MAX_THRESHOLDS];	/* memory first, then config order */
+	size_t n_thresholds;
+	int64_t pressure_transition_period_ns;
+	struct eviction_state state;
+};
+
+struct evaluation {
+	bool met[EV_MAX_THRESHOLDS];		/* crossed now, or not yet back above min reclaim */
+	bool actionable[EV_MAX_THRESHOLDS];	/* met and its grace period has elapsed */
+	int64_t threshold_value[EV_MAX_THRESHOLDS];	/* resolved against the observed capacity */
+	bool conditions[EV_CONDITION_COUNT];
+	int act_on;	/* index of the threshold to reclaim for (kubelet getReclaimableThreshold), or -1 */
+};
+
+/* Load a threshold set. Memory thresholds are ordered first (kubelet byEvictionPriority),
+ * the rest keep their order. Clears the state. Returns 0 or -E2BIG. */
+int engine_init(struct eviction_engine *engine, const struct threshold *thresholds, size_t n,
+		int64_t pressure_transition_period_ns);
+
+/* One synchronize() step at time now_ns (monotonic). Signals not present in obs are
+ * treated as not met. Updates the engine's state and fills *out. */
+void engine_evaluate(struct eviction_engine *engine, const struct observations *obs,
+		     int64_t now_ns, struct evaluation *out);
+
+/* Target for "keep reclaiming": the resolved threshold plus its minimum reclaim. */
+int64_t engine_reclaim_target(const struct eviction_engine *engine, size_t index,
+			      const struct observations *obs);
+
+#endif

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The daemon's BPF side: wake-ups from the ring buffer and the steps that pace them. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "daemon/daemon_parts.h"
+#include "sys/log.h"
+#include "bpf_loader/bpf_loader.h"
+
+static uint32_t wake_group_mask(enum evictd_wake_group group)
+{
+	switch (group) {
+	case EVICTD_GROUP_MEMORY: return SIGNAL_MASK_MEMORY;
+	case EVICTD_GROUP_PIDS: return SIGNAL_MASK_PID;
+	case EVICTD_GROUP_INODES: return SIGNAL_MASK_FS;
+	default: return SIGNAL_MASK_ALL;
+	}
+}
+
+static int on_wake(void *ctx, const struct evictd_wake *wake)
+{
+	struct daemon *daemon = ctx;
+
+	daemon->bpf_wakeups++;
+	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the same clock as ours. */
+	daemon->last_wake_latency_ns = daemon_monotonic_ns() - (int64_t)wake->ktime_ns;
+	if (!daemon->wake_ktime_ns || (int64_t)wake->ktime_ns < daemon->wake_ktime_ns)
+		daemon->wake_ktime_ns = (int64_t)wake->ktime_ns;
+	if (wake->type == EVICTD_WAKE_OOM_KILL) {
+		daemon->kernel_oom_kills_seen++;
+		log_warn("the kernel OOM killer chose pid %llu (cgroup id %llu): evictd did not act in time",
+			 (unsigned long long)wake->value, (unsigned long long)wake->cgroup_id);
+	}
+	daemon->pending_mask |= wake_group_mask(bpf_loader_wake_group(wake->type));
+	return 0;
+}
+
+static void on_bpf(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+{
+	int err = bpf_loader_consume(daemon->bpf, on_wake, daemon);
+
+	if (err < 0)
+		log_warn("bpf: reading wake-ups: %s", strerror(-err));
+}
+
+/* The smallest distance, in the signal's unit, from any threshold on these signals. */
+static int64_t margin_to_thresholds(const struct daemon *daemon, uint32_t mask)
+{
+	int64_t margin = INT64_MAX;
+
+	for (size_t i = 0; i < daemon->engine.n_thresholds; i++) {
+		enum ev_signal signal = daemon->engine.thresholds[i].signal;
+		const struct observation *observed = &daemon->obs.signal[signal];
+		int64_t distance;
+
+		if (!(mask & SIGNAL_MASK(signal)) || !observed->present)
+			continue;
+		distance = observed->available - daemon->eval.threshold_value[i];
+		if (distance < margin)
+			margin = distance;
+	}
+	return margin;
+}
+
+static uint64_t clamp_step(int64_t step, int64_t low, int64_t high)
+{
+	return (uint64_t)(step < low ? low : step > high ? high : step);
+}
+
+/* Tell the BPF programs how much may happen before we must look again: a quarter of the
+ * margin, so checks get denser as a threshold approaches and stay rare far from one. */
+void daemon_bpf_update_steps(struct daemon *daemon)
+{
+	int64_t memory = margin_to_thresholds(daemon, SIGNAL_MASK_MEMORY);
+	int64_t pids = margin_to_thresholds(daemon, SIGNAL_MASK_PID);
+	int64_t inodes = margin_to_thresholds(daemon, SIGNAL_MASK(EV_SIGNAL_NODEFS_INODES_FREE) |
+							SIGNAL_MASK(EV_SIGNAL_IMAGEFS_INODES_FREE) |
+							SIGNAL_MASK(EV_SIGNAL_CONTAINERFS_INODES_FREE));
+	int64_t page_size = sysconf(_SC_PAGESIZE);
+	struct bpf_loader_steps steps = {
+		/* Below the threshold already (kills under way): look every 4 MiB. The caps keep
+		 * a step short when a limit changes under us (pid_max, threads-max, hotplug),
+		 * which is no event of its own. */
+		.memory_pages = memory == INT64_MAX ? 0 :
+				memory <= 0 ? (uint64_t)((4 << 20) / page_size) :
+				clamp_step(memory / 4 / page_size, 64, (1LL << 30) / page_size),
+		.pids_tasks = pids == INT64_MAX ? 0 : clamp_step(pids / 4, 1, 256),
+		.inodes = inodes == INT64_MAX ? 0 : clamp_step(inodes / 4, 1, 16384),
+		.min_interval_ns = { 1000000, 5000000, 5000000 },
+		.wake_on_reclaim = true,
+	};
+
+	if (!daemon->bpf)
+		return;
+	if (bpf_loader_set_steps(daemon->bpf, &steps))
+		log_warn("bpf: cannot update the wake-up steps; the poll and PSI remain");
+}
+
+void daemon_bpf_setup(struct daemon *daemon)
+{
+	int attached;
+
+	if (daemon->config.no_bpf) {
+		daemon->bpf_state = "off (--no-bpf)";
+		log_info("BPF off (--no-bpf): running on polling and PSI alone");
+		return;
+	}
+	attached = bpf_loader_open(&daemon->bpf, &(struct bpf_loader_opts){
+		.pin_dir = daemon->config.bpf_pin_dir,
+		.no_page_cache = daemon->config.no_page_cache_bpf,
+	});
+	if (attached < 0) {
+		daemon->bpf = NULL;
+		daemon->bpf_state = "unavailable (polling and PSI)";
+		return;	/* the loader logged why, once */
+	}
+	if (daemon_add_borrowed_source(daemon, bpf_loader_ring_fd(daemon->bpf), EPOLLIN, on_bpf, NULL)) {
+		bpf_loader_destroy(daemon->bpf, true);
+		daemon->bpf = NULL;
+		daemon->bpf_state = "unavailable (polling and PSI)";
+		return;
+	}
+	daemon->bpf_state = "on";
+	log_info("BPF on: %d tracepoints attached, maps pinned under %s", attached,
+		 bpf_loader_pin_dir(daemon->bpf));
+}

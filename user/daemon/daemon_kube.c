@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The daemon's Kubernetes API side: node name, client and reporter set-up. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+#include "daemon/daemon_parts.h"
+#include "sys/log.h"
+#include "kube/kube.h"
+#include "kube/kube_report.h"
+
+void daemon_resolve_node_name(struct daemon *daemon)
+{
+	const char *from_env = getenv("NODE_NAME");
+
+	if (daemon->config.node_name[0])
+		snprintf(daemon->node_name, sizeof(daemon->node_name), "%s", daemon->config.node_name);
+	else if (from_env && from_env[0])
+		snprintf(daemon->node_name, sizeof(daemon->node_name), "%s", from_env);
+	else if (gethostname(daemon->node_name, sizeof(daemon->node_name) - 1))
+		daemon->node_name[0] = '\0';
+}
+
+static bool kube_wanted(const struct evictd_config *config)
+{
+	if (config->workload_roots.n || config->once || config->validate || !strcmp(config->kube_api, "off"))
+		return false;
+	if (!strcmp(config->kube_api, "on"))
+		return true;
+	return getenv("KUBERNETES_SERVICE_HOST") || config->kube_api_server[0];
+}
+
+/* The API client and reporter live for the whole process: a reload must not drop reports
+ * still queued. */
+void daemon_kube_setup(struct daemon *daemon)
+{
+	const struct evictd_config *config = &daemon->config;
+	struct kube_config kube_config;
+	int err;
+
+	if (daemon->kube || !kube_wanted(config))
+		return;
+	if (!daemon->node_name[0]) {
+		log_err("kubernetes API: no node name (--node-name or $NODE_NAME); API reporting off");
+		return;
+	}
+	err = kube_config_load(&kube_config, &(struct kube_config_options){
+		.root = config->root,
+		.api_server = config->kube_api_server[0] ? config->kube_api_server : NULL,
+		.token_file = config->kube_token_file[0] ? config->kube_token_file : NULL,
+		.ca_file = config->kube_ca_file[0] ? config->kube_ca_file : NULL,
+	});
+	if (!err)
+		err = kube_client_new(&daemon->kube, &(struct kube_client_options){ .config = &kube_config });
+	if (!err)
+		err = kube_report_new(&daemon->kube_report, &(struct kube_report_options){
+			.client = daemon->kube,
+			.node_name = daemon->node_name,
+			.state_dir = config->state_dir,
+			.dry_run = config->dry_run,
+			.no_pressure_taints = !config->kube_pressure_taints,
+			.taint_out_of_service_on_shutdown = config->taint_out_of_service_on_shutdown,
+		});
+	if (err) {
+		log_err("kubernetes API: %s; evictions are not reported to the API server", strerror(-err));
+		if (daemon->kube)
+			kube_client_free(daemon->kube);
+		daemon->kube = NULL;
+		return;
+	}
+	log_info("kubernetes API: reporting to %s as node %s", kube_config.server, daemon->node_name);
+}
+
+void daemon_kube_teardown(struct daemon *daemon)
+{
+	if (!daemon->kube)
+		return;
+	kube_client_drain(daemon->kube, 2LL * 1000000000);
+	kube_report_free(daemon->kube_report);
+	kube_client_free(daemon->kube);
+	daemon->kube_report = NULL;
+	daemon->kube = NULL;
+}

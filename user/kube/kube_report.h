@@ -1,0 +1,246 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What evictd tells the API server (issue 6), and the API-server pod metadata source.
+ *
+ *  - An eviction: after cgroup.kill has emptied the pod, its status is patched (pods/status,
+ *    strategic merge, metadata.uid as precondition) to phase Failed, reason Evicted, with the
+ *    kubelet's message and its DisruptionTarget condition (reason TerminationByKubelet), and a
+ *    Warning Event "Evicted" is created on the pod (core/v1, repeats counted). Why a status
+ *    patch and not a deletion: see the comment block at the top of kube_report.c.
+ *  - Pressure: while MemoryPressure, DiskPressure or PIDPressure holds (the engine's
+ *    conditions, which already include evictionPressureTransitionPeriod), the node carries
+ *    evictd's own NoSchedule taint evictd.io/{memory,disk,pid}-pressure. The kubelet owns
+ *    the node conditions; evictd does not touch them.
+ *  - Node shutdown: on PrepareForShutdown, taint evictd.io/shutdown:NoSchedule and a Normal
+ *    Event "Shutdown" on the node; each pod, once its kill has ended, Failed with reason
+ *    Terminated and the kubelet's message; opt-in, once every pod is gone, the taint
+ *    node.kubernetes.io/out-of-service=nodeshutdown:NoExecute, recorded in the state dir and
+ *    removed at the next start.
+ *
+ * Every call from the daemon is non-blocking: the requests go to the kube client's queue
+ * and its worker (kube.h). The node's taints are reconciled by a task in that worker:
+ * read the node, compute the new list leaving other taints alone, merge-patch it with the
+ * resourceVersion just read, and read again on 409 Conflict.
+ */
+#ifndef EVICTD_KUBE_REPORT_H
+#define EVICTD_KUBE_REPORT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kube/kube.h"
+#include "pods/pods.h"
+#include "core/rank.h"
+#include "signals/signals.h"
+#include "core/thresholds.h"
+
+#define KUBE_REPORT_COMPONENT "evictd"
+#define KUBE_REPORT_DEFAULT_STATE_DIR "/var/lib/evictd"
+/* In the state dir: present while evictd owns an out-of-service taint on the node. */
+#define KUBE_OUT_OF_SERVICE_RECORD "out-of-service-taint"
+
+/* The kubelet's strings (pkg/kubelet/eviction, pkg/kubelet/nodeshutdown). */
+#define KUBE_REASON_EVICTED "Evicted"
+#define KUBE_REASON_SHUTDOWN_TERMINATED "Terminated"
+#define KUBE_MESSAGE_SHUTDOWN "Pod was terminated in response to imminent node shutdown."
+#define KUBE_CONDITION_DISRUPTION_TARGET "DisruptionTarget"
+#define KUBE_REASON_TERMINATION_BY_KUBELET "TerminationByKubelet"
+
+#define KUBE_TAINT_KEY_MEMORY_PRESSURE "evictd.io/memory-pressure"
+#define KUBE_TAINT_KEY_DISK_PRESSURE "evictd.io/disk-pressure"
+#define KUBE_TAINT_KEY_PID_PRESSURE "evictd.io/pid-pressure"
+#define KUBE_TAINT_KEY_SHUTDOWN "evictd.io/shutdown"
+#define KUBE_TAINT_KEY_OUT_OF_SERVICE "node.kubernetes.io/out-of-service"
+#define KUBE_TAINT_VALUE_OUT_OF_SERVICE "nodeshutdown"
+
+/* ---- formatting (pure) ------------------------------------------------------------------ */
+
+/* resource.Quantity's formats, for printing as Quantity.String() does. */
+enum kube_quantity_format {
+	KUBE_QUANTITY_BINARY_SI,	/* 100Mi; |v| < 1024 prints as decimal SI */
+	KUBE_QUANTITY_DECIMAL_SI,	/* 1k, 5M */
+	KUBE_QUANTITY_DECIMAL_EXPONENT,	/* 1e9 */
+};
+
+/* Quantity.String() of an integer value in a format ("98036Ki", "1536", "1k", "0").
+ * Returns the length or -ENOSPC. */
+int kube_quantity_string(int64_t value, enum kube_quantity_format format, char *buf, size_t len);
+
+/* The format a configured quantity keeps ("100Mi" binary, "500M" and "10k" decimal, "1e9"
+ * exponent); a percentage threshold resolves in binary SI (GetThresholdQuantity). */
+enum kube_quantity_format kube_threshold_format(const struct threshold_value *value);
+
+/* The kubelet's signalToResource: "memory", "ephemeral-storage", "inodes", "pids". */
+const char *kube_signal_resource(enum ev_signal signal);
+
+/* One container's usage of the starved resource, when the caller knows it. */
+struct kube_container_usage {
+	const char *name;
+	int64_t usage;		/* bytes */
+	int64_t request;	/* bytes; 0 = none */
+};
+
+struct kube_eviction {
+	const struct pod *pod;
+	enum ev_signal signal;
+	const struct threshold_value *threshold;	/* as configured (for its format) */
+	int64_t threshold_quantity;	/* resolved against the capacity */
+	int64_t available;		/* the observation that crossed it */
+	/* Optional: the containers, for the kubelet's "Container x was using ..." sentences
+	 * (only memory and ephemeral-storage, only those above their request). */
+	const struct kube_container_usage *containers;
+	size_t n_containers;
+};
+
+/*
+ * The kubelet's evictionMessage: "The node was low on resource: memory. Threshold quantity:
+ * 100Mi, available: 50Mi. " plus "Container x was using 120Mi, request is 100Mi, has larger
+ * consumption of memory. " per container; the OOM guard adds "evictd's OOM guard acted: the
+ * kernel's MemAvailable was below it. ". Each sentence ends in ". " as the kubelet's do.
+ * Returns the length, or -ENOSPC (buf truncated).
+ */
+int kube_eviction_message(const struct kube_eviction *eviction, char *buf, size_t len);
+
+/* RFC 3339 UTC with whole seconds (metav1.Time). */
+void kube_format_time(int64_t unix_ns, char *buf, size_t len);
+
+/*
+ * The pods/status strategic-merge patch that fails a pod:
+ * {"metadata":{"uid":UID},"status":{"phase":"Failed","reason":R,"message":M,"conditions":[
+ * {"type":"DisruptionTarget","status":"True","lastTransitionTime":T,
+ * "reason":"TerminationByKubelet","message":M}]}}. Returns a malloc'd string or NULL.
+ */
+char *kube_pod_failed_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns);
+
+/* A core/v1 Event. */
+struct kube_event {
+	const char *namespace_;		/* the event's: the object's, "default" for a node */
+	const char *name;		/* "<object>.<hex unix ns>" as client-go names them */
+	const char *kind;		/* "Pod", "Node" */
+	const char *object_namespace;	/* "" for a node */
+	const char *object_name;
+	const char *object_uid;		/* a node's UID is its name, as the kubelet's nodeRef */
+	const char *type;		/* "Normal", "Warning" */
+	const char *reason;
+	const char *message;
+	const char *component;		/* source.component, reportingComponent */
+	const char *host;		/* source.host, reportingInstance */
+	int32_t count;
+	int64_t first_unix_ns;
+	int64_t last_unix_ns;
+	const char *const *annotations;	/* key, value, key, value ... */
+	size_t n_annotations;		/* pairs */
+};
+/* The POST body. malloc'd or NULL. */
+char *kube_event_body(const struct kube_event *event);
+/* The strategic-merge patch for a repeat: {"count":N,"lastTimestamp":T,"message":M}. */
+char *kube_event_count_patch(int32_t count, int64_t last_unix_ns, const char *message);
+
+/* evictd's taints. */
+enum kube_taint {
+	KUBE_TAINT_MEMORY_PRESSURE,
+	KUBE_TAINT_DISK_PRESSURE,
+	KUBE_TAINT_PID_PRESSURE,
+	KUBE_TAINT_SHUTDOWN,
+	KUBE_TAINT_OUT_OF_SERVICE,
+	KUBE_TAINT_COUNT,
+};
+#define KUBE_TAINT_BIT(t) (1u << (t))
+#define KUBE_TAINTS_EVICTD_OWNED (KUBE_TAINT_BIT(KUBE_TAINT_MEMORY_PRESSURE) | \
+				  KUBE_TAINT_BIT(KUBE_TAINT_DISK_PRESSURE) | \
+				  KUBE_TAINT_BIT(KUBE_TAINT_PID_PRESSURE) | \
+				  KUBE_TAINT_BIT(KUBE_TAINT_SHUTDOWN))
+/* "evictd.io/memory-pressure:NoSchedule", "node.kubernetes.io/out-of-service=nodeshutdown:NoExecute" */
+const char *kube_taint_name(enum kube_taint taint);
+/* The taint for a pressure condition. */
+enum kube_taint kube_taint_for_condition(enum node_condition condition);
+
+/*
+ * From a Node object (JSON), the merge patch that makes the taints in `managed` present
+ * exactly when set in `want`, every other taint kept as it is and in its order:
+ * {"metadata":{"resourceVersion":RV},"spec":{"taints":[...]}} (null for none). A managed
+ * taint matches by key and effect (and value, for out-of-service: one an operator set with
+ * another value is left alone). *patch = NULL when nothing needs to change. *present gets
+ * the managed taints the node carries now. Returns 0, -EINVAL (not a Node) or -ENOMEM.
+ */
+int kube_node_taint_patch(const char *node_json, uint32_t want, uint32_t managed, int64_t now_unix_ns,
+			  char **patch, uint32_t *present);
+
+/* ---- the reporter ----------------------------------------------------------------------- */
+
+struct kube_report_options {
+	struct kube_client *client;	/* required; must outlive every call but _free */
+	const char *node_name;		/* required */
+	const char *component;		/* NULL = KUBE_REPORT_COMPONENT */
+	/* Where KUBE_OUT_OF_SERVICE_RECORD lives; NULL = KUBE_REPORT_DEFAULT_STATE_DIR. */
+	const char *state_dir;
+	bool dry_run;			/* log every write, send none (reads still happen) */
+	bool no_pressure_taints;	/* --no-kube-pressure-taints */
+	bool taint_out_of_service_on_shutdown;	/* --taint-out-of-service-on-shutdown */
+	int64_t (*realtime_ns)(void);	/* event and condition times; NULL = the real clock */
+	/* Before the out-of-service taint (volumes may be detached right after); NULL = sync(2). */
+	void (*sync_filesystems)(void);
+};
+
+struct kube_report;
+
+/*
+ * Start reporting: registers the taint reconciler, which at once removes what an earlier
+ * run left on the node: the evictd.io taints, and the out-of-service taint when the state dir
+ * records that evictd set it. Returns 0, -EINVAL or -ENOMEM.
+ */
+int kube_report_new(struct kube_report **out, const struct kube_report_options *options);
+/* Detach from the client (queued requests still go out); NULL is a no-op. Either order
+ * with kube_client_free is safe. */
+void kube_report_free(struct kube_report *report);
+
+/*
+ * A pod evicted: its kill has completed (cgroup empty). Queues the status patch and the
+ * Event. Pods without API metadata (no namespace/name), static and mirror pods are skipped
+ * with a log line. Returns 0, -ENODATA (skipped), -ENOBUFS/-ENOMEM (not queued; logged).
+ */
+int kube_report_eviction(struct kube_report *report, const struct kube_eviction *eviction);
+
+/* The engine's node conditions after an evaluation; cheap when nothing changed. Changes
+ * add or remove the pressure taints. */
+void kube_report_conditions(struct kube_report *report, const bool conditions[EV_CONDITION_COUNT]);
+
+/* PrepareForShutdown(true): the shutdown taint and a node Event. */
+void kube_report_shutdown_begin(struct kube_report *report);
+/* One pod's shutdown kill has ended: Failed, reason Terminated. Same returns as
+ * kube_report_eviction. */
+int kube_report_shutdown_pod(struct kube_report *report, const struct pod *pod);
+/* Every group is done. all_pods_gone: each kill ended with an empty cgroup. With
+ * --taint-out-of-service-on-shutdown and all_pods_gone: sync, record, taint out-of-service. */
+void kube_report_shutdown_end(struct kube_report *report, bool all_pods_gone);
+/* PrepareForShutdown(false): the shutdown and out-of-service taints go. */
+void kube_report_shutdown_cancel(struct kube_report *report);
+
+/* ---- the API-server pod metadata source (pods.h) ----------------------------------------- */
+
+#define KUBE_PODS_DEFAULT_REFRESH_NS (10ll * 1000000000)
+#define KUBE_PODS_DEFAULT_PAGE_LIMIT 500
+
+struct kube_pods_source_options {
+	struct kube_client *client;
+	const char *node_name;		/* required: fieldSelector=spec.nodeName=<node> */
+	int64_t refresh_interval_ns;	/* 0 = KUBE_PODS_DEFAULT_REFRESH_NS */
+	unsigned page_limit;		/* limit=; 0 = KUBE_PODS_DEFAULT_PAGE_LIMIT */
+};
+
+/*
+ * GET /api/v1/pods?fieldSelector=spec.nodeName%3D<node>&limit=N (&continue=... until the
+ * last page), in the client's worker, at most every refresh interval or on demand; parsed
+ * with pods_parse_podlist. refresh() only swaps in a list the worker has finished (never
+ * waits for the network) and reports "unchanged" when the pods' UIDs and resourceVersions
+ * are the same as last time. Returns NULL on bad options or allocation failure.
+ */
+struct pods_meta_source *kube_pods_source_new(const struct kube_pods_source_options *options);
+/* Ask for a list now (e.g. a cgroup appeared that no listed pod explains). Never blocks. */
+void kube_pods_source_refresh_now(struct pods_meta_source *source);
+/* Wait for the first list, at most timeout_ns: at start, so that static pods are known
+ * before any decision. 0, -ETIMEDOUT, or the last list error. */
+int kube_pods_source_wait(struct pods_meta_source *source, int64_t timeout_ns);
+
+#endif

@@ -1,0 +1,617 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <microhttpd.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sys/log.h"
+#include "ops/metrics.h"
+
+static const double latency_buckets[METRICS_N_LATENCY_BUCKETS] = METRICS_LATENCY_BUCKETS;
+
+/* Counters only ever grow; they live here, not in the snapshot the daemon replaces. */
+struct metrics_counters {
+	uint64_t evictions[EV_SIGNAL_COUNT][METRICS_RESULT_COUNT];
+	uint64_t latency_bucket[METRICS_N_LATENCY_BUCKETS];	/* non-cumulative */
+	uint64_t latency_count;
+	double latency_sum_s;
+	int64_t shutdown_start_unix_s;
+	int64_t shutdown_end_unix_s;
+};
+
+struct metrics {
+	pthread_mutex_t lock;	/* guards snap, counters, updated_at_ns */
+	struct metrics_snapshot snap;
+	struct metrics_counters counters;
+	int64_t updated_at_ns;	/* CLOCK_MONOTONIC of the last update */
+	int64_t stale_after_ns;
+	int64_t start_unix_s;
+	char version[64];
+
+	struct MHD_Daemon *httpd;
+	int listen_fd;
+	int port;
+};
+
+const char *metrics_result_name(enum metrics_eviction_result result)
+{
+	switch (result) {
+	case METRICS_RESULT_KILLED: return "killed";
+	case METRICS_RESULT_FAILED: return "failed";
+	case METRICS_RESULT_DRY_RUN: return "dry_run";
+	case METRICS_RESULT_COUNT: break;
+	}
+	return "unknown";
+}
+
+static int64_t monotonic_ns(void)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
+}
+
+void metrics_snapshot_fill(struct metrics_snapshot *snap, const struct eviction_engine *engine,
+			   const struct observations *obs, const struct evaluation *eval)
+{
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		snap->signal_present[s] = obs->signal[s].present;
+		snap->signal_available[s] = obs->signal[s].available;
+		snap->signal_capacity[s] = obs->signal[s].capacity;
+	}
+	snap->n_thresholds = 0;
+	for (size_t i = 0; i < engine->n_thresholds && i < EV_MAX_THRESHOLDS; i++) {
+		snap->thresholds[i] = (struct metrics_threshold){
+			.signal = engine->thresholds[i].signal,
+			.hard = engine->thresholds[i].hard,
+			.value = eval->threshold_value[i],
+			.met = eval->met[i],
+		};
+		snap->n_thresholds++;
+	}
+	for (int c = 0; c < EV_CONDITION_COUNT; c++)
+		snap->conditions[c] = eval->conditions[c];
+}
+
+int metrics_read_kernel_oom_kills(const char *root, uint64_t *count)
+{
+	char path[PATH_MAX], line[256];
+	int err = -ENOENT;
+	FILE *file;
+
+	snprintf(path, sizeof(path), "%s/proc/vmstat", root && strcmp(root, "/") ? root : "");
+	file = fopen(path, "re");
+	if (!file) {
+		err = -errno;
+		log_debug("metrics: %s: %m", path);
+		return err;
+	}
+	while (fgets(line, sizeof(line), file)) {
+		unsigned long long value;
+
+		if (sscanf(line, "oom_kill %llu", &value) == 1) {
+			*count = value;
+			err = 0;
+			break;
+		}
+	}
+	fclose(file);
+	return err;
+}
+
+/* ---- exposition ------------------------------------------------------------------------ */
+
+size_t metrics_escape_label_value(const char *value, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	for (const char *p = value; *p; p++) {
+		const char *piece;
+		char plain[2] = { *p, '\0' };
+
+		switch (*p) {
+		case '\\': piece = "\\\\"; break;
+		case '"': piece = "\\\""; break;
+		case '\n': piece = "\\n"; break;
+		default: piece = plain; break;
+		}
+		for (const char *q = piece; *q; q++, used++)
+			if (used + 1 < len)
+				buf[used] = *q;
+	}
+	if (len)
+		buf[used < len ? used : len - 1] = '\0';
+	return used;
+}
+
+/* HELP text escaping: backslash and newline only. */
+static void put_help(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s ", name);
+	for (const char *p = help; *p; p++) {
+		if (*p == '\\')
+			fputs("\\\\", out);
+		else if (*p == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*p, out);
+	}
+	fprintf(out, "\n# TYPE %s %s\n", name, type);
+}
+
+/* One label pair "name=\"value\"", escaped, preceded by a comma unless first. */
+static void put_label(FILE *out, bool first, const char *name, const char *value)
+{
+	char escaped[512];
+
+	metrics_escape_label_value(value, escaped, sizeof(escaped));
+	fprintf(out, "%s%s=\"%s\"", first ? "" : ",", name, escaped);
+}
+
+static void put_int(FILE *out, const char *name, long long value)
+{
+	fprintf(out, "%s %lld\n", name, value);
+}
+
+static const char *kind_name(bool hard)
+{
+	return hard ? "hard" : "soft";
+}
+
+/* Go's strconv formatting is what Prometheus parses; %.17g round-trips and never prints a
+ * locale comma (the daemon does not call setlocale). */
+static void put_double(FILE *out, double value)
+{
+	fprintf(out, "%.17g", value);
+}
+
+static void render(FILE *out, const struct metrics_snapshot *snap,
+		   const struct metrics_counters *counters, const char *version, int64_t start_unix_s)
+{
+	uint64_t cumulative = 0;
+
+	put_help(out, "evictd_build_info", "gauge", "evictd build information; always 1.");
+	fputs("evictd_build_info{", out);
+	put_label(out, true, "version", version);
+	fputs("} 1\n", out);
+
+	put_help(out, "evictd_start_time_seconds", "gauge", "When evictd started, Unix seconds.");
+	put_int(out, "evictd_start_time_seconds", start_unix_s);
+
+	put_help(out, "evictd_dry_run", "gauge", "1 when evictd decides and reports but kills nothing.");
+	put_int(out, "evictd_dry_run", snap->dry_run);
+
+	put_help(out, "evictd_signal_available", "gauge",
+		 "Eviction signal's available amount: bytes for *.available and oom.guard, inodes for *.inodesFree, tasks for pid.available.");
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		if (!snap->signal_present[s])
+			continue;
+		fputs("evictd_signal_available{", out);
+		put_label(out, true, "signal", signal_name(s));
+		fprintf(out, "} %lld\n", (long long)snap->signal_available[s]);
+	}
+	put_help(out, "evictd_signal_capacity", "gauge",
+		 "Eviction signal's capacity, in the same unit as evictd_signal_available.");
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		if (!snap->signal_present[s])
+			continue;
+		fputs("evictd_signal_capacity{", out);
+		put_label(out, true, "signal", signal_name(s));
+		fprintf(out, "} %lld\n", (long long)snap->signal_capacity[s]);
+	}
+
+	put_help(out, "evictd_threshold_value", "gauge",
+		 "Eviction threshold resolved against the signal's capacity, in the signal's unit.");
+	for (size_t i = 0; i < snap->n_thresholds; i++) {
+		fputs("evictd_threshold_value{", out);
+		put_label(out, true, "signal", signal_name(snap->thresholds[i].signal));
+		put_label(out, false, "kind", kind_name(snap->thresholds[i].hard));
+		fprintf(out, "} %lld\n", (long long)snap->thresholds[i].value);
+	}
+	put_help(out, "evictd_threshold_met", "gauge",
+		 "1 while the threshold is met (crossed, or not yet back above its minimum reclaim).");
+	for (size_t i = 0; i < snap->n_thresholds; i++) {
+		fputs("evictd_threshold_met{", out);
+		put_label(out, true, "signal", signal_name(snap->thresholds[i].signal));
+		put_label(out, false, "kind", kind_name(snap->thresholds[i].hard));
+		fprintf(out, "} %d\n", snap->thresholds[i].met);
+	}
+
+	put_help(out, "evictd_node_condition", "gauge",
+		 "Node pressure condition as the kubelet would report it: 1 true, 0 false.");
+	for (int c = 0; c < EV_CONDITION_COUNT; c++) {
+		fputs("evictd_node_condition{", out);
+		put_label(out, true, "condition", condition_name(c));
+		fprintf(out, "} %d\n", snap->conditions[c]);
+	}
+
+	put_help(out, "evictd_evictions_total", "counter",
+		 "Eviction decisions acted on, by signal and result (killed, failed, dry_run).");
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		for (int r = 0; r < METRICS_RESULT_COUNT; r++) {
+			fputs("evictd_evictions_total{", out);
+			put_label(out, true, "signal", signal_name(s));
+			put_label(out, false, "result", metrics_result_name(r));
+			fprintf(out, "} %llu\n", (unsigned long long)counters->evictions[s][r]);
+		}
+	}
+
+	put_help(out, "evictd_eviction_latency_seconds", "histogram",
+		 "From the signal reading that crossed the threshold to the victim's cgroup being empty.");
+	for (int b = 0; b < METRICS_N_LATENCY_BUCKETS; b++) {
+		cumulative += counters->latency_bucket[b];
+		fprintf(out, "evictd_eviction_latency_seconds_bucket{le=\"%g\"} %llu\n", latency_buckets[b],
+			(unsigned long long)cumulative);
+	}
+	fprintf(out, "evictd_eviction_latency_seconds_bucket{le=\"+Inf\"} %llu\n",
+		(unsigned long long)counters->latency_count);
+	fputs("evictd_eviction_latency_seconds_sum ", out);
+	put_double(out, counters->latency_sum_s);
+	fputc('\n', out);
+	fprintf(out, "evictd_eviction_latency_seconds_count %llu\n", (unsigned long long)counters->latency_count);
+
+	if (snap->kernel_oom_kills_known) {
+		put_help(out, "evictd_kernel_oom_kills_total", "counter",
+			 "Kernel OOM-killer kills since boot (/proc/vmstat oom_kill).");
+		put_int(out, "evictd_kernel_oom_kills_total", (long long)snap->kernel_oom_kills);
+	}
+
+	put_help(out, "evictd_bpf_enabled", "gauge",
+		 "1 when the BPF programs are loaded; 0 when evictd runs on polling and PSI alone.");
+	put_int(out, "evictd_bpf_enabled", snap->bpf_enabled);
+	put_help(out, "evictd_bpf_programs_attached", "gauge", "BPF programs attached to tracepoints.");
+	put_int(out, "evictd_bpf_programs_attached", snap->bpf_programs_attached);
+
+	/* The kubelet exports these two under its subsystem (kubelet_graceful_shutdown_*); with
+	 * evictd handling shutdown the kubelet's own manager is off, so evictd exports both the
+	 * evictd_ names and the kubelet's, and existing alerts keep working. */
+	put_help(out, "evictd_graceful_shutdown_start_time_seconds", "gauge",
+		 "Last graceful shutdown start time since unix epoch in seconds");
+	put_int(out, "evictd_graceful_shutdown_start_time_seconds", counters->shutdown_start_unix_s);
+	put_help(out, "evictd_graceful_shutdown_end_time_seconds", "gauge",
+		 "Last graceful shutdown end time since unix epoch in seconds");
+	put_int(out, "evictd_graceful_shutdown_end_time_seconds", counters->shutdown_end_unix_s);
+	put_help(out, "kubelet_graceful_shutdown_start_time_seconds", "gauge",
+		 "Last graceful shutdown start time since unix epoch in seconds");
+	put_int(out, "kubelet_graceful_shutdown_start_time_seconds", counters->shutdown_start_unix_s);
+	put_help(out, "kubelet_graceful_shutdown_end_time_seconds", "gauge",
+		 "Last graceful shutdown end time since unix epoch in seconds");
+	put_int(out, "kubelet_graceful_shutdown_end_time_seconds", counters->shutdown_end_unix_s);
+
+	put_help(out, "evictd_evaluations_total", "counter", "Threshold evaluations since start.");
+	put_int(out, "evictd_evaluations_total", (long long)snap->evaluations);
+	put_help(out, "evictd_last_evaluation_timestamp_seconds", "gauge",
+		 "When the thresholds were last evaluated, Unix seconds; 0 before the first.");
+	fprintf(out, "evictd_last_evaluation_timestamp_seconds %lld.%03lld\n",
+		(long long)(snap->last_evaluation_unix_ns / 1000000000),
+		(long long)(snap->last_evaluation_unix_ns % 1000000000 / 1000000));
+}
+
+int metrics_render(struct metrics *metrics, char **text, size_t *len)
+{
+	struct metrics_snapshot snap;
+	struct metrics_counters counters;
+	FILE *out;
+
+	/* Copy under the lock and format outside it: a slow scrape never holds up the daemon. */
+	pthread_mutex_lock(&metrics->lock);
+	snap = metrics->snap;
+	counters = metrics->counters;
+	pthread_mutex_unlock(&metrics->lock);
+
+	*text = NULL;
+	*len = 0;
+	out = open_memstream(text, len);
+	if (!out)
+		return -ENOMEM;
+	render(out, &snap, &counters, metrics->version, metrics->start_unix_s);
+	if (fclose(out)) {
+		free(*text);
+		*text = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* ---- state updates --------------------------------------------------------------------- */
+
+void metrics_update(struct metrics *metrics, const struct metrics_snapshot *snap)
+{
+	if (!metrics)
+		return;
+	pthread_mutex_lock(&metrics->lock);
+	metrics->snap = *snap;
+	metrics->updated_at_ns = monotonic_ns();
+	pthread_mutex_unlock(&metrics->lock);
+}
+
+void metrics_set_shutdown_times(struct metrics *metrics, int64_t start_unix_s, int64_t end_unix_s)
+{
+	if (!metrics)
+		return;
+	pthread_mutex_lock(&metrics->lock);
+	metrics->counters.shutdown_start_unix_s = start_unix_s;
+	metrics->counters.shutdown_end_unix_s = end_unix_s;
+	pthread_mutex_unlock(&metrics->lock);
+}
+
+void metrics_record_eviction(struct metrics *metrics, enum ev_signal signal,
+			     enum metrics_eviction_result result, int64_t latency_ns)
+{
+	double seconds;
+	int bucket;
+
+	if (!metrics || (unsigned int)signal >= EV_SIGNAL_COUNT || (unsigned int)result >= METRICS_RESULT_COUNT)
+		return;
+	pthread_mutex_lock(&metrics->lock);
+	metrics->counters.evictions[signal][result]++;
+	if (latency_ns >= 0) {
+		seconds = (double)latency_ns / 1e9;
+		for (bucket = 0; bucket < METRICS_N_LATENCY_BUCKETS; bucket++)
+			if (seconds <= latency_buckets[bucket])
+				break;
+		if (bucket < METRICS_N_LATENCY_BUCKETS)
+			metrics->counters.latency_bucket[bucket]++;
+		metrics->counters.latency_count++;
+		metrics->counters.latency_sum_s += seconds;
+	}
+	pthread_mutex_unlock(&metrics->lock);
+}
+
+/* ---- HTTP ------------------------------------------------------------------------------ */
+
+static enum MHD_Result respond(struct MHD_Connection *connection, unsigned int status,
+			       const char *content_type, char *body, size_t len, bool owned)
+{
+	struct MHD_Response *response;
+	enum MHD_Result ret;
+
+	response = MHD_create_response_from_buffer(len, body,
+						   owned ? MHD_RESPMEM_MUST_FREE : MHD_RESPMEM_PERSISTENT);
+	if (!response) {
+		if (owned)
+			free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, content_type);
+	ret = MHD_queue_response(connection, status, response);
+	MHD_destroy_response(response);
+	return ret;
+}
+
+static enum MHD_Result handle_healthz(struct metrics *metrics, struct MHD_Connection *connection)
+{
+	int64_t age_ns;
+	char *body = NULL;
+	int len;
+
+	pthread_mutex_lock(&metrics->lock);
+	age_ns = monotonic_ns() - metrics->updated_at_ns;
+	pthread_mutex_unlock(&metrics->lock);
+	if (metrics->stale_after_ns <= 0 || age_ns <= metrics->stale_after_ns)
+		return respond(connection, MHD_HTTP_OK, "text/plain; charset=utf-8", "ok\n", 3, false);
+	len = asprintf(&body, "stale: the daemon loop last reported %.1fs ago (limit %.1fs)\n",
+		       (double)age_ns / 1e9, (double)metrics->stale_after_ns / 1e9);
+	if (len < 0)
+		return MHD_NO;
+	return respond(connection, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", body,
+		       (size_t)len, true);
+}
+
+static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connection, const char *url,
+				      const char *method, const char *version, const char *upload_data,
+				      size_t *upload_data_size, void **request_state)
+{
+	static const char not_found[] = "not found: try /metrics or /healthz\n";
+	static const char bad_method[] = "method not allowed\n";
+	struct metrics *metrics = cls;
+	char *text;
+	size_t len;
+
+	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
+		return respond(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
+			       (char *)bad_method, sizeof(bad_method) - 1, false);
+	if (!strcmp(url, "/healthz"))
+		return handle_healthz(metrics, connection);
+	if (strcmp(url, "/metrics"))
+		return respond(connection, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
+			       (char *)not_found, sizeof(not_found) - 1, false);
+	if (metrics_render(metrics, &text, &len))
+		return MHD_NO;
+	return respond(connection, MHD_HTTP_OK, METRICS_CONTENT_TYPE, text, len, true);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char message[512];
+
+	vsnprintf(message, sizeof(message), fmt, ap);
+	message[strcspn(message, "\n")] = '\0';
+	log_warn("metrics: %s", message);
+}
+
+int metrics_parse_address(const char *text, struct sockaddr_storage *addr, socklen_t *len)
+{
+	char host[INET6_ADDRSTRLEN + 2];
+	const char *port_text, *host_start;
+	size_t host_len;
+	unsigned long port;
+	char *end;
+
+	if (!text || !text[0] || !strcmp(text, "off"))
+		return 1;
+	memset(addr, 0, sizeof(*addr));
+	if (text[0] == '[') {
+		const char *close = strchr(text, ']');
+
+		if (!close || close[1] != ':')
+			goto invalid;
+		host_start = text + 1;
+		host_len = (size_t)(close - host_start);
+		port_text = close + 2;
+	} else {
+		const char *colon = strrchr(text, ':');
+
+		if (!colon || memchr(text, ':', (size_t)(colon - text)))
+			goto invalid;	/* a bare IPv6 address needs brackets */
+		host_start = text;
+		host_len = (size_t)(colon - text);
+		port_text = colon + 1;
+	}
+	if (host_len == 0 || host_len >= sizeof(host) || !*port_text)
+		goto invalid;
+	memcpy(host, host_start, host_len);
+	host[host_len] = '\0';
+	errno = 0;
+	port = strtoul(port_text, &end, 10);
+	if (errno || *end || port > 65535 || *port_text == '-' || *port_text == '+')
+		goto invalid;
+
+	if (text[0] == '[') {
+		struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)addr;
+
+		if (inet_pton(AF_INET6, host, &in6->sin6_addr) != 1)
+			goto invalid;
+		in6->sin6_family = AF_INET6;
+		in6->sin6_port = htons((uint16_t)port);
+		*len = sizeof(*in6);
+	} else {
+		struct sockaddr_in *in4 = (struct sockaddr_in *)addr;
+
+		if (inet_pton(AF_INET, host, &in4->sin_addr) != 1)
+			goto invalid;
+		in4->sin_family = AF_INET;
+		in4->sin_port = htons((uint16_t)port);
+		*len = sizeof(*in4);
+	}
+	return 0;
+invalid:
+	log_err("metrics-address: \"%s\": expected HOST:PORT with a numeric host (127.0.0.1:9808, "
+		"[::1]:9808, 0.0.0.0:9808) or \"off\"", text);
+	return -EINVAL;
+}
+
+static int open_listener(const char *text, const struct sockaddr_storage *addr, socklen_t len)
+{
+	int fd, err, one = 1;
+
+	fd = socket(addr->ss_family, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	if (fd < 0) {
+		err = -errno;
+		log_err("metrics: socket for %s: %m", text);
+		return err;
+	}
+	/* A restart must not wait for TIME_WAIT connections of the previous process. */
+	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (addr->ss_family == AF_INET6)
+		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
+	if (bind(fd, (const struct sockaddr *)addr, len) || listen(fd, 16)) {
+		err = -errno;
+		log_err("metrics: listening on %s: %m", text);
+		close(fd);
+		return err;
+	}
+	return fd;
+}
+
+static int bound_port(int fd)
+{
+	struct sockaddr_storage addr;
+	socklen_t len = sizeof(addr);
+
+	if (getsockname(fd, (struct sockaddr *)&addr, &len))
+		return 0;
+	if (addr.ss_family == AF_INET6)
+		return ntohs(((struct sockaddr_in6 *)&addr)->sin6_port);
+	return ntohs(((struct sockaddr_in *)&addr)->sin_port);
+}
+
+int metrics_open(struct metrics **out, const struct metrics_options *options)
+{
+	struct sockaddr_storage addr;
+	sigset_t all, saved;
+	struct metrics *metrics;
+	socklen_t addr_len = 0;
+	int ret, flags;
+
+	*out = NULL;
+	ret = metrics_parse_address(options->address, &addr, &addr_len);
+	if (ret < 0)
+		return ret;
+	metrics = calloc(1, sizeof(*metrics));
+	if (!metrics)
+		return -ENOMEM;
+	pthread_mutex_init(&metrics->lock, NULL);
+	metrics->listen_fd = -1;
+	metrics->stale_after_ns = options->stale_after_ns;
+	metrics->updated_at_ns = monotonic_ns();
+	metrics->start_unix_s = time(NULL);
+	snprintf(metrics->version, sizeof(metrics->version), "%s", options->version ? options->version : "unknown");
+	if (ret == 1) {
+		*out = metrics;	/* no server: state only */
+		return 0;
+	}
+
+	metrics->listen_fd = open_listener(options->address, &addr, addr_len);
+	if (metrics->listen_fd < 0) {
+		ret = metrics->listen_fd;
+		metrics->listen_fd = -1;
+		metrics_close(metrics);
+		return ret;
+	}
+	metrics->port = bound_port(metrics->listen_fd);
+
+	flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO | MHD_USE_ERROR_LOG;
+	if (addr.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	/* The server thread inherits this mask: it must never take SIGTERM/SIGHUP, which the
+	 * daemon blocks and reads from a signalfd. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	metrics->httpd = MHD_start_daemon(flags, 0, NULL, NULL, handle_request, metrics,
+					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+					  MHD_OPTION_LISTEN_SOCKET, metrics->listen_fd,
+					  MHD_OPTION_CONNECTION_LIMIT, 16,
+					  MHD_OPTION_CONNECTION_TIMEOUT, 10,
+					  MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (!metrics->httpd) {
+		log_err("metrics: starting the HTTP server on %s failed", options->address);
+		metrics_close(metrics);
+		return -EIO;
+	}
+	log_info("metrics: serving /metrics and /healthz on %s (port %d)", options->address, metrics->port);
+	*out = metrics;
+	return 0;
+}
+
+void metrics_close(struct metrics *metrics)
+{
+	if (!metrics)
+		return;
+	/* MHD_stop_daemon closes the listening socket it was handed; close it here only when
+	 * the server never started. */
+	if (metrics->httpd)
+		MHD_stop_daemon(metrics->httpd);
+	else if (metrics->listen_fd >= 0)
+		close(metrics->listen_fd);
+	pthread_mutex_destroy(&metrics->lock);
+	free(metrics);
+}
+
+int metrics_port(const struct metrics *metrics)
+{
+	return metrics && metrics->httpd ? metrics->port : 0;
+}

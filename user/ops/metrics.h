@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Prometheus metrics (text exposition format 0.0.4) over HTTP with libmicrohttpd.
+ *
+ * Threading: the HTTP server runs in libmicrohttpd's own polling thread, and everything it
+ * serves comes from a snapshot plus counters kept here under a mutex. The daemon loop stays
+ * single-threaded and never shares its live state: after each evaluation it copies what the
+ * metrics need (metrics_snapshot_fill + metrics_update), and it reports each eviction with
+ * metrics_record_eviction. Why a thread rather than the daemon's epoll loop: the loop blocks
+ * while a kill waits for its cgroup to empty (up to --kill-timeout, or a soft grace period),
+ * which is exactly when an operator scrapes; the thread keeps /metrics and /healthz answering,
+ * and /healthz then tells a stalled loop from a slow one by the age of the last update.
+ *
+ * Endpoints: GET /metrics, GET /healthz (200 "ok", or 503 when the daemon has not updated
+ * for stale_after_ns), anything else 404; methods other than GET and HEAD get 405.
+ */
+#ifndef EVICTD_METRICS_H
+#define EVICTD_METRICS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/socket.h>
+
+#include "signals/signals.h"
+#include "core/thresholds.h"
+
+#define METRICS_DEFAULT_ADDRESS "127.0.0.1:9808"
+#define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
+
+/* Upper bounds of the detection-to-kill latency histogram, in seconds (+Inf implied). */
+#define METRICS_LATENCY_BUCKETS                                                                     \
+	{ 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10 }
+#define METRICS_N_LATENCY_BUCKETS 14
+
+enum metrics_eviction_result {
+	METRICS_RESULT_KILLED,
+	METRICS_RESULT_FAILED,
+	METRICS_RESULT_DRY_RUN,
+	METRICS_RESULT_COUNT,
+};
+/* "killed", "failed", "dry_run". */
+const char *metrics_result_name(enum metrics_eviction_result result);
+
+struct metrics_threshold {
+	enum ev_signal signal;
+	bool hard;
+	int64_t value;		/* resolved against the observed capacity, in the signal's unit */
+	bool met;
+};
+
+/* What the daemon knows after one evaluation: a plain copy, no pointers. */
+struct metrics_snapshot {
+	bool signal_present[EV_SIGNAL_COUNT];
+	int64_t signal_available[EV_SIGNAL_COUNT];
+	int64_t signal_capacity[EV_SIGNAL_COUNT];
+	struct metrics_threshold thresholds[EV_MAX_THRESHOLDS];
+	size_t n_thresholds;
+	bool conditions[EV_CONDITION_COUNT];
+
+	uint64_t evaluations;			/* since start */
+	int64_t last_evaluation_unix_ns;	/* CLOCK_REALTIME; 0: none yet */
+	bool dry_run;
+	bool kernel_oom_kills_known;
+	uint64_t kernel_oom_kills;		/* /proc/vmstat oom_kill: since boot */
+	bool bpf_enabled;
+	unsigned int bpf_programs_attached;
+	/* Last graceful node shutdown, whole Unix seconds as the kubelet exports them; 0: none. */
+	int64_t shutdown_start_unix_s;
+	int64_t shutdown_end_unix_s;
+};
+
+/* Fill the signal, threshold and condition parts of snap from one evaluation. The other
+ * fields are left as they are. */
+void metrics_snapshot_fill(struct metrics_snapshot *snap, const struct eviction_engine *engine,
+			   const struct observations *obs, const struct evaluation *eval);
+
+/* The kernel's OOM-kill count since boot (the oom_kill line of <root>/proc/vmstat, Linux
+ * >= 4.13). 0, -ENOENT when the line is missing, or the read error (logged). */
+int metrics_read_kernel_oom_kills(const char *root, uint64_t *count);
+
+struct metrics_options {
+	/* "host:port", "[v6addr]:port"; host is a numeric address. NULL, "" or "off": no HTTP
+	 * server (the state is still kept, metrics_render works). Port 0 picks a free port. */
+	const char *address;
+	const char *version;		/* evictd_build_info{version} */
+	/* /healthz answers 503 once the last metrics_update (or metrics_open) is older than
+	 * this; 0: always 200 while serving. */
+	int64_t stale_after_ns;
+};
+
+struct metrics;
+
+/* Parse a --metrics-address value. Returns 0 and fills addr/len, 1 for a disabled address
+ * (NULL, "", "off"), or -EINVAL (logged, naming the value). */
+int metrics_parse_address(const char *text, struct sockaddr_storage *addr, socklen_t *len);
+
+/* Start serving. Returns 0, -EINVAL (bad address), -ENOMEM, or the socket/bind/listen error
+ * (logged with the address and %m). */
+int metrics_open(struct metrics **out, const struct metrics_options *options);
+/* Stops the server thread and frees. NULL is fine. */
+void metrics_close(struct metrics *metrics);
+/* The bound TCP port (useful with port 0), or 0 when not serving. */
+int metrics_port(const struct metrics *metrics);
+
+/* Replace the snapshot (a copy is taken) and mark the daemon alive for /healthz. */
+void metrics_update(struct metrics *metrics, const struct metrics_snapshot *snap);
+/* Only the graceful-shutdown times (the shutdown sequence runs outside evaluations). */
+void metrics_set_shutdown_times(struct metrics *metrics, int64_t start_unix_s, int64_t end_unix_s);
+/* One eviction outcome for signal. latency_ns >= 0 is also observed in the detection-to-kill
+ * histogram (pass -1 when nothing was killed). */
+void metrics_record_eviction(struct metrics *metrics, enum ev_signal signal,
+			     enum metrics_eviction_result result, int64_t latency_ns);
+
+/* The exposition text as served at this moment. Returns 0 and a malloc'd NUL-terminated
+ * text (caller frees), or -ENOMEM. */
+int metrics_render(struct metrics *metrics, char **text, size_t *len);
+
+/* Label value escaping of the text format: backslash, double quote and newline. Returns the
+ * length needed (like snprintf); the output is always NUL-terminated when len > 0. */
+size_t metrics_escape_label_value(const char *value, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,239 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The pods (Kubernetes mode) or workloads (standalone mode) evictd may evict, as struct pod
+ * (rank.h): cgroups discovered under the kubelet's kubepods tree or under --workload-root
+ * dirs, usage re-read from cgroup v2 files on every refresh, metadata from a pluggable
+ * source (a PodList file now; the API server later) joined by pod UID.
+ */
+#ifndef EVICTD_PODS_H
+#define EVICTD_PODS_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "core/rank.h"
+
+#define PODS_MAX_WORKLOAD_ROOTS 16
+
+/* Kubelet annotations (pkg/kubelet/types/pod_update.go). */
+#define POD_ANNOTATION_CONFIG_SOURCE "kubernetes.io/config.source"
+#define POD_ANNOTATION_CONFIG_MIRROR "kubernetes.io/config.mirror"
+#define POD_ANNOTATION_CONFIG_HASH "kubernetes.io/config.hash"
+
+/* Standalone workloads: cgroup xattrs, both optional (default 0). */
+#define PODS_XATTR_PRIORITY "user.evictd.priority"
+#define PODS_XATTR_MEMORY_REQUEST "user.evictd.memory_request"
+
+/* One pod as a metadata source describes it, before the join with the cgroup tree. */
+struct pod_meta {
+	char uid[64];		/* metadata.uid */
+	/* The UID the kubelet names the pod cgroup after. For a mirror pod that is the static
+	 * pod's UID, i.e. the config.mirror (= config.hash) annotation, not the API server's
+	 * metadata.uid; every other pod uses metadata.uid. */
+	char cgroup_uid[64];
+	char namespace_[64];
+	char name[256];
+	enum pod_qos qos;	/* status.qosClass when qos_known */
+	bool qos_known;
+	int32_t priority;	/* spec.priority, default 0 */
+	bool is_static;
+	bool is_mirror;
+	bool is_daemonset;	/* an ownerReference kind DaemonSet with controller: true */
+	bool terminal;		/* status.phase Succeeded or Failed: no cgroup is expected */
+	int64_t termination_grace_period_s;	/* -1: unset */
+	int64_t memory_request;			/* bytes, rank_pod_request() */
+	int64_t ephemeral_storage_request;	/* bytes, rank_pod_request() */
+	bool joined;		/* set by pods_refresh: a cgroup was found for it */
+};
+
+struct pod_meta_list {
+	struct pod_meta *items;
+	size_t n_items;
+};
+
+void pod_meta_list_free(struct pod_meta_list *list);
+
+/*
+ * Parse `kubectl get pods -o json` output: kind List or PodList with items[], or one Pod.
+ * `name` (the file) prefixes messages. node_name non-NULL: keep only pods bound to that node
+ * (spec.nodeName). Any malformed JSON, wrong type, out-of-range number or missing
+ * metadata.uid/name rejects the whole document with -EINVAL and one message naming the field
+ * path ("pods.json: items[2].spec.priority: expected an integer, got string"), logged and
+ * copied to errbuf when given; *list is then untouched. Returns 0, -EINVAL or -ENOMEM.
+ */
+int pods_parse_podlist(const char *json, size_t len, const char *name, const char *node_name,
+		       struct pod_meta_list *list, char *errbuf, size_t errlen);
+
+/*
+ * A metadata source (Kubernetes mode). refresh() is called on every pods_refresh() and must be
+ * cheap when nothing changed. It returns 1 after replacing *list (freeing the old items), 0
+ * when the list is unchanged, or negative errno when it could not be brought up to date; the
+ * last good list then stays in use and the source logs the failure once, not every call.
+ * The API-server source will be one more implementation of this.
+ */
+struct pods_meta_source {
+	const char *name;	/* for messages: the file path, "apiserver" */
+	int (*refresh)(struct pods_meta_source *source, struct pod_meta_list *list);
+	void (*destroy)(struct pods_meta_source *source);
+};
+
+/* --pods-file: re-read and re-parsed only when the file's mtime, size or inode changes.
+ * Returns NULL on allocation failure. node_name as for pods_parse_podlist (copied). */
+struct pods_meta_source *pods_file_source_new(const char *path, const char *node_name);
+
+struct pods_options {
+	const char *root;		/* prefix for every path; NULL, "" or "/" = this machine */
+	/* The cgroup v2 mount relative to root; NULL = detect (/sys/fs/cgroup, then
+	 * /sys/fs/cgroup/unified). */
+	const char *cgroup_dir;
+	/* The kubelet's --cgroup-root relative to the mount; NULL = "/". */
+	const char *kubelet_cgroup_root;
+	/* Standalone mode when n_workload_roots > 0: each child cgroup of each root (a host
+	 * path, joined under root) is a workload and the kubepods tree is not scanned. */
+	const char *const *workload_roots;
+	size_t n_workload_roots;
+	/* Kubernetes mode: where metadata comes from; NULL = none (every pod is "without
+	 * metadata", see pods_refresh). Owned by the pods table from pods_open() on, even when
+	 * it fails. */
+	struct pods_meta_source *meta_source;
+};
+
+struct pods;
+
+/* Returns 0 and *out, -ENOMEM, -EINVAL (bad options), or -ENOENT when no cgroup v2 mount
+ * is found. Nothing is scanned until pods_refresh(). */
+int pods_open(struct pods **out, const struct pods_options *options);
+void pods_close(struct pods *pods);
+
+/*
+ * Bring the table up to date: refresh metadata (the source decides whether anything is
+ * re-read), rediscover the cgroups, re-read every pod's usage, mark evictd's own pod
+ * (is_self). Allocates only when the number of pods grows. Pointers from an earlier
+ * pods_list() are invalid afterwards.
+ *
+ * Kubernetes mode joins by UID. A pod the source lists without a cgroup is skipped (nothing
+ * to kill) and logged once. A cgroup without metadata stays evictable, logged once, with
+ * priority 0, its QoS from the path, and as request what the kubelet wrote into the cgroup:
+ * memory.max for a Guaranteed pod (its limit equals its request), memory.min for a Burstable
+ * one (set with MemoryQoS; else 0), 0 for BestEffort. Static pods are not at risk from this:
+ * their mirror pods join through the config.mirror annotation.
+ *
+ * Returns 0, or negative errno when nothing could be scanned (the table is then empty).
+ */
+int pods_refresh(struct pods *pods);
+
+/* Re-read only the usage of the pods found by the last pods_refresh(): no readdir, no
+ * metadata. A pod whose cgroup has gone is marked stats_missing. Returns 0. */
+int pods_refresh_usage(struct pods *pods);
+
+/* The pods of the last refresh, as an array of pointers the caller may reorder (rank_pods)
+ * until the next refresh. */
+struct pod **pods_list(struct pods *pods, size_t *n_pods);
+
+/* The roots a kill must stay strictly below (kill_config.allowed_roots): the kubepods
+ * dirs of both drivers, or the workload roots. Absolute, root-joined; valid until
+ * pods_close(). Returns the count (<= max). */
+size_t pods_kill_roots(const struct pods *pods, const char **roots, size_t max);
+/* The root-joined cgroup v2 mount in use. */
+const char *pods_cgroup_mount(const struct pods *pods);
+
+/* ---- disk usage (SPEC §5: disk and inode ranking) ------------------------------------- */
+
+#define PODS_DEFAULT_KUBELET_DIR "/var/lib/kubelet"	/* kubelet --root-dir */
+#define PODS_DEFAULT_LOG_DIR "/var/log/pods"		/* kubelet podLogsDir */
+#define PODS_DISK_MAX_ENTRIES 1000000			/* per directory tree walked */
+#define PODS_CRICTL_DEFAULT_TIMEOUT_NS (5ll * 1000000000)
+#define PODS_CRICTL_MAX_OUTPUT (64u << 20)		/* a larger answer is refused */
+
+/* Which parts of struct pod_disk_usage to measure (pods_disk_options.parts). */
+enum {
+	PODS_DISK_VOLUMES = 1u << 0,	/* walk the pod's local volumes */
+	PODS_DISK_LOGS = 1u << 1,	/* walk the pod's log dir */
+	PODS_DISK_WRITABLE = 1u << 2,	/* ask the runtime (crictl stats) */
+	PODS_DISK_ALL = PODS_DISK_VOLUMES | PODS_DISK_LOGS | PODS_DISK_WRITABLE,
+};
+
+/* What one pods_disk_usage call did; for tests, metrics and the decision log. */
+struct pods_disk_report {
+	size_t pods;			/* Kubernetes pods measured */
+	size_t walks;			/* directory trees walked (volumes + log dirs) */
+	size_t capped_walks;		/* walks stopped at max_entries or the depth limit */
+	size_t memory_volumes_skipped;	/* emptyDirs on tmpfs/ramfs/hugetlbfs (medium: Memory) */
+	/* crictl: 0 ok; > 0 its exit status (128 + N: killed by signal N); -ENOENT not in
+	 * PATH (or options.crictl ""), -ETIMEDOUT killed at the timeout, -EINVAL output not
+	 * the expected JSON, -E2BIG output over PODS_CRICTL_MAX_OUTPUT, other negative errno:
+	 * it could not be run. 1 (not asked) when PODS_DISK_WRITABLE was not in parts. */
+	int crictl_status;
+	size_t crictl_containers;	/* stats entries attributed to one of our pods */
+	int64_t elapsed_ns;
+};
+
+struct pods_disk_options {
+	/* Host paths, joined under pods_options.root like every other path. */
+	const char *kubelet_dir;	/* NULL or "": PODS_DEFAULT_KUBELET_DIR */
+	const char *log_dir;		/* NULL or "": PODS_DEFAULT_LOG_DIR */
+	/* The crictl to run: a name looked up in $PATH, or a path with '/'. NULL: "crictl";
+	 * "": do not ask the runtime (writable layers count 0). It is run as
+	 * `crictl [--runtime-endpoint EP] stats -o json`, not through a shell, in its own
+	 * process group, killed at crictl_timeout_ns (<= 0: PODS_CRICTL_DEFAULT_TIMEOUT_NS). */
+	const char *crictl;
+	const char *runtime_endpoint;	/* NULL or "": crictl's own config/autodetection */
+	int64_t crictl_timeout_ns;
+	size_t max_entries;		/* per walk; 0: PODS_DISK_MAX_ENTRIES */
+	unsigned int parts;		/* PODS_DISK_* mask; 0: PODS_DISK_ALL */
+	struct pods_disk_report *report;	/* optional, filled */
+};
+
+/*
+ * Fill disk_bytes and disk_inodes of every pod of the last pods_refresh() (Kubernetes mode;
+ * standalone workloads are left at 0) the way the kubelet's summary API feeds its
+ * podDiskUsage (pkg/kubelet/eviction/helpers.go):
+ *  volumes   podLocalVolumeUsage over localVolumeNames: the volumes IsLocalEphemeralVolume
+ *            accepts (pkg/volume/util/util.go: emptyDir of the default medium, configMap,
+ *            gitRepo; hostPath volumes report no metrics) = every dir <name> in
+ *            <kubelet_dir>/pods/<uid>/volumes/kubernetes.io~{empty-dir,configmap,git-repo}/
+ *            that is not on tmpfs/ramfs/hugetlbfs, measured as fs.DiskUsage does
+ *            (pkg/volume/util/fs/fs.go): the tree including its top dir, bytes =
+ *            st_blocks * 512, one inode per entry, same st_dev only.
+ *  logs      container Logs (pkg/kubelet/stats/host_stats_provider.go fileMetricsByDir):
+ *            the files, not the dirs, in <log_dir>/<namespace>_<name>_<uid>/ and in each of
+ *            its container dirs (found by the "_<uid>" suffix, so pods without metadata
+ *            count too).
+ *  writable  container Rootfs (cri_stats_provider.go makeContainerStats): the runtime's
+ *            writableLayer.usedBytes / inodesUsed from `crictl stats -o json`, summed over
+ *            the containers labelled io.kubernetes.pod.uid = the pod's UID.
+ *  images    always 0: the kubelet attributes no image storage to pods (podDiskUsage adds
+ *            only Rootfs, Logs and local volumes).
+ * Walks never follow symlinks (a symlink counts as the one inode it is), stay on the
+ * starting dir's filesystem, count a hard-linked inode once across a pod's volumes (the
+ * kubelet: once per volume) and once per log dir, and stop after
+ * max_entries entries or 128 dirs deep (logged once per dir, partial sums kept). A missing
+ * or failing crictl leaves writable at 0 and logs one line (repeats at debug level).
+ * Parts not asked for are set to 0. Allocates only transiently; may take a few ms per
+ * pod plus one crictl run. Returns 0, or -EINVAL (pods NULL).
+ */
+int pods_read_disk_usage(struct pods *pods, const struct pods_disk_options *options);
+
+/* ---- helpers shared with kill.c and the tests ----------------------------------------- */
+
+/* Find the cgroup v2 mount under root (a dir with cgroup.controllers): /sys/fs/cgroup, then
+ * /sys/fs/cgroup/unified. Writes the root-joined path. 0, -ENOENT or -ENAMETOOLONG. */
+int pods_detect_cgroup_mount(const char *root, char *buf, size_t len);
+
+/* evictd's own cgroup: the "0::" line of <root>/proc/self/cgroup joined under mount
+ * (already root-joined). 0, -ENOENT (no v2 line) or the read error. */
+int pods_read_self_cgroup(const char *root, const char *mount, char *buf, size_t len);
+
+/* Re-read pod->cgroup_path's memory.current, memory.stat (working set = current -
+ * inactive_file, floored at 0) and pids.current (or cgroup.threads counted through the
+ * subtree when the pids controller is absent). stats_missing when memory cannot be read.
+ * 0 or negative errno of the memory read. No allocation. */
+int pods_read_usage(struct pod *pod);
+
+/* true when `ancestor` is `path` or one of its parent directories (lexically, both
+ * canonical absolute paths). */
+bool pods_path_is_ancestor(const char *ancestor, const char *path);
+
+#endif

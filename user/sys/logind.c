@@ -1,0 +1,604 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * systemd-logind through sd-bus, the way the kubelet's nodeshutdown/systemd package uses it:
+ *   org.freedesktop.login1.Manager.Inhibit("shutdown", who, why, "delay") -> an fd; logind
+ *     delays a shutdown until every such fd is closed or InhibitDelayMaxUSec has passed;
+ *   the InhibitDelayMaxUSec property; when smaller than needed, a logind.conf.d drop-in and
+ *     SIGHUP to systemd-logind.service through systemd's KillUnit (logind re-reads its
+ *     configuration on SIGHUP), then the property again;
+ *   the PrepareForShutdown(b) signal: true = shutdown under way, false = cancelled.
+ *
+ * The bus fd changes on every reconnect, so it lives in an epoll set of our own together with
+ * a timerfd for the bus's timeouts and the reconnect; the caller only ever sees that set's fd.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include <systemd/sd-bus.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sys/log.h"
+#include "sys/logind.h"
+
+#define LOGIN1_SERVICE "org.freedesktop.login1"
+#define LOGIN1_PATH "/org/freedesktop/login1"
+#define LOGIN1_MANAGER "org.freedesktop.login1.Manager"
+#define SYSTEMD1_SERVICE "org.freedesktop.systemd1"
+#define SYSTEMD1_PATH "/org/freedesktop/systemd1"
+#define SYSTEMD1_MANAGER "org.freedesktop.systemd1.Manager"
+#define LOGIND_UNIT "systemd-logind.service"
+
+/* logind re-reads its configuration asynchronously after SIGHUP: how long to wait for the new
+ * InhibitDelayMaxUSec to show. Blocking here is bounded and rare (only when the drop-in had
+ * to be written), and the lock is already held by then. */
+#define RELOAD_CHECK_TRIES 20
+#define RELOAD_CHECK_INTERVAL_MS 100
+
+struct logind {
+	struct logind_options options;
+	char who[64];
+	char why[256];
+	char dropin_dir[4096];
+
+	int epoll_fd;
+	int timer_fd;
+	sd_bus *bus;
+	int bus_fd;			/* registered in epoll_fd; -1 = none */
+	sd_bus_slot *pfs_slot;
+	sd_bus_slot *owner_slot;
+	/* The delay lock; -1 = not held. It is logind's FIFO, not part of the bus connection: it
+	 * is kept across a reconnect and closed only once a new one is held. */
+	int inhibit_fd;
+	int64_t delay_max_ns;		/* InhibitDelayMaxUSec as last read; -1 = unknown */
+	uint64_t retry_at_usec;		/* CLOCK_MONOTONIC: reconnect or relock; 0 = none */
+	uint64_t timer_at_usec;		/* what timer_fd is armed for; UINT64_MAX = disarmed */
+
+	/* Set inside sd-bus callbacks, acted on once sd_bus_process() has returned. */
+	bool relock_pending;		/* logind changed: take a new lock at retry_at_usec */
+	bool inhibit_pending;		/* PrepareForShutdown(false): take the lock again now */
+	/* Failed attempts in a row: only the first is logged as an error, so that a node
+	 * without logind does not get a line every second. */
+	unsigned int failures;
+	/* PrepareForShutdown(true) seen and not cancelled: never take the lock again then, as a
+	 * new delay lock would hold the shutdown up once more. */
+	bool shutting_down;
+};
+
+/* An error while (re)connecting: an error the first time, debug while it keeps failing. */
+#define retry_err(l, ...) log_msg((l)->failures ? LOGLEVEL_DEBUG : LOGLEVEL_ERR, __VA_ARGS__)
+
+static uint64_t now_usec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
+static const char *bus_error_text(const sd_bus_error *error, int r, char *buf, size_t len)
+{
+	if (error && sd_bus_error_is_set(error))
+		snprintf(buf, len, "%s: %s", error->name, error->message ? error->message : "");
+	else
+		snprintf(buf, len, "%s", strerror(-r));
+	return buf;
+}
+
+/* ---- the drop-in ------------------------------------------------------------------------ */
+
+static int mkdir_parents(const char *dir)
+{
+	char buf[4096];
+	size_t len = strlen(dir);
+
+	if (len >= sizeof(buf))
+		return -ENAMETOOLONG;
+	memcpy(buf, dir, len + 1);
+	for (char *p = buf + 1; ; p++) {
+		char saved;
+
+		if (*p && *p != '/')
+			continue;
+		saved = *p;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST) {
+			int err = -errno;
+
+			log_err("logind: mkdir %s: %m", buf);
+			return err;
+		}
+		*p = saved;
+		if (!saved)
+			return 0;
+	}
+}
+
+int logind_write_dropin(const char *dir, int64_t delay_ns)
+{
+	char path[4096], tmp[4096 + 16], text[256];
+	int64_t seconds = delay_ns <= 0 ? 0 : (delay_ns + 999999999) / 1000000000;
+	size_t len;
+	ssize_t n;
+	int fd, err;
+
+	if (snprintf(path, sizeof(path), "%s/%s", dir, LOGIND_DROPIN_NAME) >= (int)sizeof(path) ||
+	    snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+		return -ENAMETOOLONG;
+	err = mkdir_parents(dir);
+	if (err)
+		return err;
+	len = (size_t)snprintf(text, sizeof(text),
+			       "# Written by evictd: graceful node shutdown needs logind to wait for it.\n"
+			       "[Login]\nInhibitDelayMaxSec=%" PRId64 "\n", seconds);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		err = -errno;
+		log_err("logind: creating a temp file for %s: %m", path);
+		return err;
+	}
+	n = write(fd, text, len);
+	if (n < 0 || (size_t)n != len)
+		err = n < 0 ? -errno : -EIO;
+	else if (fchmod(fd, 0644) || fsync(fd))
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	if (!err && rename(tmp, path))
+		err = -errno;
+	if (err) {
+		errno = -err;
+		log_err("logind: writing %s: %m", path);
+		unlink(tmp);
+		return err;
+	}
+	log_info("logind: wrote %s: InhibitDelayMaxSec=%" PRId64, path, seconds);
+	return 0;
+}
+
+/* ---- bus calls ------------------------------------------------------------------------------ */
+
+static int read_delay_max(struct logind *l, int64_t *out_ns)
+{
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	char text[512];
+	uint64_t usec;
+	int r;
+
+	r = sd_bus_get_property_trivial(l->bus, LOGIN1_SERVICE, LOGIN1_PATH, LOGIN1_MANAGER,
+					"InhibitDelayMaxUSec", &error, 't', &usec);
+	if (r < 0) {
+		log_err("logind: reading InhibitDelayMaxUSec: %s", bus_error_text(&error, r, text, sizeof(text)));
+		sd_bus_error_free(&error);
+		return r;
+	}
+	*out_ns = usec > (uint64_t)INT64_MAX / 1000 ? INT64_MAX : (int64_t)usec * 1000;
+	l->delay_max_ns = *out_ns;
+	return 0;
+}
+
+/* SIGHUP to logind's main process through systemd, as the kubelet's ReloadLogindConf does:
+ * logind re-reads logind.conf.d on SIGHUP, and systemd-logind.service has no ExecReload= (on
+ * Debian 12's systemd 252), so ReloadUnit would be refused. */
+static int reload_logind(struct logind *l)
+{
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	char text[512];
+	int r;
+
+	r = sd_bus_call_method(l->bus, SYSTEMD1_SERVICE, SYSTEMD1_PATH, SYSTEMD1_MANAGER, "KillUnit",
+			       &error, NULL, "ssi", LOGIND_UNIT, "main", (int32_t)SIGHUP);
+	if (r < 0) {
+		log_err("logind: KillUnit(%s, main, SIGHUP) to reload logind: %s", LOGIND_UNIT,
+			bus_error_text(&error, r, text, sizeof(text)));
+		sd_bus_error_free(&error);
+		return r;
+	}
+	return 0;
+}
+
+/* InhibitDelayMaxUSec >= what we need, raising it when not. Never fails the connection: a
+ * lock with a short delay still gives the pods that long. */
+static void ensure_delay(struct logind *l)
+{
+	int64_t need = l->options.inhibit_delay_ns, have;
+
+	if (read_delay_max(l, &have))
+		return;
+	if (have >= need) {
+		log_info("logind: InhibitDelayMaxUSec is %.0f s, enough for the %.0f s needed",
+			 (double)have / 1e9, (double)need / 1e9);
+		return;
+	}
+	log_info("logind: InhibitDelayMaxUSec is %.0f s, less than the %.0f s needed; raising it",
+		 (double)have / 1e9, (double)need / 1e9);
+	if (logind_write_dropin(l->dropin_dir, need) || reload_logind(l))
+		goto short_delay;
+	for (int i = 0; i < RELOAD_CHECK_TRIES; i++) {
+		poll(NULL, 0, RELOAD_CHECK_INTERVAL_MS);
+		if (read_delay_max(l, &have))
+			goto short_delay;
+		if (have >= need) {
+			log_info("logind: InhibitDelayMaxUSec is now %.0f s: the drop-in took effect",
+				 (double)have / 1e9);
+			return;
+		}
+	}
+short_delay:
+	log_err("logind: InhibitDelayMaxUSec is still %.0f s, less than the %.0f s needed (did %s/%s "
+		"take effect? a later logind.conf.d file may override it): a shutdown will only wait "
+		"that long for the pods", (double)l->delay_max_ns / 1e9, (double)need / 1e9,
+		l->dropin_dir, LOGIND_DROPIN_NAME);
+}
+
+/* Ask logind for a delay lock. replace: also when one is held, closing the old one only once
+ * the new one is ours, so that there is no moment without a lock. */
+static int take_lock(struct logind *l, bool replace)
+{
+	sd_bus_error error = SD_BUS_ERROR_NULL;
+	sd_bus_message *reply = NULL;
+	char text[512];
+	int fd, new_fd, r;
+
+	if (l->inhibit_fd >= 0 && !replace)
+		return 0;
+	if (!l->bus)
+		return -ENOTCONN;
+	r = sd_bus_call_method(l->bus, LOGIN1_SERVICE, LOGIN1_PATH, LOGIN1_MANAGER, "Inhibit", &error,
+			       &reply, "ssss", "shutdown", l->who, l->why, "delay");
+	if (r < 0) {
+		retry_err(l, "logind: Inhibit(shutdown, delay): %s", bus_error_text(&error, r, text, sizeof(text)));
+		sd_bus_error_free(&error);
+		return r;
+	}
+	r = sd_bus_message_read(reply, "h", &fd);
+	if (r < 0) {
+		log_err("logind: Inhibit reply: %s", strerror(-r));
+		sd_bus_message_unref(reply);
+		return r;
+	}
+	/* The reply owns fd: keep a copy of our own. */
+	new_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	r = new_fd < 0 ? -errno : 0;
+	sd_bus_message_unref(reply);
+	if (r) {
+		log_err("logind: dup of the inhibitor fd: %s", strerror(-r));
+		return r;
+	}
+	if (l->inhibit_fd >= 0)
+		close(l->inhibit_fd);
+	l->inhibit_fd = new_fd;
+	log_info("logind: holding a delay inhibitor lock for shutdown (who=\"%s\")", l->who);
+	return 0;
+}
+
+int logind_inhibit(struct logind *l)
+{
+	return take_lock(l, false);
+}
+
+int logind_release(struct logind *l)
+{
+	if (l->inhibit_fd < 0)
+		return -ENOENT;
+	close(l->inhibit_fd);
+	l->inhibit_fd = -1;
+	log_info("logind: released the shutdown inhibitor lock");
+	return 0;
+}
+
+/* ---- signals ------------------------------------------------------------------------------ */
+
+static int on_prepare_for_shutdown(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
+	int start, r;
+
+	r = sd_bus_message_read(m, "b", &start);
+	if (r < 0) {
+		log_err("logind: PrepareForShutdown: bad arguments: %s", strerror(-r));
+		return 0;
+	}
+	log_info("logind: PrepareForShutdown(%s)%s", start ? "true" : "false",
+		 start ? ": the node is shutting down" : ": the shutdown was cancelled");
+	l->shutting_down = start;
+	if (!start)
+		l->inhibit_pending = true;	/* "after which you may take the lock again" */
+	if (l->options.prepare_for_shutdown)
+		l->options.prepare_for_shutdown(l->options.ctx, start);
+	return 0;
+}
+
+static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
+	const char *name, *old_owner, *new_owner;
+
+	if (sd_bus_message_read(m, "sss", &name, &old_owner, &new_owner) < 0 ||
+	    strcmp(name, LOGIN1_SERVICE) != 0)
+		return 0;
+	if (!new_owner[0])
+		log_warn("logind: %s left the bus (was %s); taking the lock again once it is back, "
+			 "trying every second", LOGIN1_SERVICE, old_owner);
+	else
+		log_info("logind: %s is now %s; taking the lock again", LOGIN1_SERVICE, new_owner);
+	/* Whatever the old logind held for us may be gone with it. */
+	l->relock_pending = true;
+	if (!l->retry_at_usec)
+		l->retry_at_usec = now_usec() + LOGIND_RECONNECT_NS / 1000;
+	return 0;
+}
+
+/* ---- the connection --------------------------------------------------------------------------- */
+
+/* Drop the connection (the lock fd stays: see struct logind). */
+static void teardown(struct logind *l)
+{
+	l->pfs_slot = sd_bus_slot_unref(l->pfs_slot);
+	l->owner_slot = sd_bus_slot_unref(l->owner_slot);
+	if (l->bus_fd >= 0) {
+		epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, l->bus_fd, NULL);
+		l->bus_fd = -1;
+	}
+	l->bus = sd_bus_flush_close_unref(l->bus);
+	l->relock_pending = false;
+	l->inhibit_pending = false;
+}
+
+static void schedule_reconnect(struct logind *l)
+{
+	teardown(l);
+	l->retry_at_usec = now_usec() + LOGIND_RECONNECT_NS / 1000;
+}
+
+static int open_bus(struct logind *l)
+{
+	int r;
+
+	if (!l->options.bus_address)
+		return sd_bus_open_system(&l->bus);
+	r = sd_bus_new(&l->bus);
+	if (r < 0)
+		return r;
+	r = sd_bus_set_address(l->bus, l->options.bus_address);
+	if (r >= 0)
+		r = sd_bus_set_bus_client(l->bus, 1);
+	if (r >= 0)
+		r = sd_bus_start(l->bus);
+	return r;
+}
+
+static int connect_bus(struct logind *l)
+{
+	struct epoll_event event = { .events = EPOLLIN };
+	int r;
+
+	l->retry_at_usec = 0;
+	r = open_bus(l);
+	if (r < 0) {
+		retry_err(l, "logind: connecting to the %s bus: %s", l->options.bus_address ?
+			  l->options.bus_address : "system", strerror(-r));
+		goto fail;
+	}
+	sd_bus_set_description(l->bus, "evictd-logind");
+	/* Subscribe before taking the lock so that no PrepareForShutdown goes unseen. */
+	r = sd_bus_add_match(l->bus, &l->owner_slot,
+			     "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+			     "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+			     "arg0='" LOGIN1_SERVICE "'", on_name_owner_changed, l);
+	if (r < 0) {
+		retry_err(l, "logind: subscribing to NameOwnerChanged: %s", strerror(-r));
+		goto fail;
+	}
+	r = sd_bus_match_signal(l->bus, &l->pfs_slot, LOGIN1_SERVICE, LOGIN1_PATH, LOGIN1_MANAGER,
+				"PrepareForShutdown", on_prepare_for_shutdown, l);
+	if (r < 0) {
+		retry_err(l, "logind: subscribing to PrepareForShutdown: %s", strerror(-r));
+		goto fail;
+	}
+	l->bus_fd = sd_bus_get_fd(l->bus);
+	if (l->bus_fd < 0 || epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, l->bus_fd, &event)) {
+		r = l->bus_fd < 0 ? l->bus_fd : -errno;
+		log_err("logind: adding the bus fd to the event loop: %s", strerror(-r));
+		l->bus_fd = -1;
+		goto fail;
+	}
+	if (!l->shutting_down) {
+		r = take_lock(l, true);
+		if (r < 0)
+			goto fail;
+	}
+	ensure_delay(l);
+	log_info("logind: connected%s; %s", l->failures ? " after failing, retried every second" : "",
+		 l->inhibit_fd >= 0 ? "lock held" : "not taking the lock: a shutdown is under way");
+	l->failures = 0;
+	return 0;
+fail:
+	if (!l->failures)
+		log_info("logind: retrying every second (further failures are logged at debug level)");
+	l->failures++;
+	schedule_reconnect(l);
+	return r;
+}
+
+/* Point the timer at the earliest of the bus's timeout and the reconnect, and the bus fd's
+ * epoll events at what sd-bus waits for. */
+static void rearm(struct logind *l)
+{
+	struct itimerspec spec = { 0 };
+	uint64_t deadline = UINT64_MAX;
+
+	if (l->bus && l->bus_fd >= 0) {
+		struct epoll_event event = { .events = 0 };
+		int events = sd_bus_get_events(l->bus);
+		uint64_t bus_usec;
+
+		if (events > 0) {
+			event.events = (events & POLLIN ? EPOLLIN : 0) | (events & POLLOUT ? EPOLLOUT : 0);
+			if (epoll_ctl(l->epoll_fd, EPOLL_CTL_MOD, l->bus_fd, &event))
+				log_warn("logind: epoll_ctl on the bus fd: %m");
+		}
+		if (sd_bus_get_timeout(l->bus, &bus_usec) >= 0)
+			deadline = bus_usec;
+	}
+	if (l->retry_at_usec && l->retry_at_usec < deadline)
+		deadline = l->retry_at_usec;
+	if (deadline == l->timer_at_usec)
+		return;
+	if (deadline != UINT64_MAX) {
+		/* 0 = "now" for sd-bus, but it would disarm a timerfd. */
+		uint64_t at = deadline ? deadline : 1;
+
+		spec.it_value.tv_sec = (time_t)(at / 1000000);
+		spec.it_value.tv_nsec = (long)(at % 1000000) * 1000;
+	}
+	if (timerfd_settime(l->timer_fd, TFD_TIMER_ABSTIME, &spec, NULL))
+		log_warn("logind: timerfd_settime: %m");
+	l->timer_at_usec = deadline;
+}
+
+/* logind came back (or changed): a new lock, then the delay check, as on a first connect. */
+static void relock(struct logind *l)
+{
+	l->relock_pending = false;
+	if (l->shutting_down)
+		return;
+	if (take_lock(l, true) < 0) {
+		if (!l->failures)
+			log_info("logind: retrying every second");
+		l->failures++;
+		l->relock_pending = true;
+		l->retry_at_usec = now_usec() + LOGIND_RECONNECT_NS / 1000;
+		return;
+	}
+	l->failures = 0;
+	ensure_delay(l);
+}
+
+int logind_process(struct logind *l)
+{
+	uint64_t expirations;
+	int r;
+
+	if (read(l->timer_fd, &expirations, sizeof(expirations)) < 0 && errno != EAGAIN)
+		log_warn("logind: timerfd read: %m");
+	l->timer_at_usec = UINT64_MAX;	/* fired or not, rearm() decides afresh */
+
+	if (l->retry_at_usec && now_usec() >= l->retry_at_usec) {
+		l->retry_at_usec = 0;
+		if (!l->bus)
+			connect_bus(l);
+		else if (l->relock_pending)
+			relock(l);
+	}
+	while (l->bus) {
+		r = sd_bus_process(l->bus, NULL);
+		if (r < 0) {
+			log_err("logind: the bus connection failed: %s; reconnecting in 1 s", strerror(-r));
+			schedule_reconnect(l);
+			break;
+		}
+		if (l->inhibit_pending) {
+			l->inhibit_pending = false;
+			if (!l->shutting_down && take_lock(l, false) < 0) {
+				log_info("logind: retrying every second");
+				l->relock_pending = true;
+				l->retry_at_usec = now_usec() + LOGIND_RECONNECT_NS / 1000;
+			}
+		}
+		if (r == 0)
+			break;
+	}
+	rearm(l);
+	return 0;
+}
+
+int logind_open(struct logind **out, const struct logind_options *options)
+{
+	struct epoll_event event = { .events = EPOLLIN };
+	struct logind *l;
+	int err;
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->options = *options;
+	snprintf(l->who, sizeof(l->who), "%s", options->who ? options->who : "evictd");
+	snprintf(l->why, sizeof(l->why), "%s", options->why ? options->why :
+		 "evictd terminates pods gracefully before shutdown");
+	snprintf(l->dropin_dir, sizeof(l->dropin_dir), "%s",
+		 options->dropin_dir ? options->dropin_dir : LOGIND_DEFAULT_DROPIN_DIR);
+	l->options.who = l->who;
+	l->options.why = l->why;
+	l->options.dropin_dir = l->dropin_dir;
+	l->bus_fd = -1;
+	l->inhibit_fd = -1;
+	l->delay_max_ns = -1;
+	l->timer_at_usec = UINT64_MAX;
+	l->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+	l->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (l->epoll_fd < 0 || l->timer_fd < 0 || epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, l->timer_fd, &event)) {
+		err = -errno;
+		log_err("logind: setting up the event fds: %m");
+		if (l->epoll_fd >= 0)
+			close(l->epoll_fd);
+		if (l->timer_fd >= 0)
+			close(l->timer_fd);
+		free(l);
+		return err;
+	}
+	connect_bus(l);
+	rearm(l);
+	*out = l;
+	return 0;
+}
+
+void logind_close(struct logind *l)
+{
+	if (!l)
+		return;
+	if (l->inhibit_fd >= 0)
+		logind_release(l);
+	teardown(l);
+	close(l->timer_fd);
+	close(l->epoll_fd);
+	free(l);
+}
+
+int logind_fd(const struct logind *l)
+{
+	return l->epoll_fd;
+}
+
+uint32_t logind_events(const struct logind *l)
+{
+	return EPOLLIN;
+}
+
+uint64_t logind_timeout_usec(const struct logind *l)
+{
+	return l->timer_at_usec;
+}
+
+bool logind_connected(const struct logind *l)
+{
+	return l->bus != NULL;
+}
+
+bool logind_holds_lock(const struct logind *l)
+{
+	return l->inhibit_fd >= 0;
+}
+
+int64_t logind_inhibit_delay_max_ns(const struct logind *l)
+{
+	return l->delay_max_ns;
+}
