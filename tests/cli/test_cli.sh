@@ -75,7 +75,7 @@ check "a YAML syntax error exits 2" [ $rc -eq 2 ]
 "$EVICTD" --validate --config "$tmp/missing.yaml" >/dev/null 2>&1; rc=$?
 check "a missing config file exits 2" [ $rc -eq 2 ]
 
-# --once --dry-run --output json against this machine, checked against SPEC §1 computed here.
+# --once --dry-run --output json against this machine, checked against DESIGN.md §1 computed here.
 json=$("$EVICTD" --once --dry-run --output json 2>"$tmp/once.err"); rc=$?
 mem_total=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 ))
 if [ -r /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Configuration rules of SPEC §2 and §7 from flags and KubeletConfiguration YAML. */
+/* Configuration rules of DESIGN.md §2 and §7 from flags and KubeletConfiguration YAML. */
 #include "testutil.h"
 
 #include <errno.h>

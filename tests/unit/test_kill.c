@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Killing (SPEC §6): the never-kill rules and the hard/soft sequences on fixture trees
+/* Killing (DESIGN.md §6): the never-kill rules and the hard/soft sequences on fixture trees
  * through fake ops (a fake clock, a fake kernel that empties cgroup.events), then real kills
  * on this host's cgroup v2 mount with forked children. */
 #include "testutil.h"
@@ -540,7 +540,7 @@ static void test_soft_grace(void **state)
 
 	assert_int_equal(kill_soft_grace_ns(&pod, 60), 45 * 1000 * MS);
 	assert_int_equal(kill_soft_grace_ns(&pod, 10), 10 * 1000 * MS);
-	/* No evictionMaxPodGracePeriod: soft evictions kill at once (SPEC §2). */
+	/* No evictionMaxPodGracePeriod: soft evictions kill at once (DESIGN.md §2). */
 	assert_int_equal(kill_soft_grace_ns(&pod, 0), 0);
 	/* Unset: the API default of 30 s. */
 	pod.termination_grace_period_s = -1;

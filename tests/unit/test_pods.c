@@ -975,7 +975,7 @@ static void test_open_rejects_bad_workload_roots(void **state)
 	assert_null(pods_list(NULL, NULL));
 }
 
-/* ---- disk usage (SPEC §5) -------------------------------------------------------------- */
+/* ---- disk usage (DESIGN.md §5) -------------------------------------------------------------- */
 
 #define DISK_FIXTURES FIXTURES_DIR "/pods-disk"
 #define KUBELET_PODS "var/lib/kubelet/pods"

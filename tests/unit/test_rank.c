@@ -882,7 +882,7 @@ static void test_oom_score_adj(void **state)
 	assert_int_equal(oom_score_adj_for(POD_QOS_BURSTABLE, 1, 3), 667);
 	assert_int_equal(oom_score_adj_for(POD_QOS_BURSTABLE, 2, 3), 334);
 
-	/* The lower clamp: the seeds and SPEC §6 write max(2, ...) (policy.go now clamps at
+	/* The lower clamp: the seeds and DESIGN.md §6 write max(2, ...) (policy.go now clamps at
 	 * 1000 + guaranteedOOMScoreAdj = 3; the seed is our source). */
 	assert_int_equal(oom_score_adj_for(POD_QOS_BURSTABLE, 996, 1000), 4);
 	assert_int_equal(oom_score_adj_for(POD_QOS_BURSTABLE, 997, 1000), 3);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Node-level reclaim (SPEC §4): commands with timeouts, the crictl defaults per filesystem
+/* Node-level reclaim (DESIGN.md §4): commands with timeouts, the crictl defaults per filesystem
  * layout (a fake crictl in PATH), what each step freed, and memory.reclaim on fixture
  * cgroups through the kill path rules. */
 #include "testutil.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Graceful node shutdown (SPEC §7): the kubelet's migrateConfig and groupByPriority (its own
+/* Graceful node shutdown (DESIGN.md §7): the kubelet's migrateConfig and groupByPriority (its own
  * unit-test cases), the seed's examples, the clock-driven kill sequence with a fake kill
  * callback, cancel, the persisted start/end times, the worker-thread killer and the logind
  * drop-in. */

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Signals (SPEC §1): names, meminfo, cgroup layout detection, working set, filesystems
+/* Signals (DESIGN.md §1): names, meminfo, cgroup layout detection, working set, filesystems
  * (through injected stat/statvfs), pids, signals_read, and one read of this real host.
  * Static trees: tests/fixtures/node-{v2,v1,hybrid}. Expected numbers are worked out by
  * hand in the comments. */

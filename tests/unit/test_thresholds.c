@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The eviction manager's state machine, walked through time (SPEC §2, §3; the kubelet's
+/* The eviction manager's state machine, walked through time (DESIGN.md §2, §3; the kubelet's
  * eviction_manager.go synchronize and helpers.go). Times are seconds on an injected clock. */
 #include "testutil.h"
 
@@ -138,7 +138,7 @@ static void test_soft_waits_for_its_grace_period(void **state)
 	engine_init(&engine, &threshold, 1, S(300));
 	observe(&obs, EV_SIGNAL_MEMORY_AVAILABLE, MI(900), MI(4096));
 	engine_evaluate(&engine, &obs, S(10), &eval);
-	/* Met, so the condition is true at once, whatever the grace period (SPEC §3)... */
+	/* Met, so the condition is true at once, whatever the grace period (DESIGN.md §3)... */
 	assert_true(eval.met[0]);
 	assert_true(eval.conditions[EV_CONDITION_MEMORY_PRESSURE]);
 	/* ...but no action before 90 s have passed. */

@@ -5,7 +5,7 @@
  * e.g. /sys/fs/cgroup/memory: usage_in_bytes - total_inactive_file) instead of the v2 root.
  *
  *   racekit avail
- *       print "avail=B memavail=B memtotal=B": the kubelet's memory.available (SPEC §1:
+ *       print "avail=B memavail=B memtotal=B": the kubelet's memory.available (DESIGN.md §1:
  *       MemTotal - (anon + file - inactive_file) of the root memory.stat) and MemAvailable.
  *
  *   racekit sample --cgroup POD [--interval-us 1000] [--max-s 60] [--tail-ms 300]

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Killing through cgroup v2 (SPEC §6).
+ * Killing through cgroup v2 (DESIGN.md §6).
  *
  * cgroup.kill (Linux 5.14) SIGKILLs every task of the cgroup and its descendants atomically
  * with respect to fork, so nothing escapes by forking during the kill. cgroup.events then

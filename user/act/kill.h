@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Killing a pod or workload cgroup (SPEC §6): hard = write "1" to cgroup.kill (Linux >= 5.14)
+ * Killing a pod or workload cgroup (DESIGN.md §6): hard = write "1" to cgroup.kill (Linux >= 5.14)
  * and wait for "populated 0" in cgroup.events; soft = SIGTERM every process in the subtree,
  * wait up to a grace period, then the hard kill. Every kill first passes the never-kill
  * rules (kill_check_cgroup); refusals are logged and return negative errno.
@@ -105,7 +105,7 @@ int kill_cgroup(const struct kill_config *config, const char *path, enum kill_mo
  * and dry runs. Negative errno on failure. */
 int64_t kill_count_procs(int dir_fd);
 
-/* The kubelet's pod grace for a soft eviction (SPEC §2): min(terminationGracePeriodSeconds
+/* The kubelet's pod grace for a soft eviction (DESIGN.md §2): min(terminationGracePeriodSeconds
  * (30 when unset), evictionMaxPodGracePeriod) in ns; max_pod_grace_s <= 0 means no max set,
  * and then soft evictions kill at once (0). */
 int64_t kill_soft_grace_ns(const struct pod *pod, int64_t max_pod_grace_s);

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Node-level reclaim before evicting (SPEC §4). The kubelet runs its container and image
+ * Node-level reclaim before evicting (DESIGN.md §4). The kubelet runs its container and image
  * garbage collectors and then re-observes; evictd runs commands (crictl by default) and
  * re-reads the signal after each, so the log says what every step freed.
  */

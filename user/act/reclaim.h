@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Node-level reclaim before evicting (SPEC §4): on DiskPressure, run the configured commands
+ * Node-level reclaim before evicting (DESIGN.md §4): on DiskPressure, run the configured commands
  * (default: remove exited containers, then prune unused images, through crictl) and re-read
  * the signal after each; on MemoryPressure, optionally ask the kernel to reclaim from the
  * ranked candidates through memory.reclaim (cgroup v2, Linux >= 5.19).

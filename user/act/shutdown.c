@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Graceful node shutdown without D-Bus (SPEC §7), following the kubelet's
+ * Graceful node shutdown without D-Bus (DESIGN.md §7), following the kubelet's
  * pkg/kubelet/nodeshutdown: migrateConfig turns the two-period form into two priority groups
  * (0 and SystemCriticalPriority), groupByPriority puts each pod into the group with the
  * highest priority <= its own, and processShutdownEvent terminates the groups lowest priority

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Graceful node shutdown (SPEC §7), the part that needs no D-Bus: the group plan the kubelet
+ * Graceful node shutdown (DESIGN.md §7), the part that needs no D-Bus: the group plan the kubelet
  * builds from its configuration, the kill sequence as a clock-driven state machine, and the
  * persisted start/end times. logind.c delivers PrepareForShutdown and holds the inhibitor.
  *

@@ -922,7 +922,7 @@ int config_finalize(struct evictd_config *config)
 			err = -EINVAL;
 	}
 
-	/* SPEC §2: the defaults apply only when no threshold at all is configured. */
+	/* DESIGN.md §2: the defaults apply only when no threshold at all is configured. */
 	if (!config->eviction_hard.set && !config->eviction_soft.set) {
 		struct signal_text_map defaults;
 

@@ -116,7 +116,7 @@ int config_apply_flag(struct evictd_config *config, const char *flag, const char
 /* Build thresholds from the maps, apply the default and containerfs rules, validate. */
 int config_finalize(struct evictd_config *config);
 
-/* Thresholds with containerfs derived for a filesystem layout (SPEC §2): containerfs gets
+/* Thresholds with containerfs derived for a filesystem layout (DESIGN.md §2): containerfs gets
  * imagefs's thresholds when imagefs holds the writable layers, else nodefs's; plus the OOM
  * guard when enabled. Returns the count written (<= max). */
 size_t config_effective_thresholds(const struct evictd_config *config, enum fs_layout layout,

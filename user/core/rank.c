@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Choosing the victim (SPEC §5): a port of the kubelet's eviction ordering. Each rule names
+ * Choosing the victim (DESIGN.md §5): a port of the kubelet's eviction ordering. Each rule names
  * the kubelet file it comes from (kubernetes master):
  *
  *   [helpers.go]   pkg/kubelet/eviction/helpers.go: rankMemoryPressure, rankPIDPressure,
@@ -208,7 +208,7 @@ int64_t rank_request(enum ev_signal signal, const struct pod *pod)
 /*
  * What the third key subtracts from usage: the request (helpers.go memory() and disk()).
  * The kubelet's disk() takes the ephemeral-storage request off inode counts too; the seed and
- * SPEC §5 say inodes have no request, and the seed is our source, so rank_request's 0 holds.
+ * DESIGN.md §5 say inodes have no request, and the seed is our source, so rank_request's 0 holds.
  */
 static int64_t request_subtracted(enum ev_signal signal, const struct pod *pod)
 {
@@ -290,7 +290,7 @@ static int cmp_evictable_first(const struct rank_ctx *ctx, const struct pod *a, 
 	return cmp_bool(!pod_never_evict(a), !pod_never_evict(b));
 }
 
-/* evictd (SPEC §5; out-of-resource seed: "It is never desired for a kubelet to evict a pod
+/* evictd (DESIGN.md §5; out-of-resource seed: "It is never desired for a kubelet to evict a pod
  * that was derived from a DaemonSet"): DaemonSet pods after all others. */
 static int cmp_daemonset_last(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b)
 {
@@ -494,7 +494,7 @@ int oom_score_adj_for(enum pod_qos qos, int64_t memory_request, int64_t memory_c
 	/* [policy.go] oomScoreAdjust := 1000 - (1000*memoryRequest)/memoryCapacity, Go integer
 	 * division (truncating, as C). Wide, so huge requests cannot overflow. */
 	adjust = 1000 - ((__int128)1000 * memory_request) / memory_capacity;
-	/* SPEC §6 and the seeds: max(2, ...). (policy.go today clamps at 1000 - 997 = 3; the
+	/* DESIGN.md §6 and the seeds: max(2, ...). (policy.go today clamps at 1000 - 997 = 3; the
 	 * seed is the source, and the two differ only for requests above 99.7% of memory.) */
 	if (adjust < BURSTABLE_MIN_OOM_SCORE_ADJ)
 		return BURSTABLE_MIN_OOM_SCORE_ADJ;

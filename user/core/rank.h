@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Choosing the victim (SPEC §5): the kubelet's rank functions for memory, disk (three
+/* Choosing the victim (DESIGN.md §5): the kubelet's rank functions for memory, disk (three
  * filesystem layouts), inodes and PIDs, and the never-evict set. */
 #ifndef EVICTD_RANK_H
 #define EVICTD_RANK_H
@@ -61,7 +61,7 @@ bool pod_never_evict(const struct pod *pod);
 struct rank_options {
 	enum fs_layout fs_layout;
 	bool daemonset_last;	/* DaemonSet pods after all others (default true) */
-	/* FS_LAYOUT_SPLIT_IMAGE, imagefs signal: false (default, the seed and SPEC §5): rank by
+	/* FS_LAYOUT_SPLIT_IMAGE, imagefs signal: false (default, the seed and DESIGN.md §5): rank by
 	 * pod_disk_usage.images. true: as the kubelet's source behaves, whose podDiskUsage
 	 * never counts fsStatsImages, so every pod's usage there is 0 and only priority and
 	 * ephemeral-storage requests order them. */
@@ -101,7 +101,7 @@ struct rank_container_request {
 int64_t rank_pod_request(const struct rank_container_request *containers, size_t n_containers,
 			 int64_t pod_level_request, int64_t overhead);
 
-/* The kernel OOM killer's view the kubelet configures (SPEC §6):
+/* The kernel OOM killer's view the kubelet configures (DESIGN.md §6):
  * Guaranteed -997, BestEffort 1000, Burstable min(max(3, 1000 - 1000*req/capacity), 999).
  * The floor is 3 = 1000 + guaranteedOOMScoreAdj in pkg/kubelet/qos/policy.go (the docs'
  * "max(2, ...)" dates from when Guaranteed was -998). The kubelet passes the container's

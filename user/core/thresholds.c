@@ -173,7 +173,7 @@ void engine_evaluate(struct eviction_engine *engine, const struct observations *
 	}
 
 	/* nodeConditionsLastObservedAt + nodeConditionsObservedSince(transition period). A
-	 * condition met right now is reported even with a zero period (SPEC §3). */
+	 * condition met right now is reported even with a zero period (DESIGN.md §3). */
 	for (size_t c = 0; c < EV_CONDITION_COUNT; c++) {
 		int64_t last;
 

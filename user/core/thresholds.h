@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Eviction thresholds and the kubelet's eviction-manager state machine (SPEC §2, §3):
+/* Eviction thresholds and the kubelet's eviction-manager state machine (DESIGN.md §2, §3):
  * hard/soft, grace periods, minimum reclaim, node conditions and the pressure transition
  * period. Pure logic with an injected clock: no I/O. */
 #ifndef EVICTD_THRESHOLDS_H

@@ -454,7 +454,7 @@ static int reread_signal(void *ctx, enum ev_signal signal, int64_t *available)
 	return 0;
 }
 
-/* SPEC §4: node-level reclaim before evicting. Returns true when the signal is resolved. */
+/* DESIGN.md §4: node-level reclaim before evicting. Returns true when the signal is resolved. */
 static bool reclaim_first(struct daemon *daemon, const struct threshold *threshold, int64_t target)
 {
 	struct reclaim_report report;

@@ -97,7 +97,7 @@ struct daemon {
 	int64_t wake_ktime_ns;		/* kernel time of the wake-up being handled; 0: none */
 	int64_t last_wake_latency_ns;	/* kernel event -> our handler, last wake-up */
 
-	/* Graceful node shutdown (SPEC §7); logind NULL when not configured. */
+	/* Graceful node shutdown (DESIGN.md §7); logind NULL when not configured. */
 	struct shutdown_manager shutdown;
 	bool shutdown_ready;
 	struct shutdown_killer *shutdown_killer;

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The daemon's graceful node shutdown (SPEC §7): logind, the group sequence, reporting. */
+/* The daemon's graceful node shutdown (DESIGN.md §7): logind, the group sequence, reporting. */
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The decision log (SPEC §9: every decision is logged once): one JSON object per line, to
+ * The decision log (DESIGN.md §9: every decision is logged once): one JSON object per line, to
  * stdout or an append-only file (--event-log), plus an in-memory ring of the last
  * EVENTLOG_RING_SIZE decisions that `evictctl events` reads through the control socket.
  *

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Pods and workloads: cgroup discovery, usage, metadata (SPEC §5, issue 4), and on demand
+ * Pods and workloads: cgroup discovery, usage, metadata (DESIGN.md §5, issue 4), and on demand
  * the kubelet's per-pod disk use for disk and inode ranking (pods_read_disk_usage).
  *
  * Where the kubelet puts pod cgroups (pkg/kubelet/cm/cgroup_manager_linux.go,
@@ -1578,7 +1578,7 @@ const char *pods_cgroup_mount(const struct pods *pods)
 	return pods ? pods->mount : NULL;
 }
 
-/* ---- disk usage (SPEC §5) ----------------------------------------------------------------
+/* ---- disk usage (DESIGN.md §5) ----------------------------------------------------------------
  *
  * What the kubelet's rankDiskPressureFunc measures comes from the summary API: container
  * Rootfs (the runtime's writable layer) and Logs, and the VolumeStats of the pod's local

@@ -139,7 +139,7 @@ size_t pods_kill_roots(const struct pods *pods, const char **roots, size_t max);
 /* The root-joined cgroup v2 mount in use. */
 const char *pods_cgroup_mount(const struct pods *pods);
 
-/* ---- disk usage (SPEC §5: disk and inode ranking) ------------------------------------- */
+/* ---- disk usage (DESIGN.md §5: disk and inode ranking) ------------------------------------- */
 
 #define PODS_DEFAULT_KUBELET_DIR "/var/lib/kubelet"	/* kubelet --root-dir */
 #define PODS_DEFAULT_LOG_DIR "/var/log/pods"		/* kubelet podLogsDir */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Eviction signals (SPEC §1), computed the way the kubelet computes them:
+ * Eviction signals (DESIGN.md §1), computed the way the kubelet computes them:
  *
  *  memory.available  MemTotal - workingSet. The kubelet takes the root container's limit
  *                    (cadvisor container/common/helpers.go: MemTotal for "/") minus the

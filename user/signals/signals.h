@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Eviction signals (SPEC §1): names, observations, and the readers that compute them from
+/* Eviction signals (DESIGN.md §1): names, observations, and the readers that compute them from
  * /proc, the cgroup tree and statvfs, every path under a root prefix. */
 #ifndef EVICTD_SIGNALS_H
 #define EVICTD_SIGNALS_H
@@ -16,7 +16,7 @@ enum ev_signal {
 	EV_SIGNAL_CONTAINERFS_AVAILABLE,
 	EV_SIGNAL_CONTAINERFS_INODES_FREE,
 	EV_SIGNAL_PID_AVAILABLE,
-	/* evictd's OOM guard (SPEC §1): the kernel's own view, MemAvailable against MemTotal.
+	/* evictd's OOM guard (DESIGN.md §1): the kernel's own view, MemAvailable against MemTotal.
 	 * Never configured as a kubelet threshold; no node condition. */
 	EV_SIGNAL_OOM_GUARD,
 	EV_SIGNAL_COUNT,

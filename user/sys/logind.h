@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * systemd-logind over sd-bus for graceful node shutdown (SPEC §7): a "delay" inhibitor lock
+ * systemd-logind over sd-bus for graceful node shutdown (DESIGN.md §7): a "delay" inhibitor lock
  * for "shutdown", InhibitDelayMaxUSec raised through a logind.conf.d drop-in when it is too
  * small, PrepareForShutdown delivered to a callback, and a reconnect every second when the
  * bus or logind goes away. Every sd-bus call of evictd is in logind.c.
