@@ -570,19 +570,6 @@ out:
 	return err;
 }
 
-static const char *never_evict_reason(const struct pod *pod)
-{
-	if (pod->is_self)
-		return "it is evictd's own pod";
-	if (pod->is_static)
-		return "it is a static pod";
-	if (pod->is_mirror)
-		return "it is a mirror pod";
-	if (pod->priority >= RANK_SYSTEM_CRITICAL_PRIORITY)
-		return "its priority is system-critical (>= 2000000000)";
-	return "it is in the never-evict set";
-}
-
 int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
 	     int64_t grace_ns, struct kill_result *result)
 {
@@ -594,7 +581,7 @@ int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_
 	}
 	if (pod_never_evict(pod)) {
 		log_err("kill: refusing pod %s/%s (%s): %s", pod->namespace_, pod->name,
-			pod->cgroup_path, never_evict_reason(pod));
+			pod->cgroup_path, pod_never_evict_reason(pod));
 		return -EPERM;
 	}
 	log_info("kill: %s pod %s/%s (uid %s, %s, priority %d) in %s%s",

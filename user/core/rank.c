@@ -49,8 +49,25 @@ bool pod_never_evict(const struct pod *pod)
 	/* [pod_update.go] IsCriticalPod: IsStaticPod || IsMirrorPod ||
 	 * IsCriticalPodBasedOnPriority (priority >= scheduling.SystemCriticalPriority).
 	 * evictd: never itself. */
-	return pod->is_static || pod->is_mirror ||
-	       pod->priority >= RANK_SYSTEM_CRITICAL_PRIORITY || pod->is_self;
+	return pod_never_evict_reason(pod) != NULL;
+}
+
+const char *pod_never_evict_reason(const struct pod *pod)
+{
+	if (pod->is_self)
+		return "it is evictd's own pod";
+	if (pod->is_static)
+		return "it is a static pod";
+	if (pod->is_mirror)
+		return "it is a mirror pod";
+	if (pod->priority >= RANK_SYSTEM_CRITICAL_PRIORITY)
+		return "its priority is system-critical (>= 2000000000)";
+	return NULL;
+}
+
+bool pod_is_candidate(const struct pod *pod)
+{
+	return !pod_never_evict(pod) && pod->processes > 0 && !pod->exited;
 }
 
 static int64_t add_saturating(int64_t a, int64_t b)

@@ -33,6 +33,9 @@ struct pod {
 	char namespace_[64];
 	char name[256];
 	char cgroup_path[4096];	/* absolute path of the pod (or workload) cgroup */
+	/* The cgroup's id (its inode number on cgroup v2) when it was discovered; 0 = unknown.
+	 * A kill refuses a cgroup at cgroup_path whose id differs (doc/DESIGN.md, Killing). */
+	uint64_t cgroup_id;
 	enum pod_qos qos;
 	int32_t priority;
 	bool is_static;		/* from a manifest file (kubernetes.io/config.source != api) */
@@ -57,6 +60,11 @@ struct pod {
 
 /* The kubelet's IsCriticalPod, plus evictd itself: static, mirror, priority >= 2e9, self. */
 bool pod_never_evict(const struct pod *pod);
+/* Why pod_never_evict() holds, for logs and refusals; NULL when it does not. */
+const char *pod_never_evict_reason(const struct pod *pod);
+/* The one victim predicate (daemon, decision log, evictctl): not in the never-evict set, and
+ * like the kubelet's active pods, still running (a cgroup with no task left is gone). */
+bool pod_is_candidate(const struct pod *pod);
 
 struct rank_options {
 	enum fs_layout fs_layout;
