@@ -85,6 +85,10 @@ $(BUILD)/evictd: user/main.c $(BUILD)/libevictd.a $(HDRS)
 $(BUILD)/evictctl: user/evictctl.c $(BUILD)/libevictd.a $(HDRS)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $< $(BUILD)/libevictd.a $(PKG_LIBS) -o $@
 
+# The daemon under ASan/UBSan, for the CLI tests that reload and signal it at bad moments.
+$(BUILD)/evictd-san: user/main.c $(BUILD)/libevictd-san.a $(HDRS)
+	$(CC) $(CFLAGS) $(SAN_FLAGS) $(PKG_CFLAGS) $< $(BUILD)/libevictd-san.a $(PKG_LIBS) -o $@
+
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libevictd.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/unit $< $(BUILD)/libevictd.a $(PKG_LIBS) -lcmocka -o $@
@@ -111,7 +115,7 @@ fuzz: $(FUZZ_BINS)
 bpftest: $(BPF_TEST_BINS)
 
 # Runs every suite, prints a TAP stream per suite and "N passed, N failed" at the end.
-test: $(BUILD)/evictd $(BUILD)/evictctl unit fuzz bpftest
+test: $(BUILD)/evictd $(BUILD)/evictd-san $(BUILD)/evictctl unit fuzz bpftest
 	@tools/install-deps.sh vm
 	@tests/run-all.sh $(TESTS)
 
