@@ -12,6 +12,7 @@
 #define EVICTD_SYS_LOOP_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define LOOP_NO_DEADLINE INT64_MAX
