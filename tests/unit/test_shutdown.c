@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Graceful node shutdown (DESIGN.md §7): the kubelet's migrateConfig and groupByPriority (its own
  * unit-test cases), the seed's examples, the clock-driven kill sequence with a fake kill
- * callback, cancel, the persisted start/end times, the worker-thread killer and the logind
+ * callback, cancel, the persisted start/end times, and the logind
  * drop-in. */
 #include "testutil.h"
 
@@ -671,50 +671,6 @@ static void test_manager_persists_across_restart(void **state)
 	fixture_rm_rf(dir);
 }
 
-/* ---- the worker-thread killer ----------------------------------------------------------------- */
-
-/* The real kill path in a thread; a target outside the allowed roots is refused at once, and
- * the refusal comes back through the pipe to end the group. */
-static void test_killer_reports_through_pipe(void **state)
-{
-	static const struct shutdown_plan_group groups[] = { { 0, 20 * S }, { CRITICAL, 10 * S } };
-	struct shutdown_plan plan = plan_of(groups, 2);
-	const char *roots[] = { "/sys/fs/cgroup/nowhere-evictd-test" };
-	struct kill_config kill = {
-		.cgroup_mount = "/sys/fs/cgroup",
-		.allowed_roots = roots,
-		.n_allowed_roots = 1,
-		.self_cgroup = "/sys/fs/cgroup/self",
-	};
-	struct shutdown_killer *killer;
-	struct shutdown_manager m;
-	struct pollfd pfd;
-	bool release;
-
-	make_pod("outside", 0, -1);
-	make_pod("critical", CRITICAL, -1);
-	assert_int_equal(shutdown_killer_new(&killer, &kill), 0);
-	assert_int_equal(shutdown_init(&m, &(struct shutdown_options){
-		.plan = &plan, .ops = &shutdown_killer_ops, .ops_ctx = killer, .state_dir = "",
-	}), 0);
-	assert_int_equal(shutdown_begin(&m, 0, pod_ptrs, n_pool), 0);
-	assert_int_equal(shutdown_step(&m, 0, &release), 20 * S);
-
-	pfd = (struct pollfd){ .fd = shutdown_killer_fd(killer), .events = POLLIN };
-	assert_int_equal(poll(&pfd, 1, 10000), 1);
-	assert_int_equal(shutdown_killer_dispatch(killer, &m), 1);
-	assert_int_equal(shutdown_step(&m, 1, &release), 1 + 10 * S);	/* group 2 started early */
-	assert_int_equal(poll(&pfd, 1, 10000), 1);
-	assert_int_equal(shutdown_killer_dispatch(killer, &m), 1);
-	assert_int_equal(shutdown_step(&m, 2, &release), SHUTDOWN_NO_DEADLINE);
-	assert_true(release);
-	for (int i = 0; i < 1000 && shutdown_killer_busy(killer); i++)
-		poll(NULL, 0, 1);
-	assert_int_equal(shutdown_killer_busy(killer), 0);
-	shutdown_killer_free(killer);
-	shutdown_destroy(&m);
-}
-
 /* ---- the logind drop-in ------------------------------------------------------------------------- */
 
 static void test_logind_dropin(void **state)
@@ -762,7 +718,6 @@ int main(void)
 		T(test_time_format_and_parse),
 		T(test_state_round_trip),
 		T(test_manager_persists_across_restart),
-		T(test_killer_reports_through_pipe),
 		T(test_logind_dropin),
 	};
 

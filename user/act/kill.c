@@ -438,6 +438,92 @@ static int kill_without_cgroup_kill(const struct kill_ops *ops, int dir_fd, int 
 	}
 }
 
+/* ---- the steps of a kill, for the asynchronous executor ------------------------------------ */
+
+/* The cgroup is still the one that was discovered: on cgroup v2 its id is the directory's
+ * inode number, and a cgroup removed and made again at the same path gets a new one. */
+static int check_identity(int dir_fd, const char *path, uint64_t expected_id)
+{
+	struct stat st;
+
+	if (!expected_id)
+		return 0;
+	if (fstat(dir_fd, &st))
+		return -errno;
+	if ((uint64_t)st.st_ino != expected_id) {
+		log_err("kill: refusing %s: it is not the cgroup that was ranked (id %llu, now %llu): "
+			"it was removed and created again", path, (unsigned long long)expected_id,
+			(unsigned long long)st.st_ino);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+int kill_open_target(const struct kill_config *config, const char *path, uint64_t expected_id,
+		     struct kill_target *target)
+{
+	int err, populated;
+
+	target->dir_fd = target->events_fd = -1;
+	err = kill_check_cgroup(config, path, &target->dir_fd);
+	if (err)
+		return err;
+	err = check_identity(target->dir_fd, path, expected_id);
+	if (err)
+		goto fail;
+	/* The root cgroup has no cgroup.events: a second guard against killing everything. */
+	target->events_fd = openat(target->dir_fd, "cgroup.events", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (target->events_fd < 0) {
+		err = -errno;
+		log_err("kill: refusing %s: open %s/cgroup.events: %m", path, path);
+		err = err == -ENOENT ? -ENOTDIR : err;
+		goto fail;
+	}
+	populated = read_populated(target->events_fd);
+	if (populated < 0) {
+		err = populated;
+		log_err("kill: %s/cgroup.events: no \"populated\" line: %s", path, strerror(-err));
+		goto fail;
+	}
+	return populated;
+fail:
+	kill_close_target(target);
+	return err;
+}
+
+void kill_close_target(struct kill_target *target)
+{
+	if (target->events_fd >= 0)
+		close(target->events_fd);
+	if (target->dir_fd >= 0)
+		close(target->dir_fd);
+	target->dir_fd = target->events_fd = -1;
+}
+
+int kill_target_populated(const struct kill_target *target)
+{
+	return read_populated(target->events_fd);
+}
+
+int64_t kill_target_signal(const struct kill_config *config, const struct kill_target *target, int sig)
+{
+	struct kill_ops ops;
+	struct signal_ctx ctx = { .ops = &ops, .sig = sig, .self = getpid() };
+	int64_t seen;
+
+	resolve_ops(config, &ops);
+	seen = walk_procs(target->dir_fd, 0, signal_one, &ctx);
+	return seen < 0 ? seen : (int64_t)ctx.sent;
+}
+
+int kill_target_cgroup_kill(const struct kill_config *config, const struct kill_target *target)
+{
+	struct kill_ops ops;
+
+	resolve_ops(config, &ops);
+	return ops.write_file(target->dir_fd, "cgroup.kill", "1");
+}
+
 static void result_init(struct kill_result *result)
 {
 	memset(result, 0, sizeof(*result));
@@ -446,8 +532,8 @@ static void result_init(struct kill_result *result)
 	result->total_ns = -1;
 }
 
-int kill_cgroup(const struct kill_config *config, const char *path, enum kill_mode mode,
-		int64_t grace_ns, struct kill_result *result)
+static int kill_cgroup_id(const struct kill_config *config, const char *path, uint64_t expected_id,
+			  enum kill_mode mode, int64_t grace_ns, struct kill_result *result)
 {
 	struct kill_result local;
 	struct kill_ops ops;
@@ -462,6 +548,11 @@ int kill_cgroup(const struct kill_config *config, const char *path, enum kill_mo
 	err = kill_check_cgroup(config, path, &dir_fd);
 	if (err)
 		return err;
+	err = check_identity(dir_fd, path, expected_id);
+	if (err) {
+		close(dir_fd);
+		return err;
+	}
 	resolve_ops(config, &ops);
 	timeout_ns = config->kill_timeout_ns > 0 ? config->kill_timeout_ns : KILL_DEFAULT_TIMEOUT_NS;
 	if (mode == KILL_SOFT && grace_ns <= 0)
@@ -570,11 +661,15 @@ out:
 	return err;
 }
 
-int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
-	     int64_t grace_ns, struct kill_result *result)
+int kill_cgroup(const struct kill_config *config, const char *path, enum kill_mode mode,
+		int64_t grace_ns, struct kill_result *result)
 {
-	if (result)
-		result_init(result);
+	return kill_cgroup_id(config, path, 0, mode, grace_ns, result);
+}
+
+int kill_pod_announce(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
+		      int64_t grace_ns)
+{
 	if (!config || !pod) {
 		log_err("kill: refusing: no pod given");
 		return -EINVAL;
@@ -588,7 +683,20 @@ int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_
 		 mode == KILL_SOFT && grace_ns > 0 ? "soft-killing" : "killing", pod->namespace_,
 		 pod->name, pod->uid, pod_qos_name(pod->qos), pod->priority, pod->cgroup_path,
 		 config->dry_run ? " (dry-run)" : "");
-	return kill_cgroup(config, pod->cgroup_path, mode, grace_ns, result);
+	return 0;
+}
+
+int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
+	     int64_t grace_ns, struct kill_result *result)
+{
+	int err;
+
+	if (result)
+		result_init(result);
+	err = kill_pod_announce(config, pod, mode, grace_ns);
+	if (err)
+		return err;
+	return kill_cgroup_id(config, pod->cgroup_path, pod->cgroup_id, mode, grace_ns, result);
 }
 
 int64_t kill_soft_grace_ns(const struct pod *pod, int64_t max_pod_grace_s)

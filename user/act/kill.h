@@ -86,6 +86,10 @@ int kill_check_cgroup(const struct kill_config *config, const char *path, int *d
  * Kill a pod: refuse the never-evict set (pod_never_evict: static, mirror, priority >=
  * 2000000000, evictd itself) with -EPERM, then kill_cgroup(pod->cgroup_path).
  */
+/* kill_pod's first step, shared with the executor: the never-evict refusal (-EPERM, logged)
+ * and the line saying who is killed and why. 0 when the kill may go on. */
+int kill_pod_announce(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
+		      int64_t grace_ns);
 int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
 	     int64_t grace_ns, struct kill_result *result);
 
@@ -100,6 +104,28 @@ int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_
  */
 int kill_cgroup(const struct kill_config *config, const char *path, enum kill_mode mode,
 		int64_t grace_ns, struct kill_result *result);
+
+/*
+ * The steps of a kill, each returning at once, for the asynchronous executor (act/executor.c).
+ * kill_open_target: the never-kill rules (kill_check_cgroup), then identity: when expected_id
+ * is not 0 the directory's cgroup id (inode) must equal it, else -ESTALE (logged) — the
+ * cgroup at that path was removed and made again since it was ranked; then cgroup.events is
+ * opened. Returns 1 populated, 0 empty, negative errno (nothing left open).
+ */
+struct kill_target {
+	int dir_fd;		/* O_PATH fd of the checked directory: no path is resolved again */
+	int events_fd;		/* cgroup.events: POLLPRI/EPOLLPRI on every change */
+};
+int kill_open_target(const struct kill_config *config, const char *path, uint64_t expected_id,
+		     struct kill_target *target);
+void kill_close_target(struct kill_target *target);
+/* Re-read cgroup.events (which re-arms its POLLPRI): 1 populated, 0 empty, negative errno. */
+int kill_target_populated(const struct kill_target *target);
+/* Send sig to every process in the subtree; the number sent or negative errno. */
+int64_t kill_target_signal(const struct kill_config *config, const struct kill_target *target, int sig);
+/* Write "1" to cgroup.kill: 0, -ENOENT when the kernel has none (< 5.14: the caller sends
+ * SIGKILL rounds instead), or another negative errno. */
+int kill_target_cgroup_kill(const struct kill_config *config, const struct kill_target *target);
 
 /* Processes in the cgroup subtree (cgroup.procs of every cgroup below dir_fd), for reports
  * and dry runs. Negative errno on failure. */

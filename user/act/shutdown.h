@@ -198,25 +198,4 @@ int shutdown_parse_time(const char *text, int64_t *unix_ns);
 
 /* ---- kills in worker threads ------------------------------------------------------------------ */
 
-/*
- * The real shutdown_kill_ops: each kill runs kill_cgroup(pod->cgroup_path, KILL_SOFT, grace)
- * in a thread of its own, so the pods of a group are terminated in parallel and the event
- * loop keeps running (D-Bus, cancel, metrics). kill_cgroup, not kill_pod: the shutdown kills
- * critical pods too, in their own group; kill_cgroup still applies every never-kill rule for
- * the path (evictd's own cgroup, allowed roots, symlinks). When a kill ends, a record is
- * written to a pipe: poll shutdown_killer_fd() for reading and call shutdown_killer_dispatch().
- */
-struct shutdown_killer;
-
-/* kill is copied per kill; what it points to (roots, mount) must stay valid while
- * shutdown_killer_busy(). */
-int shutdown_killer_new(struct shutdown_killer **out, const struct kill_config *kill);
-/* Frees now, or, while kills still run, when the last one ends (the process may exit). */
-void shutdown_killer_free(struct shutdown_killer *killer);
-int shutdown_killer_fd(const struct shutdown_killer *killer);
-size_t shutdown_killer_busy(struct shutdown_killer *killer);
-/* Read the finished kills and report each to m with shutdown_kill_done. Returns how many. */
-size_t shutdown_killer_dispatch(struct shutdown_killer *killer, struct shutdown_manager *m);
-extern const struct shutdown_kill_ops shutdown_killer_ops;	/* ops_ctx = the killer */
-
 #endif

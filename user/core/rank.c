@@ -55,13 +55,13 @@ bool pod_never_evict(const struct pod *pod)
 const char *pod_never_evict_reason(const struct pod *pod)
 {
 	if (pod->is_self)
-		return "it is evictd's own pod";
-	if (pod->is_static)
-		return "it is a static pod";
+		return "evictd itself";
 	if (pod->is_mirror)
-		return "it is a mirror pod";
+		return "mirror pod (static pod of the kubelet)";
+	if (pod->is_static)
+		return "static pod";
 	if (pod->priority >= RANK_SYSTEM_CRITICAL_PRIORITY)
-		return "its priority is system-critical (>= 2000000000)";
+		return "system-critical priority (>= 2000000000)";
 	return NULL;
 }
 

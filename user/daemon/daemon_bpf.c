@@ -10,8 +10,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/daemon.h"
 #include "daemon/daemon_parts.h"
+#include "sys/clock.h"
 #include "sys/log.h"
 #include "bpf_loader/bpf_loader.h"
 
@@ -31,7 +31,7 @@ static int on_wake(void *ctx, const struct evictd_wake *wake)
 
 	daemon->bpf_wakeups++;
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the same clock as ours. */
-	daemon->last_wake_latency_ns = daemon_monotonic_ns() - (int64_t)wake->ktime_ns;
+	daemon->last_wake_latency_ns = clock_monotonic_ns() - (int64_t)wake->ktime_ns;
 	if (!daemon->wake_ktime_ns || (int64_t)wake->ktime_ns < daemon->wake_ktime_ns)
 		daemon->wake_ktime_ns = (int64_t)wake->ktime_ns;
 	if (wake->type == EVICTD_WAKE_OOM_KILL) {
@@ -43,8 +43,10 @@ static int on_wake(void *ctx, const struct evictd_wake *wake)
 	return 0;
 }
 
-static void on_bpf(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+static void on_bpf(void *ctx, int fd, uint32_t revents)
 {
+	struct daemon *daemon = ctx;
+
 	int err = bpf_loader_consume(daemon->bpf, on_wake, daemon);
 
 	if (err < 0)
@@ -52,18 +54,18 @@ static void on_bpf(struct daemon *daemon, struct loop_source *source, uint32_t r
 }
 
 /* The smallest distance, in the signal's unit, from any threshold on these signals. */
-static int64_t margin_to_thresholds(const struct daemon *daemon, uint32_t mask)
+static int64_t margin_to_thresholds(const struct policy *policy, uint32_t mask)
 {
 	int64_t margin = INT64_MAX;
 
-	for (size_t i = 0; i < daemon->engine.n_thresholds; i++) {
-		enum ev_signal signal = daemon->engine.thresholds[i].signal;
-		const struct observation *observed = &daemon->obs.signal[signal];
+	for (size_t i = 0; i < policy->engine.n_thresholds; i++) {
+		enum ev_signal signal = policy->engine.thresholds[i].signal;
+		const struct observation *observed = &policy->obs.signal[signal];
 		int64_t distance;
 
 		if (!(mask & SIGNAL_MASK(signal)) || !observed->present)
 			continue;
-		distance = observed->available - daemon->eval.threshold_value[i];
+		distance = observed->available - policy->eval.threshold_value[i];
 		if (distance < margin)
 			margin = distance;
 	}
@@ -79,9 +81,10 @@ static uint64_t clamp_step(int64_t step, int64_t low, int64_t high)
  * margin, so checks get denser as a threshold approaches and stay rare far from one. */
 void daemon_bpf_update_steps(struct daemon *daemon)
 {
-	int64_t memory = margin_to_thresholds(daemon, SIGNAL_MASK_MEMORY);
-	int64_t pids = margin_to_thresholds(daemon, SIGNAL_MASK_PID);
-	int64_t inodes = margin_to_thresholds(daemon, SIGNAL_MASK(EV_SIGNAL_NODEFS_INODES_FREE) |
+	const struct policy *policy = daemon->policy;
+	int64_t memory = margin_to_thresholds(policy, SIGNAL_MASK_MEMORY);
+	int64_t pids = margin_to_thresholds(policy, SIGNAL_MASK_PID);
+	int64_t inodes = margin_to_thresholds(policy, SIGNAL_MASK(EV_SIGNAL_NODEFS_INODES_FREE) |
 							SIGNAL_MASK(EV_SIGNAL_IMAGEFS_INODES_FREE) |
 							SIGNAL_MASK(EV_SIGNAL_CONTAINERFS_INODES_FREE));
 	int64_t page_size = sysconf(_SC_PAGESIZE);
@@ -108,21 +111,21 @@ void daemon_bpf_setup(struct daemon *daemon)
 {
 	int attached;
 
-	if (daemon->config.no_bpf) {
+	if (daemon->policy->config.no_bpf) {
 		daemon->bpf_state = "off (--no-bpf)";
 		log_info("BPF off (--no-bpf): running on polling and PSI alone");
 		return;
 	}
 	attached = bpf_loader_open(&daemon->bpf, &(struct bpf_loader_opts){
-		.pin_dir = daemon->config.bpf_pin_dir,
-		.no_page_cache = daemon->config.no_page_cache_bpf,
+		.pin_dir = daemon->policy->config.bpf_pin_dir,
+		.no_page_cache = daemon->policy->config.no_page_cache_bpf,
 	});
 	if (attached < 0) {
 		daemon->bpf = NULL;
 		daemon->bpf_state = "unavailable (polling and PSI)";
 		return;	/* the loader logged why, once */
 	}
-	if (daemon_add_borrowed_source(daemon, bpf_loader_ring_fd(daemon->bpf), EPOLLIN, on_bpf, NULL)) {
+	if (!loop_add_fd(daemon->loop, bpf_loader_ring_fd(daemon->bpf), EPOLLIN, false, on_bpf, daemon)) {
 		bpf_loader_destroy(daemon->bpf, true);
 		daemon->bpf = NULL;
 		daemon->bpf_state = "unavailable (polling and PSI)";

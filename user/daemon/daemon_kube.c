@@ -10,18 +10,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/daemon.h"
 #include "daemon/daemon_parts.h"
 #include "sys/log.h"
 #include "kube/kube.h"
 #include "kube/kube_report.h"
 
-void daemon_resolve_node_name(struct daemon *daemon)
+void daemon_resolve_node_name(struct daemon *daemon, const struct evictd_config *config)
 {
 	const char *from_env = getenv("NODE_NAME");
 
-	if (daemon->config.node_name[0])
-		snprintf(daemon->node_name, sizeof(daemon->node_name), "%s", daemon->config.node_name);
+	if (config->node_name[0])
+		snprintf(daemon->node_name, sizeof(daemon->node_name), "%s", config->node_name);
 	else if (from_env && from_env[0])
 		snprintf(daemon->node_name, sizeof(daemon->node_name), "%s", from_env);
 	else if (gethostname(daemon->node_name, sizeof(daemon->node_name) - 1))
@@ -39,9 +38,8 @@ static bool kube_wanted(const struct evictd_config *config)
 
 /* The API client and reporter live for the whole process: a reload must not drop reports
  * still queued. */
-void daemon_kube_setup(struct daemon *daemon)
+void daemon_kube_setup(struct daemon *daemon, const struct evictd_config *config)
 {
-	const struct evictd_config *config = &daemon->config;
 	struct kube_config kube_config;
 	int err;
 

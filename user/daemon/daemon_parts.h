@@ -1,17 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* The daemon's parts, one file each (daemon.c: evaluate, act, loop; daemon_bpf.c,
- * daemon_ops.c, daemon_shutdown.c, daemon_kube.c), and what they share. Private to them. */
+/* The daemon's parts, one file each, and what they share. Private to user/daemon/.
+ *   daemon.c    set-up, the loop's sources (signals, timers, PSI), run and exit
+ *   act.c       act on a decision: reclaim first, choose and start evictions, their ends
+ *   reload.c    SIGHUP: a new policy built whole, swapped in
+ *   daemon_bpf.c, daemon_ops.c, daemon_shutdown.c, daemon_kube.c: the other event sources */
 #ifndef EVICTD_DAEMON_PARTS_H
 #define EVICTD_DAEMON_PARTS_H
 
 #include "daemon/daemon.h"
 #include "ops/eventlog.h"
 
-/* daemon.c */
-void daemon_drain_timerfd(int fd, const char *what);
-/* Arm a one-shot timerfd at an absolute CLOCK_MONOTONIC time; INT64_MAX disarms it. */
-void daemon_arm_timer_at(int fd, int64_t deadline_ns, const char *what);
+/* act.c */
+/* Evaluate the signals in mask (0 = all) and act on the decision without waiting. */
+void daemon_handle(struct daemon *daemon, uint32_t mask);
+void daemon_log_decision(struct daemon *daemon);
 bool daemon_is_disk_signal(enum ev_signal signal);
+
+/* daemon.c */
+/* Keep the per-pod PSI triggers in step with the pods table. */
+void daemon_sync_pod_psi(struct daemon *daemon);
+
+/* reload.c */
+/* Re-read the configuration from argv; on any error keep the running policy and say why.
+ * Returns 0 when the new configuration is in force. */
+int daemon_reload(struct daemon *daemon);
 
 /* daemon_bpf.c: load and attach (or say why not), pace the wake-ups by the margins. */
 void daemon_bpf_setup(struct daemon *daemon);
@@ -20,17 +32,22 @@ void daemon_bpf_update_steps(struct daemon *daemon);
 /* daemon_ops.c */
 int daemon_ops_open(struct daemon *daemon);
 void daemon_ops_close(struct daemon *daemon);
-void daemon_ops_record(struct daemon *daemon, enum eventlog_action action, int64_t latency_ns,
-		       const char *error);
+/* A decision's entry in the decision log and the metrics. */
+void daemon_ops_record(struct daemon *daemon, const struct eventlog_decision *entry);
+/* The entry for the current decision of the current policy. */
+struct eventlog_decision daemon_ops_decision_entry(struct daemon *daemon, enum eventlog_action action,
+						   int64_t latency_ns, const char *error);
 void daemon_ops_update_metrics(struct daemon *daemon);
+struct eventlog *daemon_ops_eventlog(struct daemon *daemon);	/* NULL before open */
+struct metrics *daemon_ops_metrics(struct daemon *daemon);
 
 /* daemon_shutdown.c */
-void daemon_shutdown_setup(struct daemon *daemon);
+int daemon_shutdown_setup(struct daemon *daemon);
 void daemon_shutdown_teardown(struct daemon *daemon);
 
 /* daemon_kube.c */
-void daemon_resolve_node_name(struct daemon *daemon);
-void daemon_kube_setup(struct daemon *daemon);
+void daemon_resolve_node_name(struct daemon *daemon, const struct evictd_config *config);
+void daemon_kube_setup(struct daemon *daemon, const struct evictd_config *config);
 void daemon_kube_teardown(struct daemon *daemon);
 
 #endif

@@ -1,29 +1,31 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The daemon's graceful node shutdown (DESIGN.md §7): logind, the group sequence, reporting. */
+/* The daemon's graceful node shutdown (doc/DESIGN.md §7): logind, the group sequence, its kills
+ * through the executor, reporting. */
 #include <errno.h>
-#include <limits.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/timerfd.h>
-#include <time.h>
-#include <unistd.h>
 
-#include "daemon/daemon.h"
 #include "daemon/daemon_parts.h"
-#include "sys/log.h"
+#include "kube/kube.h"
 #include "kube/kube_report.h"
-#include "sys/logind.h"
 #include "ops/metrics.h"
-#include "act/shutdown.h"
+#include "sys/clock.h"
+#include "sys/log.h"
+#include "sys/logind.h"
 
-/* Advance the sequence, release the inhibitor when it says so, arm the timer for its next
- * deadline. */
+/* A pod whose termination ended as it started (its cgroup was already empty): reported to
+ * the sequence from the loop, as shutdown_kill_ops requires, not from inside start(). */
+struct ended_at_start {
+	struct daemon *daemon;
+	uint64_t token;
+	struct loop_source *timer;
+};
+
 static void shutdown_advance(struct daemon *daemon)
 {
 	bool release = false;
-	int64_t next = shutdown_step(&daemon->shutdown, daemon_monotonic_ns(), &release);
+	int64_t next = shutdown_step(&daemon->shutdown, clock_monotonic_ns(), &release);
 
 	if (release && daemon->kube_report) {
 		kube_report_shutdown_end(daemon->kube_report, daemon->shutdown_all_pods_gone);
@@ -32,22 +34,77 @@ static void shutdown_advance(struct daemon *daemon)
 	}
 	if (release && daemon->logind)
 		logind_release(daemon->logind);
-	daemon_arm_timer_at(daemon->shutdown_timer_fd, next == SHUTDOWN_NO_DEADLINE ? INT64_MAX : next,
-			    "shutdown");
+	loop_timer_set(daemon->shutdown_timer, next == SHUTDOWN_NO_DEADLINE ? LOOP_NO_DEADLINE : next);
 	if (daemon->ops)
-		metrics_set_shutdown_times(daemon->ops->metrics,
+		metrics_set_shutdown_times(daemon_ops_metrics(daemon),
 					   shutdown_start_time_seconds(&daemon->shutdown),
 					   shutdown_end_time_seconds(&daemon->shutdown));
 }
 
+static void on_kill_done(void *ctx, const struct exec_action *action, int err,
+			 const struct kill_result *result)
+{
+	struct daemon *daemon = ctx;
+	uint64_t token = (uint64_t)(uintptr_t)executor_action_owner(action);
+
+	shutdown_kill_done(&daemon->shutdown, token, err);
+	shutdown_advance(daemon);
+}
+
+static void on_ended_at_start(void *ctx)
+{
+	struct ended_at_start *ended = ctx;
+	struct daemon *daemon = ended->daemon;
+
+	loop_remove(daemon->loop, ended->timer);
+	shutdown_kill_done(&daemon->shutdown, ended->token, 0);
+	free(ended);
+	shutdown_advance(daemon);
+}
+
+/* shutdown_kill_ops.start: SIGTERM now, cgroup.kill at the end of grace_ns; never waits. */
+static int start_kill(void *ctx, uint64_t token, const struct pod *pod, int64_t grace_ns)
+{
+	struct daemon *daemon = ctx;
+	struct ended_at_start *ended;
+	int err = executor_start(daemon->executor, &daemon->policy->kill, &(struct exec_request){
+		.pod = pod,
+		.mode = KILL_SOFT,
+		.grace_ns = grace_ns,
+		.done = on_kill_done,
+		.ctx = daemon,
+		.owner = (void *)(uintptr_t)token,
+		.kind = DAEMON_ACTION_SHUTDOWN,
+		.any_priority = true,
+	}, NULL);
+
+	if (err <= 0)
+		return err;
+	ended = calloc(1, sizeof(*ended));
+	if (!ended)
+		return -ENOMEM;
+	*ended = (struct ended_at_start){ .daemon = daemon, .token = token };
+	ended->timer = loop_add_timer(daemon->loop, clock_monotonic_ns(), on_ended_at_start, ended);
+	if (!ended->timer) {
+		free(ended);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static const struct shutdown_kill_ops executor_kill_ops = {
+	.start = start_kill,
+};
+
 static void on_prepare_for_shutdown(void *ctx, bool start)
 {
 	struct daemon *daemon = ctx;
+	struct policy *policy = daemon->policy;
 	struct pod **pods = NULL;
 	size_t n = 0;
 
 	if (!start) {
-		shutdown_cancel(&daemon->shutdown, daemon_monotonic_ns());
+		shutdown_cancel(&daemon->shutdown, clock_monotonic_ns());
 		if (daemon->kube_report)
 			kube_report_shutdown_cancel(daemon->kube_report);
 		shutdown_advance(daemon);
@@ -56,10 +113,11 @@ static void on_prepare_for_shutdown(void *ctx, bool start)
 	daemon->shutdown_all_pods_gone = true;
 	if (daemon->kube_report)
 		kube_report_shutdown_begin(daemon->kube_report);
-	if (daemon->pods && pods_refresh(daemon->pods) == 0)
-		pods = pods_list(daemon->pods, &n);
+	/* The sequence copies the pods; the refresh also drops the decision's pointers. */
+	if (policy_refresh_pods(policy) == 0)
+		pods = pods_list(policy->pods, &n);
 	/* On failure do not hold the node up: let the shutdown proceed. */
-	if (shutdown_begin(&daemon->shutdown, daemon_monotonic_ns(), pods, n) == -ENOMEM && daemon->logind)
+	if (shutdown_begin(&daemon->shutdown, clock_monotonic_ns(), pods, n) == -ENOMEM && daemon->logind)
 		logind_release(daemon->logind);
 	shutdown_advance(daemon);
 }
@@ -72,95 +130,91 @@ static void on_shutdown_pod_done(void *ctx, const struct pod *pod, int err)
 		daemon->shutdown_all_pods_gone = false;
 		return;
 	}
-	if (daemon->kube_report && !daemon->config.workload_roots.n)
+	if (daemon->kube_report && !daemon->policy->config.workload_roots.n)
 		kube_report_shutdown_pod(daemon->kube_report, pod);
 }
 
-static void on_logind(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+static void on_logind(void *ctx, int fd, uint32_t revents)
 {
+	struct daemon *daemon = ctx;
+
 	logind_process(daemon->logind);
 }
 
-static void on_shutdown_killer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+static void on_shutdown_timer(void *ctx)
 {
-	shutdown_killer_dispatch(daemon->shutdown_killer, &daemon->shutdown);
-	shutdown_advance(daemon);
+	shutdown_advance(ctx);
 }
 
-static void on_shutdown_timer(struct daemon *daemon, struct loop_source *source, uint32_t revents)
+int daemon_shutdown_setup(struct daemon *daemon)
 {
-	daemon_drain_timerfd(source->fd, "shutdown");
-	shutdown_advance(daemon);
-}
-
-void daemon_shutdown_setup(struct daemon *daemon)
-{
+	const struct evictd_config *config = &daemon->policy->config;
 	int err;
 
-	daemon->shutdown_timer_fd = -1;
-	if (!daemon->pods) {
-		if (daemon->config.shutdown_grace_period_ns || daemon->config.n_shutdown_groups)
+	if (!daemon->policy->pods) {
+		if (config->shutdown_grace_period_ns || config->n_shutdown_groups)
 			log_err("graceful node shutdown is configured but there is no cgroup v2 tree: off");
-		return;
+		return 0;
 	}
-	err = shutdown_killer_new(&daemon->shutdown_killer, &daemon->kill);
-	if (err)
-		return;
 	err = shutdown_init(&daemon->shutdown, &(struct shutdown_options){
-		.config = &daemon->config,
-		.ops = &shutdown_killer_ops,
-		.ops_ctx = daemon->shutdown_killer,
-		.state_dir = daemon->config.state_dir,
+		.config = config,
+		.ops = &executor_kill_ops,
+		.ops_ctx = daemon,
+		.state_dir = config->state_dir,
 		.pod_done = on_shutdown_pod_done,
 		.pod_done_ctx = daemon,
 	});
 	if (err) {
 		log_err("graceful node shutdown: %s; off", strerror(-err));
-		return;
+		return err;
 	}
 	daemon->shutdown_ready = true;
 	if (daemon->ops)
-		metrics_set_shutdown_times(daemon->ops->metrics,
+		metrics_set_shutdown_times(daemon_ops_metrics(daemon),
 					   shutdown_start_time_seconds(&daemon->shutdown),
 					   shutdown_end_time_seconds(&daemon->shutdown));
 	if (!shutdown_enabled(&daemon->shutdown))
-		return;
+		return 0;
 	for (size_t g = 0; g < daemon->shutdown.plan.n_groups; g++)
 		log_info("shutdown: group %zu: priority >= %d, %lld s", g + 1,
 			 daemon->shutdown.plan.groups[g].priority,
 			 (long long)(daemon->shutdown.plan.groups[g].period_ns / 1000000000));
-	daemon->shutdown_timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
-	if (daemon->shutdown_timer_fd < 0) {
-		log_err("shutdown timerfd: %m");
-		return;
+	daemon->shutdown_timer = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_shutdown_timer, daemon);
+	if (!daemon->shutdown_timer) {
+		log_err("graceful node shutdown: no timer: %m; off");
+		return -errno;
 	}
 	/* logind_open reconnects by itself every second if the bus or logind is not there. */
 	err = logind_open(&daemon->logind, &(struct logind_options){
 		.inhibit_delay_ns = daemon->shutdown.plan.total_ns,
-		.dropin_dir = daemon->config.logind_dropin_dir,
+		.dropin_dir = config->logind_dropin_dir,
 		.prepare_for_shutdown = on_prepare_for_shutdown,
 		.ctx = daemon,
 	});
 	if (err) {
-		log_err("graceful node shutdown: cannot start the logind client: %s", strerror(-err));
+		log_err("graceful node shutdown: cannot start the logind client: %s; off", strerror(-err));
 		daemon->logind = NULL;
-		return;
+		return err;
 	}
-	daemon_add_borrowed_source(daemon, logind_fd(daemon->logind), EPOLLIN, on_logind, NULL);
-	daemon_add_borrowed_source(daemon, shutdown_killer_fd(daemon->shutdown_killer), EPOLLIN,
-			  on_shutdown_killer, NULL);
-	daemon_add_source(daemon, daemon->shutdown_timer_fd, EPOLLIN, on_shutdown_timer, NULL);
+	daemon->logind_source = loop_add_fd(daemon->loop, logind_fd(daemon->logind), EPOLLIN, false,
+					    on_logind, daemon);
+	if (!daemon->logind_source) {
+		log_err("graceful node shutdown: cannot watch the bus: %m; off");
+		return -errno;
+	}
+	return 0;
 }
 
 void daemon_shutdown_teardown(struct daemon *daemon)
 {
+	loop_remove(daemon->loop, daemon->logind_source);
+	daemon->logind_source = NULL;
 	if (daemon->logind)
 		logind_close(daemon->logind);	/* releases the lock */
 	daemon->logind = NULL;
 	if (daemon->shutdown_ready)
 		shutdown_destroy(&daemon->shutdown);
 	daemon->shutdown_ready = false;
-	if (daemon->shutdown_killer)
-		shutdown_killer_free(daemon->shutdown_killer);
-	daemon->shutdown_killer = NULL;
+	loop_remove(daemon->loop, daemon->shutdown_timer);
+	daemon->shutdown_timer = NULL;
 }

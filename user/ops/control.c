@@ -205,8 +205,8 @@ static struct json_object *pods_reply(const struct control_view *view, const cha
 	json_object_object_add(reply, "cgroup_tree", json_object_new_boolean(view->cgroup_tree));
 	list = json_object_new_array();
 	for (size_t i = 0; i < view->n_pods; i++) {
-		/* The victim is the first evictable one with tasks left, as daemon_evaluate picks. */
-		bool victim = !victim_found && !pod_never_evict(ranked[i]) && ranked[i]->processes > 0;
+		/* The same predicate as the daemon's decision: pod_is_candidate(). */
+		bool victim = !victim_found && pod_is_candidate(ranked[i]);
 
 		victim_found |= victim;
 		json_object_array_add(list, pod_entry(view, signal, ranked[i], i + 1, victim));

@@ -135,19 +135,6 @@ static enum rank_keys signal_keys(enum ev_signal signal)
 	return KEYS_REQUEST_PRIORITY_USAGE;
 }
 
-static const char *never_evict_why(const struct pod *pod)
-{
-	if (pod->is_self)
-		return "evictd itself";
-	if (pod->is_mirror)
-		return "mirror pod (static pod of the kubelet)";
-	if (pod->is_static)
-		return "static pod";
-	if (pod->priority >= RANK_SYSTEM_CRITICAL_PRIORITY)
-		return "system-critical priority (>= 2000000000)";
-	return NULL;
-}
-
 void eventlog_rank_reason(enum ev_signal signal, const struct rank_options *options,
 			  const struct pod *pod, char *buf, size_t len)
 {
@@ -155,7 +142,7 @@ void eventlog_rank_reason(enum ev_signal signal, const struct rank_options *opti
 	int64_t request = rank_request(signal, pod);
 	char usage_text[32], request_text[32], above_text[32];
 	bool daemonset_last = options ? options->daemonset_last : true;
-	const char *never = never_evict_why(pod);
+	const char *never = pod_never_evict_reason(pod);
 	size_t used = 0;
 
 	if (never) {

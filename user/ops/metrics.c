@@ -290,6 +290,17 @@ static void render(FILE *out, const struct metrics_snapshot *snap,
 		 "Last graceful shutdown end time since unix epoch in seconds");
 	put_int(out, "kubelet_graceful_shutdown_end_time_seconds", counters->shutdown_end_unix_s);
 
+	put_help(out, "evictd_loop_iteration_max_seconds", "gauge",
+		 "The longest event-loop iteration since start (one batch of events handled).");
+	fprintf(out, "evictd_loop_iteration_max_seconds %.6f\n", (double)snap->loop_iteration_max_ns / 1e9);
+	put_help(out, "evictd_loop_iteration_last_seconds", "gauge", "The last event-loop iteration.");
+	fprintf(out, "evictd_loop_iteration_last_seconds %.6f\n", (double)snap->loop_iteration_last_ns / 1e9);
+	put_help(out, "evictd_actions_in_flight", "gauge",
+		 "Kills under way (SIGTERM grace or waiting for the cgroup to empty).");
+	put_int(out, "evictd_actions_in_flight", (long long)snap->actions_in_flight);
+	put_help(out, "evictd_evictions_refused_stale_total", "counter",
+		 "Kills refused because the cgroup at the victim's path was no longer the one ranked.");
+	put_int(out, "evictd_evictions_refused_stale_total", (long long)snap->evictions_refused_stale);
 	put_help(out, "evictd_evaluations_total", "counter", "Threshold evaluations since start.");
 	put_int(out, "evictd_evaluations_total", (long long)snap->evaluations);
 	put_help(out, "evictd_last_evaluation_timestamp_seconds", "gauge",

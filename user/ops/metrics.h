@@ -65,6 +65,12 @@ struct metrics_snapshot {
 	uint64_t kernel_oom_kills;		/* /proc/vmstat oom_kill: since boot */
 	bool bpf_enabled;
 	unsigned int bpf_programs_attached;
+	/* The event loop: its longest and last iteration (dispatch of one batch), and the
+	 * actions the executor holds. A loop that stalls shows here first. */
+	int64_t loop_iteration_max_ns;
+	int64_t loop_iteration_last_ns;
+	uint64_t actions_in_flight;
+	uint64_t evictions_refused_stale;	/* the cgroup at the path was not the one ranked */
 	/* Last graceful node shutdown, whole Unix seconds as the kubelet exports them; 0: none. */
 	int64_t shutdown_start_unix_s;
 	int64_t shutdown_end_unix_s;

@@ -21,6 +21,7 @@ struct loop_source {
 	loop_fd_fn fd_fn;
 	loop_timer_fn timer_fn;
 	void *ctx;
+	struct loop_source *prev, *next;	/* every live source */
 	struct loop_source *next_dead;
 };
 
@@ -28,6 +29,7 @@ struct loop {
 	int epoll_fd;
 	size_t n_sources;
 	bool dispatching;
+	struct loop_source *sources;	/* live */
 	struct loop_source *dead;	/* removed during a batch */
 	int64_t longest_ns;
 	int64_t last_ns;
@@ -71,6 +73,10 @@ static struct loop_source *add(struct loop *loop, int fd, uint32_t events, bool 
 		return NULL;
 	}
 	loop->n_sources++;
+	source->next = loop->sources;
+	if (loop->sources)
+		loop->sources->prev = source;
+	loop->sources = source;
 	return source;
 }
 
@@ -158,6 +164,12 @@ void loop_remove(struct loop *loop, struct loop_source *source)
 	source->fd = -1;
 	source->removed = true;
 	loop->n_sources--;
+	if (source->prev)
+		source->prev->next = source->next;
+	else
+		loop->sources = source->next;
+	if (source->next)
+		source->next->prev = source->prev;
 	if (loop->dispatching) {
 		source->next_dead = loop->dead;
 		loop->dead = source;
@@ -237,8 +249,9 @@ void loop_free(struct loop *loop)
 {
 	if (!loop)
 		return;
-	/* Sources still registered belong to modules that should have removed them; their fds
-	 * close with the epoll set only if owned, so leaks show in fd counts, not crashes. */
+	/* What is still registered goes now; owned fds are closed. */
+	while (loop->sources)
+		loop_remove(loop, loop->sources);
 	free_dead(loop);
 	close(loop->epoll_fd);
 	free(loop);

@@ -1,0 +1,385 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The action executor (doc/DESIGN.md, "Acting"). Every step returns at once; the waits are
+ * the loop's: EPOLLPRI on cgroup.events (kernfs re-arms it on each read), one timerfd per
+ * action for the end of the grace or the kill timeout.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+
+#include "act/executor.h"
+#include "core/arith.h"
+#include "sys/clock.h"
+#include "sys/log.h"
+
+/* Without cgroup.kill (< 5.14): SIGKILL every process again this often until it is empty. */
+#define FALLBACK_ROUND_NS (100LL * 1000000)
+
+struct exec_action {
+	struct executor *executor;
+	struct exec_action *prev, *next;
+	struct pod pod;
+	/* The rules' side-effect hooks and timings; the path rules were applied at start and
+	 * the checked directory is held open, so no pointer into the configuration is kept. */
+	const struct kill_ops *ops;
+	int64_t kill_timeout_ns;
+	struct kill_target target;
+	struct loop_source *events_source;
+	struct loop_source *timer;
+	enum exec_phase phase;
+	bool sigkill_rounds;		/* no cgroup.kill: SIGKILL rounds until the deadline */
+	int64_t start_ns, kill_ns, kill_deadline_ns;
+	struct kill_result result;
+	exec_done_fn done;
+	void *ctx;
+	void *owner;
+	int kind;
+};
+
+struct executor {
+	struct loop *loop;
+	struct exec_action *head;
+	size_t n;
+};
+
+static double ms(int64_t ns)
+{
+	return (double)ns / 1e6;
+}
+
+int executor_new(struct executor **out, struct loop *loop)
+{
+	struct executor *executor = calloc(1, sizeof(*executor));
+
+	if (!executor)
+		return -ENOMEM;
+	executor->loop = loop;
+	*out = executor;
+	return 0;
+}
+
+static void action_unlink(struct exec_action *action)
+{
+	struct executor *executor = action->executor;
+
+	if (action->prev)
+		action->prev->next = action->next;
+	else
+		executor->head = action->next;
+	if (action->next)
+		action->next->prev = action->prev;
+	executor->n--;
+	loop_remove(executor->loop, action->events_source);
+	loop_remove(executor->loop, action->timer);
+	kill_close_target(&action->target);
+}
+
+static struct kill_config action_config(const struct exec_action *action)
+{
+	return (struct kill_config){ .ops = action->ops, .kill_timeout_ns = action->kill_timeout_ns };
+}
+
+static void finish(struct exec_action *action, int err)
+{
+	int64_t now = clock_monotonic_ns();
+
+	if (!err && action->phase == EXEC_GRACE) {
+		action->result.exited_in_grace = true;
+		action->result.sigterm_to_empty_ns = now - action->start_ns;
+		log_info("kill: %s emptied %.1f ms after SIGTERM, within its grace", action->pod.cgroup_path,
+			 ms(action->result.sigterm_to_empty_ns));
+	} else if (!err) {
+		action->result.kill_to_empty_ns = now - action->kill_ns;
+		log_info("kill: %s empty %.1f ms after the kill (%.1f ms in all)", action->pod.cgroup_path,
+			 ms(action->result.kill_to_empty_ns), ms(now - action->start_ns));
+	}
+	if (!err)
+		action->result.total_ns = now - action->start_ns;
+	action_unlink(action);
+	if (action->done)
+		action->done(action->ctx, action, err, &action->result);
+	free(action);
+}
+
+static void arm(struct exec_action *action, int64_t deadline_ns)
+{
+	loop_timer_set(action->timer, deadline_ns);
+}
+
+/* cgroup.kill now; the deadline becomes the kill timeout. */
+static int kill_now(struct exec_action *action)
+{
+	struct kill_config config = action_config(action);
+	int err;
+
+	action->phase = EXEC_KILLED;
+	action->kill_ns = clock_monotonic_ns();
+	action->kill_deadline_ns = sat_add_i64(action->kill_ns, action->kill_timeout_ns);
+	err = kill_target_cgroup_kill(&config, &action->target);
+	if (err == -ENOENT) {
+		static bool warned;
+
+		if (!warned)
+			log_warn("kill: %s/cgroup.kill is missing (Linux < 5.14); sending SIGKILL to each "
+				 "process instead, which a forking process can outrun", action->pod.cgroup_path);
+		warned = true;
+		action->sigkill_rounds = true;
+		kill_target_signal(&config, &action->target, SIGKILL);
+		arm(action, sat_add_i64(action->kill_ns, FALLBACK_ROUND_NS));
+		return 0;
+	}
+	if (err) {
+		errno = -err;
+		log_err("kill: write 1 to %s/cgroup.kill: %m", action->pod.cgroup_path);
+		return err;
+	}
+	action->result.used_cgroup_kill = true;
+	arm(action, action->kill_deadline_ns);
+	return 0;
+}
+
+static void on_events(void *ctx, int fd, uint32_t revents)
+{
+	struct exec_action *action = ctx;
+	int populated = kill_target_populated(&action->target);
+
+	/* A cgroup can only be removed once empty: gone counts as emptied. */
+	if (populated == 0 || populated == -ENODEV || populated == -ENOENT)
+		finish(action, 0);
+	else if (populated < 0) {
+		log_err("kill: reading %s/cgroup.events: %s", action->pod.cgroup_path, strerror(-populated));
+		finish(action, populated);
+	}
+}
+
+static void on_deadline(void *ctx)
+{
+	struct exec_action *action = ctx;
+	int64_t now = clock_monotonic_ns();
+	int populated = kill_target_populated(&action->target);
+	int err;
+
+	if (populated == 0) {
+		finish(action, 0);
+		return;
+	}
+	if (action->phase == EXEC_GRACE) {
+		log_info("kill: %s still populated at the end of its %.0f ms grace; cgroup.kill",
+			 action->pod.cgroup_path, ms(action->result.grace_ns));
+		err = kill_now(action);
+		if (err)
+			finish(action, err);
+		return;
+	}
+	if (action->sigkill_rounds && now < action->kill_deadline_ns) {
+		struct kill_config config = action_config(action);
+
+		kill_target_signal(&config, &action->target, SIGKILL);
+		arm(action, now + FALLBACK_ROUND_NS < action->kill_deadline_ns ?
+				    now + FALLBACK_ROUND_NS : action->kill_deadline_ns);
+		return;
+	}
+	log_err("kill: %s still populated %.0f ms after the kill; giving up (tasks stuck in "
+		"uninterruptible sleep?)", action->pod.cgroup_path, ms(now - action->kill_ns));
+	finish(action, -ETIMEDOUT);
+}
+
+static void result_reset(struct kill_result *result)
+{
+	memset(result, 0, sizeof(*result));
+	result->sigterm_to_empty_ns = -1;
+	result->kill_to_empty_ns = -1;
+	result->total_ns = -1;
+}
+
+int executor_start(struct executor *executor, const struct kill_config *config,
+		   const struct exec_request *request, struct kill_result *result)
+{
+	const struct pod *pod = request->pod;
+	struct kill_result local;
+	struct exec_action *action;
+	struct kill_target target;
+	enum kill_mode mode = request->mode;
+	int64_t timeout_ns = config->kill_timeout_ns > 0 ? config->kill_timeout_ns : KILL_DEFAULT_TIMEOUT_NS;
+	int populated, err;
+
+	if (!result)
+		result = &local;
+	result_reset(result);
+	if (!pod)
+		return -EINVAL;
+	if (executor_find(executor, pod)) {
+		log_debug("kill: %s is already being killed", pod->cgroup_path);
+		return -EALREADY;
+	}
+	if (mode == KILL_SOFT && request->grace_ns <= 0)
+		mode = KILL_HARD;
+	if (request->any_priority)
+		log_info("kill: terminating %s (priority %d)%s", pod->cgroup_path, pod->priority,
+			 config->dry_run ? " (dry-run)" : "");
+	else if ((err = kill_pod_announce(config, pod, mode, request->grace_ns)))
+		return err;
+	populated = kill_open_target(config, pod->cgroup_path, pod->cgroup_id, &target);
+	if (populated < 0)
+		return populated;
+	result->grace_ns = mode == KILL_SOFT ? request->grace_ns : 0;
+	if (config->dry_run) {
+		int64_t procs = kill_count_procs(target.dir_fd);
+
+		result->dry_run = true;
+		result->was_empty = !populated;
+		if (mode == KILL_SOFT)
+			log_info("kill: dry-run: would send SIGTERM to the %" PRId64 " processes in %s, "
+				 "wait up to %.0f ms for it to empty, then write 1 to %s/cgroup.kill",
+				 procs, pod->cgroup_path, ms(request->grace_ns), pod->cgroup_path);
+		else
+			log_info("kill: dry-run: would write 1 to %s/cgroup.kill (%" PRId64
+				 " processes) and wait up to %.0f ms for populated 0",
+				 pod->cgroup_path, procs, ms(timeout_ns));
+		kill_close_target(&target);
+		return 1;
+	}
+	if (!populated) {
+		result->was_empty = true;
+		log_info("kill: %s is already empty; nothing to kill", pod->cgroup_path);
+		kill_close_target(&target);
+		return 1;
+	}
+
+	action = calloc(1, sizeof(*action));
+	if (!action) {
+		kill_close_target(&target);
+		return -ENOMEM;
+	}
+	*action = (struct exec_action){
+		.executor = executor,
+		.pod = *pod,
+		.ops = config->ops,
+		.kill_timeout_ns = timeout_ns,
+		.target = target,
+		.done = request->done,
+		.ctx = request->ctx,
+		.owner = request->owner,
+		.kind = request->kind,
+		.start_ns = clock_monotonic_ns(),
+	};
+	result_reset(&action->result);
+	action->result.grace_ns = result->grace_ns;
+	action->events_source = loop_add_fd(executor->loop, target.events_fd, EPOLLPRI, false, on_events, action);
+	action->timer = loop_add_timer(executor->loop, LOOP_NO_DEADLINE, on_deadline, action);
+	if (!action->events_source || !action->timer) {
+		err = errno ? -errno : -ENOMEM;
+		loop_remove(executor->loop, action->events_source);
+		loop_remove(executor->loop, action->timer);
+		kill_close_target(&action->target);
+		free(action);
+		return err;
+	}
+	action->next = executor->head;
+	if (executor->head)
+		executor->head->prev = action;
+	executor->head = action;
+	executor->n++;
+
+	if (mode == KILL_SOFT) {
+		int64_t sent = kill_target_signal(config, &action->target, SIGTERM);
+
+		if (sent < 0) {
+			err = (int)sent;
+			log_err("kill: reading %s/cgroup.procs: %s", pod->cgroup_path, strerror(-err));
+			action_unlink(action);
+			free(action);
+			return err;
+		}
+		action->phase = EXEC_GRACE;
+		action->result.n_sigterm = (size_t)sent;
+		log_info("kill: sent SIGTERM to %zu processes in %s; grace %.0f ms", (size_t)sent,
+			 pod->cgroup_path, ms(request->grace_ns));
+		arm(action, sat_add_i64(action->start_ns, request->grace_ns));
+	} else {
+		err = kill_now(action);
+		if (err) {
+			action_unlink(action);
+			free(action);
+			return err;
+		}
+	}
+	*result = action->result;
+	return 0;
+}
+
+int executor_escalate(struct executor *executor, struct exec_action *action)
+{
+	int err;
+
+	if (!action || action->phase != EXEC_GRACE)
+		return 0;
+	log_info("kill: %s: its grace is cut short; cgroup.kill now", action->pod.cgroup_path);
+	err = kill_now(action);
+	if (err)
+		finish(action, err);
+	return err;
+}
+
+size_t executor_in_flight(const struct executor *executor)
+{
+	return executor ? executor->n : 0;
+}
+
+struct exec_action *executor_find(const struct executor *executor, const struct pod *pod)
+{
+	for (struct exec_action *a = executor ? executor->head : NULL; a; a = a->next)
+		if (pod->cgroup_id && a->pod.cgroup_id ? pod->cgroup_id == a->pod.cgroup_id :
+							 !strcmp(pod->cgroup_path, a->pod.cgroup_path))
+			return a;
+	return NULL;
+}
+
+struct exec_action *executor_next(const struct executor *executor, const struct exec_action *prev)
+{
+	return prev ? prev->next : executor->head;
+}
+
+const struct pod *executor_action_pod(const struct exec_action *action)
+{
+	return &action->pod;
+}
+
+enum exec_phase executor_action_phase(const struct exec_action *action)
+{
+	return action->phase;
+}
+
+void *executor_action_owner(const struct exec_action *action)
+{
+	return action->owner;
+}
+
+int executor_action_kind(const struct exec_action *action)
+{
+	return action->kind;
+}
+
+int64_t executor_action_started_ns(const struct exec_action *action)
+{
+	return action->start_ns;
+}
+
+void executor_free(struct executor *executor)
+{
+	if (!executor)
+		return;
+	while (executor->head) {
+		struct exec_action *action = executor->head;
+
+		log_warn("kill: leaving %s %s", action->pod.cgroup_path, action->phase == EXEC_GRACE ?
+			 "in its grace (not killed)" : "after cgroup.kill (the kernel finishes it)");
+		action_unlink(action);
+		free(action);
+	}
+	free(executor);
+}

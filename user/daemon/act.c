@@ -1,0 +1,408 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Acting on a decision (doc/DESIGN.md, "Acting"): node-level reclaim first, then evictions
+ * started through the executor, which never waits. How many run at once, and how a decision
+ * counts what those in flight will free, is written down in doc/DESIGN.md.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/daemon_parts.h"
+#include "kube/kube_report.h"
+#include "sys/clock.h"
+#include "sys/log.h"
+
+/* One eviction in flight: what its end must report, copied at its start (the policy and its
+ * pods table may be replaced meanwhile; the reference keeps the policy's strings alive). */
+struct eviction {
+	struct daemon *daemon;
+	struct policy *policy;
+	enum ev_signal signal;
+	bool hard;
+	struct threshold_value threshold;
+	int64_t threshold_quantity;
+	int64_t available;
+	int64_t detected_ns;		/* the wake-up, else when the crossing signal was read */
+	int64_t grace_ns;
+	const char *reason;		/* a string constant */
+	char victim_name[330];
+	struct pod candidates[EVENTLOG_MAX_CANDIDATES];
+	struct pod *candidate_ptrs[EVENTLOG_MAX_CANDIDATES];
+	size_t n_candidates;
+};
+
+static size_t evictions_in_flight;
+
+bool daemon_is_disk_signal(enum ev_signal signal)
+{
+	return signal_condition(signal) == EV_CONDITION_DISK_PRESSURE;
+}
+
+static bool is_memory_signal(enum ev_signal signal)
+{
+	return signal == EV_SIGNAL_MEMORY_AVAILABLE || signal == EV_SIGNAL_OOM_GUARD;
+}
+
+static const char *victim_name(const struct pod *pod, char *buf, size_t len)
+{
+	if (!pod)
+		snprintf(buf, len, "none");
+	else if (pod->namespace_[0])
+		snprintf(buf, len, "%.63s/%.255s", pod->namespace_, pod->name);
+	else
+		snprintf(buf, len, "%.320s", pod->name[0] ? pod->name : pod->cgroup_path);
+	return buf;
+}
+
+void daemon_log_decision(struct daemon *daemon)
+{
+	struct policy *policy = daemon->policy;
+	const struct decision *decision = &policy->decision;
+	const struct threshold *threshold;
+	const struct observation *observed;
+	char victim[sizeof(daemon->logged_victim)];
+	char candidates[512] = "";
+	size_t used = 0;
+
+	victim_name(decision->victim, victim, sizeof(victim));
+	if (decision->threshold_index == daemon->logged_threshold_index &&
+	    !strcmp(victim, daemon->logged_victim))
+		return;
+	if (decision->threshold_index < 0 && daemon->logged_threshold_index < 0)
+		return;
+	daemon->logged_threshold_index = decision->threshold_index;
+	snprintf(daemon->logged_victim, sizeof(daemon->logged_victim), "%s", victim);
+	if (decision->threshold_index < 0) {
+		log_info("decision: no threshold is met any more");
+		return;
+	}
+	for (size_t i = 0, shown = 0; i < policy->n_candidates && shown < 5 && used < sizeof(candidates) - 1; i++) {
+		const struct pod *pod = policy->candidates[i];
+		char name[330];
+
+		if (!pod_is_candidate(pod))
+			continue;
+		used += snprintf(candidates + used, sizeof(candidates) - used, "%s%s", shown++ ? "," : "",
+				 victim_name(pod, name, sizeof(name)));
+	}
+	threshold = policy_threshold(policy);
+	observed = &policy->obs.signal[threshold->signal];
+	log_info("decision: %s%s %s=%lld < %s (%lld) candidates=%zu [%s%s] victim=%s reason=\"%s\"",
+		 decision->dry_run ? "[dry-run] " : "", threshold->hard ? "hard" : "soft",
+		 signal_name(threshold->signal), (long long)observed->available, threshold->value.text,
+		 (long long)policy->eval.threshold_value[decision->threshold_index],
+		 decision->n_candidates, candidates, decision->n_candidates > 5 ? ",..." : "", victim,
+		 decision->reason ? decision->reason : "");
+}
+
+/* reclaim_read_fn: re-read one signal for the reclaim steps. */
+static int reread_signal(void *ctx, enum ev_signal signal, int64_t *available)
+{
+	struct policy *policy = ctx;
+	int err = signals_read(&policy->source, SIGNAL_MASK(signal), &policy->obs);
+
+	if (!policy->obs.signal[signal].present)
+		return err ? err : -ENODATA;
+	*available = policy->obs.signal[signal].available;
+	return 0;
+}
+
+/* doc/DESIGN.md §4: node-level reclaim before evicting. Returns true when the signal is resolved. */
+static bool reclaim_first(struct daemon *daemon, const struct threshold *threshold, int64_t target)
+{
+	struct policy *policy = daemon->policy;
+	struct reclaim_report report;
+	int err;
+
+	if (daemon_is_disk_signal(threshold->signal))
+		err = reclaim_disk(&policy->reclaim, threshold->signal, target, reread_signal, policy, &report);
+	else if (is_memory_signal(threshold->signal) && policy->config.memory_reclaim_before_kill)
+		err = reclaim_memory(&policy->reclaim, policy->candidates, policy->n_candidates,
+				     threshold->signal, target, reread_signal, policy, &report);
+	else
+		return false;
+	if (err < 0 || report.n_steps == 0)
+		return false;
+	log_info("node-level reclaim for %s: %zu steps, available %lld -> %lld (target %lld)",
+		 signal_name(threshold->signal), report.n_steps, (long long)report.available_before,
+		 (long long)report.available_after, (long long)target);
+	return report.available_after >= target;
+}
+
+/* What a victim will give back of the starved resource once it is gone. */
+static int64_t frees(enum ev_signal signal, const struct pod *pod)
+{
+	if (is_memory_signal(signal))
+		return pod->memory_working_set > 0 ? pod->memory_working_set : 0;
+	if (signal == EV_SIGNAL_PID_AVAILABLE)
+		return pod->processes > 0 ? pod->processes : 0;
+	return 0;
+}
+
+static bool same_resource(enum ev_signal a, enum ev_signal b)
+{
+	return a == b || (is_memory_signal(a) && is_memory_signal(b));
+}
+
+static struct eventlog_decision eviction_entry(const struct eviction *eviction, const struct pod *victim,
+					       enum eventlog_action action, int64_t latency_ns,
+					       const char *error)
+{
+	return (struct eventlog_decision){
+		.signal = eviction->signal,
+		.hard = eviction->hard,
+		.value = eviction->available,
+		.threshold = eviction->threshold_quantity,
+		.threshold_text = eviction->threshold.text,
+		.candidates = (struct pod *const *)eviction->candidate_ptrs,
+		.n_candidates = eviction->n_candidates,
+		.rank_options = &eviction->policy->rank_options,
+		.victim = victim,
+		.action = action,
+		.latency_ns = latency_ns,
+		.reason = eviction->reason,
+		.error = error,
+		.dry_run = false,
+	};
+}
+
+static void on_eviction_done(void *ctx, const struct exec_action *action, int err,
+			     const struct kill_result *result)
+{
+	struct eviction *eviction = ctx;
+	struct daemon *daemon = eviction->daemon;
+	const struct pod *victim = executor_action_pod(action);
+	struct eventlog_decision entry;
+
+	evictions_in_flight--;
+	daemon->last_kill = *result;
+	if (err) {
+		if (err == -ESTALE)
+			daemon->evictions_stale++;
+		else
+			daemon->evictions_failed++;
+		log_err("evicting %s failed: %s", victim->cgroup_path, strerror(-err));
+		entry = eviction_entry(eviction, victim, EVENTLOG_FAILED, -1, strerror(-err));
+		daemon_ops_record(daemon, &entry);
+	} else {
+		int64_t latency = clock_monotonic_ns() - eviction->detected_ns;
+
+		daemon->evictions++;
+		entry = eviction_entry(eviction, victim, EVENTLOG_KILLED, latency, NULL);
+		daemon_ops_record(daemon, &entry);
+		/* The pod is gone; tell the API server so its controller replaces it (never
+		 * waits: the request is queued). */
+		if (daemon->kube_report && !eviction->policy->config.workload_roots.n)
+			kube_report_eviction(daemon->kube_report, &(struct kube_eviction){
+				.pod = victim,
+				.signal = eviction->signal,
+				.threshold = &eviction->threshold,
+				.threshold_quantity = eviction->threshold_quantity,
+				.available = eviction->available,
+			});
+		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after %s%s", eviction->victim_name,
+			 victim->cgroup_path, signal_name(eviction->signal),
+			 eviction->grace_ns ? "SIGTERM then cgroup.kill" : "cgroup.kill",
+			 (double)(result->exited_in_grace ? result->sigterm_to_empty_ns :
+							    result->kill_to_empty_ns) / 1e6,
+			 result->exited_in_grace ? "SIGTERM" : "the kill",
+			 eviction->signal == EV_SIGNAL_OOM_GUARD ? " [oom-guard]" : "");
+		/* The victim is gone: forget it so the next decision is logged afresh. */
+		daemon->logged_victim[0] = '\0';
+	}
+	/* Re-read and decide again now that it has freed what it held; the next disk
+	 * eviction reclaims first again, as the kubelet's next synchronize() does. */
+	daemon->reclaim_tried[eviction->signal] = false;
+	daemon->pending_mask |= SIGNAL_MASK_ALL;
+	policy_unref(eviction->policy);
+	free(eviction);
+}
+
+static struct eviction *eviction_new(struct daemon *daemon, const struct threshold *threshold,
+				     const struct pod *victim, int64_t grace_ns)
+{
+	struct policy *policy = daemon->policy;
+	struct eviction *eviction = calloc(1, sizeof(*eviction));
+	int index = policy->decision.threshold_index;
+
+	if (!eviction)
+		return NULL;
+	*eviction = (struct eviction){
+		.daemon = daemon,
+		.policy = policy_ref(policy),
+		.signal = threshold->signal,
+		.hard = threshold->hard,
+		.threshold = threshold->value,
+		.threshold_quantity = policy->eval.threshold_value[index],
+		.available = policy->obs.signal[threshold->signal].available,
+		.detected_ns = daemon->wake_ktime_ns ? daemon->wake_ktime_ns :
+			       policy->obs.signal[threshold->signal].read_at_ns,
+		.grace_ns = grace_ns,
+		.reason = policy->decision.reason,
+	};
+	victim_name(victim, eviction->victim_name, sizeof(eviction->victim_name));
+	for (size_t i = 0; i < policy->n_candidates && eviction->n_candidates < EVENTLOG_MAX_CANDIDATES; i++) {
+		eviction->candidates[eviction->n_candidates] = *policy->candidates[i];
+		eviction->candidate_ptrs[eviction->n_candidates] = &eviction->candidates[eviction->n_candidates];
+		eviction->n_candidates++;
+	}
+	return eviction;
+}
+
+/*
+ * Start as many evictions as the threshold needs, counting what those in flight will free:
+ * a victim after cgroup.kill frees within milliseconds; one in its SIGTERM grace only at the
+ * end of it, so a hard threshold or the OOM guard does not count on it (and cuts its grace
+ * short when the ranking names it again). Disk is freed only once the runtime has cleaned
+ * up: one disk eviction at a time (the kubelet's waitForPodsCleanup).
+ */
+static void start_evictions(struct daemon *daemon, const struct threshold *threshold, int64_t target)
+{
+	struct policy *policy = daemon->policy;
+	bool urgent = threshold->hard;	/* hard thresholds and the OOM guard (always hard) */
+	int64_t available = policy->obs.signal[threshold->signal].available;
+	int64_t pending = 0;
+
+	for (struct exec_action *a = executor_next(daemon->executor, NULL); a;
+	     a = executor_next(daemon->executor, a)) {
+		const struct eviction *other = executor_action_owner(a);
+
+		if (executor_action_kind(a) != DAEMON_ACTION_EVICTION || !same_resource(other->signal, threshold->signal))
+			continue;
+		if (daemon_is_disk_signal(threshold->signal)) {
+			log_debug("%s: an eviction for it is still in flight", signal_name(threshold->signal));
+			return;
+		}
+		if (!urgent || executor_action_phase(a) == EXEC_KILLED)
+			pending += frees(threshold->signal, executor_action_pod(a));
+	}
+	for (size_t i = 0; i < policy->n_candidates; i++) {
+		const struct pod *pod = policy->candidates[i];
+		struct exec_action *action;
+		struct eviction *eviction;
+		struct kill_result result;
+		int64_t grace_ns;
+		int err;
+
+		if (!pod_is_candidate(pod))
+			continue;
+		if (available + pending >= target) {
+			if (pending)
+				log_debug("%s: the evictions in flight will free enough", signal_name(threshold->signal));
+			return;
+		}
+		action = executor_find(daemon->executor, pod);
+		if (action) {
+			if (urgent && executor_action_phase(action) == EXEC_GRACE &&
+			    executor_action_kind(action) == DAEMON_ACTION_EVICTION) {
+				executor_escalate(daemon->executor, action);
+				pending += frees(threshold->signal, pod);
+			}
+			continue;
+		}
+		if (evictions_in_flight >= DAEMON_MAX_EVICTIONS_IN_FLIGHT) {
+			log_warn("%zu evictions in flight: the next waits for one of them to end",
+				 evictions_in_flight);
+			return;
+		}
+		/* Hard: no grace. Soft: min(terminationGracePeriodSeconds, evictionMaxPodGracePeriod). */
+		grace_ns = urgent ? 0 : kill_soft_grace_ns(pod, policy->config.max_pod_grace_period_s);
+		eviction = eviction_new(daemon, threshold, pod, grace_ns);
+		if (!eviction) {
+			log_err("evicting %s: out of memory", pod->cgroup_path);
+			return;
+		}
+		err = executor_start(daemon->executor, &policy->kill, &(struct exec_request){
+			.pod = pod,
+			.mode = grace_ns > 0 ? KILL_SOFT : KILL_HARD,
+			.grace_ns = grace_ns,
+			.done = on_eviction_done,
+			.ctx = eviction,
+			.owner = eviction,
+			.kind = DAEMON_ACTION_EVICTION,
+		}, &result);
+		daemon->last_kill = result;
+		if (err == 1 && result.dry_run) {
+			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_DRY_RUN, -1, NULL);
+
+			daemon_ops_record(daemon, &entry);
+		}
+		if (err) {
+			if (err < 0) {
+				struct eventlog_decision entry = eviction_entry(eviction, pod, EVENTLOG_FAILED, -1,
+										strerror(-err));
+
+				if (err == -ESTALE)
+					daemon->evictions_stale++;
+				else
+					daemon->evictions_failed++;
+				log_err("evicting %s failed: %s", pod->cgroup_path, strerror(-err));
+				daemon_ops_record(daemon, &entry);
+			}
+			policy_unref(eviction->policy);
+			free(eviction);
+			/* Dry run: nothing changes, the same decision would repeat. Empty: it ended
+			 * by itself, re-read on the next wake. Refused: do not try the next pod on
+			 * a table that may be stale. */
+			return;
+		}
+		evictions_in_flight++;
+		pending += frees(threshold->signal, pod);
+		if (daemon_is_disk_signal(threshold->signal))
+			return;
+	}
+}
+
+void daemon_handle(struct daemon *daemon, uint32_t mask)
+{
+	struct policy *policy = daemon->policy;
+	const struct threshold *threshold;
+	int64_t target;
+
+	/* Reclaim that resolves the signal re-evaluates; bounded like the reclaim steps. */
+	for (int round = 0; round < 4; round++) {
+		policy_evaluate(policy, round ? 0 : mask);
+		daemon->evaluations++;
+		daemon_sync_pod_psi(daemon);
+		daemon_log_decision(daemon);
+		threshold = policy_threshold(policy);
+		if (!threshold) {
+			if (daemon->ops)
+				eventlog_pressure_cleared(daemon_ops_eventlog(daemon));
+			memset(daemon->reclaim_tried, 0, sizeof(daemon->reclaim_tried));
+			break;
+		}
+		if (daemon->shutdown_ready && shutdown_in_progress(&daemon->shutdown)) {
+			log_debug("node is shutting down: the shutdown sequence terminates pods, not eviction");
+			break;
+		}
+		target = engine_reclaim_target(&policy->engine, (size_t)policy->decision.threshold_index,
+					       &policy->obs);
+		if (!policy->config.dry_run && !daemon->reclaim_tried[threshold->signal] &&
+		    threshold->signal != EV_SIGNAL_OOM_GUARD) {
+			if (reclaim_first(daemon, threshold, target)) {
+				struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_RECLAIMED,
+											  -1, NULL);
+
+				log_info("%s resolved by node-level reclaim; no pod evicted",
+					 signal_name(threshold->signal));
+				daemon_ops_record(daemon, &entry);
+				continue;	/* re-read and re-evaluate */
+			}
+			daemon->reclaim_tried[threshold->signal] = true;
+		}
+		if (!policy->decision.victim || !policy->pods) {
+			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_NO_VICTIM, -1, NULL);
+
+			daemon_ops_record(daemon, &entry);
+			break;
+		}
+		start_evictions(daemon, threshold, target);
+		break;
+	}
+	/* evictd's own NoSchedule taints follow the node conditions. */
+	if (daemon->kube_report)
+		kube_report_conditions(daemon->kube_report, policy->eval.conditions);
+}

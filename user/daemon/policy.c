@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/policy.h"
+#include "kube/kube_report.h"
+#include "sys/clock.h"
+#include "sys/log.h"
+
+#define DEFAULT_KUBELET_DIR "/var/lib/kubelet"
+
+static void setup_pods(struct policy *policy, const struct policy_deps *deps)
+{
+	struct evictd_config *config = &policy->config;
+	const char *workload_roots[CONFIG_MAX_LIST];
+	struct pods_meta_source *meta = NULL;
+	size_t n_roots;
+	int err;
+
+	for (size_t i = 0; i < config->workload_roots.n; i++)
+		workload_roots[i] = config->workload_roots.items[i];
+	if (config->pods_file[0]) {
+		meta = pods_file_source_new(config->pods_file, deps->node_name);
+		if (!meta)
+			log_err("pods file %s: out of memory", config->pods_file);
+	} else if (deps->kube && !config->workload_roots.n) {
+		/* The first list arrives in the background; the loop does not wait for it. */
+		meta = kube_pods_source_new(&(struct kube_pods_source_options){
+			.client = deps->kube,
+			.node_name = deps->node_name,
+			.refresh_interval_ns = config->kube_pods_refresh_ns,
+		});
+	}
+	err = pods_open(&policy->pods, &(struct pods_options){
+		.root = config->root,
+		.kubelet_cgroup_root = config->kubelet_cgroup_root[0] ? config->kubelet_cgroup_root : NULL,
+		.workload_roots = workload_roots,
+		.n_workload_roots = config->workload_roots.n,
+		.meta_source = meta,
+	});
+	if (err) {
+		log_warn("no cgroup v2 hierarchy to evict from (%s): deciding and reporting only",
+			 strerror(-err));
+		policy->pods = NULL;
+		return;
+	}
+	n_roots = pods_kill_roots(policy->pods, policy->kill_roots, POLICY_MAX_KILL_ROOTS);
+	policy->kill = (struct kill_config){
+		.root = config->root,
+		.cgroup_mount = pods_cgroup_mount(policy->pods),
+		.allowed_roots = policy->kill_roots,
+		.n_allowed_roots = n_roots,
+		.self_cgroup = NULL,	/* re-read before every kill: we may be moved */
+		.dry_run = config->dry_run,
+		.kill_timeout_ns = config->kill_timeout_ns,
+	};
+	for (size_t i = 0; i < config->reclaim_commands.n; i++)
+		policy->reclaim_commands[i] = config->reclaim_commands.items[i];
+	reclaim_init(&policy->reclaim, &(struct reclaim_config){
+		.disk_commands = config->reclaim_commands.n ? policy->reclaim_commands : NULL,
+		.n_disk_commands = config->reclaim_commands.n,
+		.dry_run = config->dry_run,
+		.memory_reclaim = config->memory_reclaim_before_kill,
+		.kill = &policy->kill,
+	});
+	log_info("%s mode: evicting below %s%s", config->workload_roots.n ? "standalone" : "kubernetes",
+		 n_roots ? policy->kill_roots[0] : "(no roots)", n_roots > 1 ? " and others" : "");
+}
+
+int policy_new(struct policy **out, const struct evictd_config *config, const struct policy_deps *deps)
+{
+	struct policy *policy = calloc(1, sizeof(*policy));
+	char path[PATH_MAX * 2];
+
+	if (!policy)
+		return -ENOMEM;
+	policy->refs = 1;
+	policy->config = *config;
+	/* A host without a kubelet (standalone use) still has a root filesystem to guard. */
+	snprintf(path, sizeof(path), "%s%s", config->root, config->kubelet_dir);
+	if (!strcmp(config->kubelet_dir, DEFAULT_KUBELET_DIR) && access(path, F_OK) && errno == ENOENT) {
+		log_info("%s does not exist: nodefs is the root filesystem (set --root-dir to change)", path);
+		strcpy(policy->config.kubelet_dir, "/");
+	}
+	policy->source = (struct signal_source){
+		.root = policy->config.root,
+		.kubelet_dir = policy->config.kubelet_dir,
+		.imagefs_dir = policy->config.imagefs_dir,
+		.containerfs_dir = policy->config.containerfs_dir,
+	};
+	policy->now_ns = clock_monotonic_ns;
+	policy->decision.threshold_index = -1;
+	policy->rank_options.daemonset_last = policy->config.daemonset_last;
+	setup_pods(policy, deps);
+	*out = policy;
+	return 0;
+}
+
+struct policy *policy_ref(struct policy *policy)
+{
+	policy->refs++;
+	return policy;
+}
+
+void policy_unref(struct policy *policy)
+{
+	if (!policy || --policy->refs > 0)
+		return;
+	if (policy->pods)
+		pods_close(policy->pods);
+	free(policy);
+}
+
+const struct threshold *policy_threshold(const struct policy *policy)
+{
+	if (policy->decision.threshold_index < 0)
+		return NULL;
+	return &policy->engine.thresholds[policy->decision.threshold_index];
+}
+
+/* containerfs thresholds follow the filesystem layout, which is only known after a read. */
+static void engine_follow_layout(struct policy *policy)
+{
+	struct threshold effective[EV_MAX_THRESHOLDS];
+	size_t n;
+
+	if (policy->engine_ready && policy->engine_layout == policy->obs.fs_layout)
+		return;
+	n = config_effective_thresholds(&policy->config, policy->obs.fs_layout, effective, EV_MAX_THRESHOLDS);
+	engine_init(&policy->engine, effective, n, policy->config.pressure_transition_period_ns);
+	if (policy->engine_ready)
+		log_info("filesystem layout is now %s; containerfs thresholds follow it",
+			 fs_layout_name(policy->obs.fs_layout));
+	policy->engine_layout = policy->obs.fs_layout;
+	policy->engine_ready = true;
+}
+
+int policy_refresh_pods(struct policy *policy)
+{
+	/* Every pointer into the table goes with the refresh. */
+	policy->candidates = NULL;
+	policy->n_candidates = 0;
+	policy->decision.victim = NULL;
+	if (!policy->pods)
+		return -ENOENT;
+	return pods_refresh(policy->pods);
+}
+
+void policy_rank(struct policy *policy, enum ev_signal signal)
+{
+	if (policy_refresh_pods(policy))
+		return;
+	/* Disk use per pod costs walks and a crictl call: only when disk is what is ranked. */
+	if (signal_condition(signal) == EV_CONDITION_DISK_PRESSURE)
+		pods_read_disk_usage(policy->pods, &(struct pods_disk_options){
+			.kubelet_dir = policy->config.kubelet_dir,
+		});
+	policy->candidates = pods_list(policy->pods, &policy->n_candidates);
+	policy->rank_options.fs_layout = policy->obs.fs_layout;
+	rank_pods(signal, &policy->rank_options, policy->candidates, policy->n_candidates);
+}
+
+int policy_evaluate(struct policy *policy, uint32_t mask)
+{
+	struct decision *decision = &policy->decision;
+	const struct threshold *threshold;
+	size_t protected_running = 0;
+	int err;
+
+	err = signals_read(&policy->source, mask, &policy->obs);
+	if (err)
+		log_debug("reading signals: %s; evaluating what could be read", strerror(-err));
+	engine_follow_layout(policy);
+	engine_evaluate(&policy->engine, &policy->obs, policy->now_ns(), &policy->eval);
+
+	memset(decision, 0, sizeof(*decision));
+	decision->threshold_index = policy->eval.act_on;
+	decision->dry_run = policy->config.dry_run;
+	policy->candidates = NULL;
+	policy->n_candidates = 0;
+	if (decision->threshold_index < 0)
+		return 0;
+
+	threshold = policy_threshold(policy);
+	policy_rank(policy, threshold->signal);
+	/* The never-evict set ranks last; the victim is the first candidate outside it. */
+	for (size_t i = 0; i < policy->n_candidates; i++) {
+		const struct pod *pod = policy->candidates[i];
+
+		if (pod_is_candidate(pod)) {
+			decision->n_candidates++;
+			if (!decision->victim)
+				decision->victim = pod;
+		} else if (pod_never_evict(pod) && pod->processes > 0 && !pod->exited) {
+			protected_running++;
+		}
+	}
+	if (!decision->victim)
+		decision->reason = !policy->pods ? "no cgroup v2 tree to evict from" :
+				   protected_running ? "every candidate is in the never-evict set" :
+							  "no pods or workloads to evict";
+	else if (threshold->signal == EV_SIGNAL_OOM_GUARD)
+		decision->reason = "oom-guard: the kernel's MemAvailable is below the guard, OOM is near";
+	else
+		decision->reason = threshold->hard ? "hard threshold met" :
+						     "soft threshold met for its grace period";
+	return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The policy: everything derived from one configuration — the configuration itself, the
+ * signal source, the eviction engine and its last evaluation, the pods table and its ranking,
+ * the kill rules and the reclaim settings. It is built and validated whole (at start, and on
+ * SIGHUP beside the running one), then swapped in; the old one is freed when its last
+ * reference goes (an eviction in flight holds one). Long-lived state lives in struct daemon.
+ */
+#ifndef EVICTD_DAEMON_POLICY_H
+#define EVICTD_DAEMON_POLICY_H
+
+#include "act/kill.h"
+#include "act/reclaim.h"
+#include "config/config.h"
+#include "core/rank.h"
+#include "core/thresholds.h"
+#include "ops/report.h"
+#include "pods/pods.h"
+#include "signals/signals.h"
+
+#define POLICY_MAX_KILL_ROOTS 32
+
+struct kube_client;
+
+struct policy {
+	int refs;
+	struct evictd_config config;
+	struct signal_source source;
+	struct eviction_engine engine;
+	enum fs_layout engine_layout;	/* layout the engine's containerfs thresholds follow */
+	bool engine_ready;
+	struct observations obs;
+	struct evaluation eval;
+	/* The last decision. decision.victim and candidates point into the pods table and are
+	 * valid until its next refresh: policy_refresh_pods() clears them. */
+	struct decision decision;
+	struct pod **candidates;	/* ranked for decision.threshold_index */
+	size_t n_candidates;
+	int64_t (*now_ns)(void);	/* monotonic clock; injectable */
+
+	/* NULL when no cgroup v2 tree was found (decisions only). */
+	struct pods *pods;
+	struct rank_options rank_options;
+	struct kill_config kill;
+	const char *kill_roots[POLICY_MAX_KILL_ROOTS];
+	const char *reclaim_commands[CONFIG_MAX_LIST];
+	struct reclaim reclaim;
+};
+
+/* What the policy takes from the runtime: the API client for pod metadata (NULL = none). */
+struct policy_deps {
+	struct kube_client *kube;
+	const char *node_name;
+};
+
+/* Build from a validated configuration. A missing cgroup v2 tree is not fatal: the policy then
+ * decides and reports but has nothing to kill. 0 or -ENOMEM. One reference. */
+int policy_new(struct policy **out, const struct evictd_config *config, const struct policy_deps *deps);
+struct policy *policy_ref(struct policy *policy);
+void policy_unref(struct policy *policy);
+
+/* Re-read the signals in mask (0 = all), evaluate, rank, fill policy->decision: the victim is
+ * the first ranked pod_is_candidate(). (The act path then passes over pods already in flight.) */
+int policy_evaluate(struct policy *policy, uint32_t mask);
+/* Refresh the pods table (and forget the pointers into the old one); rank for signal. */
+int policy_refresh_pods(struct policy *policy);
+void policy_rank(struct policy *policy, enum ev_signal signal);
+const struct threshold *policy_threshold(const struct policy *policy);
+
+#endif
