@@ -89,16 +89,18 @@ $(BUILD)/evictctl: user/evictctl.c $(BUILD)/libevictd.a $(HDRS)
 $(BUILD)/evictd-san: user/main.c $(BUILD)/libevictd-san.a $(HDRS)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) $(PKG_CFLAGS) $< $(BUILD)/libevictd-san.a $(PKG_LIBS) -o $@
 
+# Tests find their fixtures through the source directory, from wherever they run.
+TEST_CFLAGS = -Itests/unit -DEVICTD_SRCDIR='"$(abspath .)"'
 $(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libevictd.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/unit $< $(BUILD)/libevictd.a $(PKG_LIBS) -lcmocka -o $@
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/libevictd.a $(PKG_LIBS) -lcmocka -o $@
 $(BUILD)/tests-san/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libevictd-san.a
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(SAN_FLAGS) $(PKG_CFLAGS) -Itests/unit $< $(BUILD)/libevictd-san.a $(PKG_LIBS) -lcmocka -o $@
+	$(CC) $(CFLAGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/libevictd-san.a $(PKG_LIBS) -lcmocka -o $@
 
 $(BUILD)/tests-bpf/%: tests/bpf/%.c $(BUILD)/libevictd.a $(SKELS)
 	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(PKG_CFLAGS) -Itests/unit $< $(BUILD)/libevictd.a $(PKG_LIBS) -lcmocka -o $@
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/libevictd.a $(PKG_LIBS) -lcmocka -o $@
 
 # libFuzzer wants the code under test built by clang with coverage instrumentation.
 FUZZ_FLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iuser -Ibpf -I$(BUILD) \

@@ -7,8 +7,8 @@
 #include <stdbool.h>
 #include <yaml.h>
 
-#define DAEMONSET_FILE "tools/deploy/daemonset.yaml"
-#define RBAC_FILE "tools/deploy/rbac.yaml"
+#define DAEMONSET_FILE EVICTD_SRCDIR "/tools/deploy/daemonset.yaml"
+#define RBAC_FILE EVICTD_SRCDIR "/tools/deploy/rbac.yaml"
 #define MAX_DOCS 8
 
 /* What the Kubernetes code paths call (tools/deploy/rbac.yaml says which uses what). */

@@ -22,7 +22,7 @@
 #include "sys/log.h"
 #include "core/thresholds.h"
 
-#define STANDIN "tests/cli/kube-standin.py"
+#define STANDIN EVICTD_SRCDIR "/tests/cli/kube-standin.py"
 #define PYTHON "/usr/bin/python3"
 #define FIXED_UNIX_S 1700000000ll
 #define FIXED_TIME "2023-11-14T22:13:20Z"

@@ -18,7 +18,11 @@
 #include <cmocka.h>
 
 /* Static fixtures live in tests/fixtures; tests run from the repository root. */
-#define FIXTURES_DIR "tests/fixtures"
+/* The source tree, made absolute by the Makefile: tests find their files from any directory. */
+#ifndef EVICTD_SRCDIR
+#define EVICTD_SRCDIR "."
+#endif
+#define FIXTURES_DIR EVICTD_SRCDIR "/tests/fixtures"
 
 static inline void fixture_mkdirs(const char *path)
 {

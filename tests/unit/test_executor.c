@@ -1,0 +1,384 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The action executor on the host's real cgroup v2 tree (kernel behaviour on a real kernel):
+ * cgroup.kill, cgroup.events through the loop, the grace deadline, identity, escalation, and
+ * that the loop keeps serving other sources while a kill is in its grace.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/statfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "testutil.h"
+
+#include "act/executor.h"
+#include "sys/clock.h"
+#include "sys/loop.h"
+
+#define MS 1000000LL
+#define CGROUP2_MAGIC 0x63677270
+
+static char mount_dir[256];
+static char test_root[512];
+static const char *roots[1];
+
+struct done_record {
+	int calls;
+	int err;
+	struct kill_result result;
+	int64_t at_ns;
+};
+
+static void on_done(void *ctx, const struct exec_action *action, int err, const struct kill_result *result)
+{
+	struct done_record *done = ctx;
+
+	done->calls++;
+	done->err = err;
+	done->result = *result;
+	done->at_ns = clock_monotonic_ns();
+}
+
+static bool find_cgroup2(void)
+{
+	static const char *candidates[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	struct statfs sfs;
+
+	for (size_t i = 0; i < 2; i++)
+		if (statfs(candidates[i], &sfs) == 0 && sfs.f_type == CGROUP2_MAGIC) {
+			char kill_file[600];
+
+			snprintf(mount_dir, sizeof(mount_dir), "%s", candidates[i]);
+			snprintf(test_root, sizeof(test_root), "%s/evictd-test-executor-%d", mount_dir, getpid());
+			if (mkdir(test_root, 0755) && errno != EEXIST)
+				return false;
+			snprintf(kill_file, sizeof(kill_file), "%s/cgroup.kill", test_root);
+			if (access(kill_file, W_OK)) {
+				rmdir(test_root);
+				return false;
+			}
+			roots[0] = test_root;
+			return true;
+		}
+	return false;
+}
+
+static int setup(void **state)
+{
+	if (geteuid() != 0 || !find_cgroup2())
+		*state = "no writable cgroup v2 tree with cgroup.kill here";
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	if (test_root[0])
+		rmdir(test_root);
+	return 0;
+}
+
+#define NEED_CGROUP2() do { if (*state) skip(); } while (0)
+
+static struct kill_config config(void)
+{
+	return (struct kill_config){
+		.cgroup_mount = mount_dir,
+		.allowed_roots = roots,
+		.n_allowed_roots = 1,
+		.self_cgroup = "/nowhere/evictd-self",
+		.kill_timeout_ns = 5000 * MS,
+	};
+}
+
+/* A workload cgroup with one process in it; ignore_term: it survives SIGTERM. */
+static pid_t start_workload(const char *name, struct pod *pod, bool ignore_term)
+{
+	char procs[4200];
+	struct stat st;
+	int ready[2];
+	pid_t pid;
+	char c;
+
+	memset(pod, 0, sizeof(*pod));
+	snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", test_root, name);
+	snprintf(pod->name, sizeof(pod->name), "%s", name);
+	pod->qos = POD_QOS_BESTEFFORT;
+	pod->processes = 1;
+	assert_int_equal(mkdir(pod->cgroup_path, 0755), 0);
+	assert_int_equal(stat(pod->cgroup_path, &st), 0);
+	pod->cgroup_id = st.st_ino;
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", pod->cgroup_path);
+	assert_int_equal(pipe(ready), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		FILE *f = fopen(procs, "w");
+
+		if (!f || fprintf(f, "0\n") < 0 || fclose(f))
+			_exit(3);
+		if (ignore_term)
+			signal(SIGTERM, SIG_IGN);
+		else
+			signal(SIGTERM, SIG_DFL);
+		if (write(ready[1], "r", 1) != 1)
+			_exit(4);
+		for (;;)
+			pause();
+	}
+	close(ready[1]);
+	assert_int_equal(read(ready[0], &c, 1), 1);
+	close(ready[0]);
+	return pid;
+}
+
+static void reap(pid_t pid, int expect_signal)
+{
+	int status;
+
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), expect_signal);
+}
+
+static void run_until(struct loop *loop, struct done_record *done, int64_t limit_ns)
+{
+	int64_t end = clock_monotonic_ns() + limit_ns;
+
+	while (!done->calls && clock_monotonic_ns() < end)
+		assert_true(loop_run_once(loop, 50, NULL, NULL) >= 0);
+}
+
+static void test_hard_kill_ends_through_cgroup_events(void **state)
+{
+	struct kill_config rules = config();
+	struct done_record done = { 0 };
+	struct executor *executor;
+	struct loop *loop;
+	struct pod pod;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("hard", &pod, true);
+	assert_int_equal(loop_new(&loop), 0);
+	assert_int_equal(executor_new(&executor, loop), 0);
+	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
+		.pod = &pod, .mode = KILL_HARD, .done = on_done, .ctx = &done }, NULL), 0);
+	assert_int_equal(executor_in_flight(executor), 1);
+	assert_non_null(executor_find(executor, &pod));
+	/* The same cgroup twice is refused while the first is in flight. */
+	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
+		.pod = &pod, .mode = KILL_HARD, .done = on_done, .ctx = &done }, NULL), -EALREADY);
+	run_until(loop, &done, 5000 * MS);
+	assert_int_equal(done.calls, 1);
+	assert_int_equal(done.err, 0);
+	assert_true(done.result.used_cgroup_kill);
+	assert_true(done.result.kill_to_empty_ns >= 0);
+	assert_int_equal(executor_in_flight(executor), 0);
+	reap(pid, SIGKILL);
+	executor_free(executor);
+	loop_free(loop);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
+static void on_tick(void *ctx)
+{
+	(*(int *)ctx)++;
+}
+
+/* SIGTERM is ignored: cgroup.kill at the end of the grace, and meanwhile the loop serves other
+ * sources (a 20 ms periodic timer ticks through the grace). */
+static void test_soft_kill_grace_does_not_block_the_loop(void **state)
+{
+	struct kill_config rules = config();
+	struct done_record done = { 0 };
+	struct executor *executor;
+	struct loop *loop;
+	struct pod pod;
+	int64_t start;
+	int ticks = 0;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("soft", &pod, true);
+	assert_int_equal(loop_new(&loop), 0);
+	assert_int_equal(executor_new(&executor, loop), 0);
+	assert_non_null(loop_add_periodic(loop, 20 * MS, on_tick, &ticks));
+	start = clock_monotonic_ns();
+	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
+		.pod = &pod, .mode = KILL_SOFT, .grace_ns = 400 * MS, .done = on_done, .ctx = &done }, NULL), 0);
+	/* executor_start returned at once: no wait inside it. */
+	assert_true(clock_monotonic_ns() - start < 200 * MS);
+	assert_int_equal(executor_action_phase(executor_find(executor, &pod)), EXEC_GRACE);
+	run_until(loop, &done, 5000 * MS);
+	assert_int_equal(done.err, 0);
+	assert_false(done.result.exited_in_grace);
+	assert_true(done.result.used_cgroup_kill);
+	assert_true(done.at_ns - start >= 400 * MS);
+	assert_true(ticks >= 10);	/* ~20 in 400 ms; the loop was never held */
+	reap(pid, SIGKILL);
+	executor_free(executor);
+	loop_free(loop);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
+static void test_soft_kill_exits_in_grace(void **state)
+{
+	struct kill_config rules = config();
+	struct done_record done = { 0 };
+	struct executor *executor;
+	struct loop *loop;
+	struct pod pod;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("polite", &pod, false);
+	assert_int_equal(loop_new(&loop), 0);
+	assert_int_equal(executor_new(&executor, loop), 0);
+	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
+		.pod = &pod, .mode = KILL_SOFT, .grace_ns = 10000 * MS, .done = on_done, .ctx = &done }, NULL), 0);
+	run_until(loop, &done, 5000 * MS);
+	assert_int_equal(done.err, 0);
+	assert_true(done.result.exited_in_grace);
+	assert_false(done.result.used_cgroup_kill);
+	reap(pid, SIGTERM);
+	executor_free(executor);
+	loop_free(loop);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
+/* A hard threshold names a pod in its 60 s grace: cgroup.kill now. */
+static void test_escalate_cuts_the_grace(void **state)
+{
+	struct kill_config rules = config();
+	struct done_record done = { 0 };
+	struct executor *executor;
+	struct loop *loop;
+	struct pod pod;
+	int64_t start;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("escalate", &pod, true);
+	assert_int_equal(loop_new(&loop), 0);
+	assert_int_equal(executor_new(&executor, loop), 0);
+	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
+		.pod = &pod, .mode = KILL_SOFT, .grace_ns = 60000 * MS, .done = on_done, .ctx = &done }, NULL), 0);
+	start = clock_monotonic_ns();
+	assert_int_equal(executor_escalate(executor, executor_find(executor, &pod)), 0);
+	run_until(loop, &done, 5000 * MS);
+	assert_int_equal(done.calls, 1);
+	assert_int_equal(done.err, 0);
+	assert_true(done.at_ns - start < 5000 * MS);
+	reap(pid, SIGKILL);
+	executor_free(executor);
+	loop_free(loop);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
+/* Check-then-act: the cgroup was removed and made again at the same path since it was ranked. */
+static void test_recreated_cgroup_is_refused(void **state)
+{
+	struct kill_config rules = config();
+	struct done_record done = { 0 };
+	struct executor *executor;
+	struct loop *loop;
+	struct pod pod;
+	pid_t pid, second;
+
+	NEED_CGROUP2();
+	pid = start_workload("recreated", &pod, false);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	for (int i = 0; i < 100 && rmdir(pod.cgroup_path); i++)
+		usleep(10000);	/* the exit is visible to rmdir a moment later */
+	{
+		struct pod fresh;
+		uint64_t old_id = pod.cgroup_id;
+
+		second = start_workload("recreated", &fresh, false);
+		assert_true(fresh.cgroup_id != old_id);
+	}
+	assert_int_equal(loop_new(&loop), 0);
+	assert_int_equal(executor_new(&executor, loop), 0);
+	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
+		.pod = &pod, .mode = KILL_HARD, .done = on_done, .ctx = &done }, NULL), -ESTALE);
+	assert_int_equal(done.calls, 0);
+	/* The new workload is untouched. */
+	assert_int_equal(kill(second, 0), 0);
+	kill(second, SIGKILL);
+	waitpid(second, NULL, 0);
+	executor_free(executor);
+	loop_free(loop);
+	for (int i = 0; i < 100 && rmdir(pod.cgroup_path); i++)
+		usleep(10000);
+}
+
+static void test_never_evict_unless_shutdown(void **state)
+{
+	struct kill_config rules = config();
+	struct done_record done = { 0 };
+	struct executor *executor;
+	struct loop *loop;
+	struct pod pod;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("critical", &pod, false);
+	pod.priority = 2000000000;
+	assert_int_equal(loop_new(&loop), 0);
+	assert_int_equal(executor_new(&executor, loop), 0);
+	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
+		.pod = &pod, .mode = KILL_HARD, .done = on_done, .ctx = &done }, NULL), -EPERM);
+	assert_int_equal(kill(pid, 0), 0);
+	/* Graceful shutdown terminates critical pods too, in their own group. */
+	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
+		.pod = &pod, .mode = KILL_SOFT, .grace_ns = 5000 * MS, .done = on_done, .ctx = &done,
+		.any_priority = true }, NULL), 0);
+	run_until(loop, &done, 5000 * MS);
+	assert_int_equal(done.err, 0);
+	reap(pid, SIGTERM);
+	/* Empty now: nothing is started, the caller hears it at once. */
+	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
+		.pod = &pod, .mode = KILL_HARD, .done = on_done, .ctx = &done, .any_priority = true }, NULL), 1);
+	executor_free(executor);
+	loop_free(loop);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
+/* A target outside the allowed roots is refused before anything is written. */
+static void test_outside_roots_refused(void **state)
+{
+	struct kill_config rules = config();
+	struct executor *executor;
+	struct loop *loop;
+	struct pod pod = { .cgroup_path = "/sys/fs/cgroup/unified/system.slice", .processes = 1 };
+
+	NEED_CGROUP2();
+	assert_int_equal(loop_new(&loop), 0);
+	assert_int_equal(executor_new(&executor, loop), 0);
+	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){ .pod = &pod }, NULL), -EPERM);
+	assert_int_equal(executor_in_flight(executor), 0);
+	executor_free(executor);
+	loop_free(loop);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hard_kill_ends_through_cgroup_events),
+		cmocka_unit_test(test_soft_kill_grace_does_not_block_the_loop),
+		cmocka_unit_test(test_soft_kill_exits_in_grace),
+		cmocka_unit_test(test_escalate_cuts_the_grace),
+		cmocka_unit_test(test_recreated_cgroup_is_refused),
+		cmocka_unit_test(test_never_evict_unless_shutdown),
+		cmocka_unit_test(test_outside_roots_refused),
+	};
+
+	return cmocka_run_group_tests(tests, setup, teardown);
+}
