@@ -6,7 +6,7 @@
  *       Build a kubelet-like kubepods tree (systemd driver) with N pod cgroups under
  *       <cgroup v2 mount>/NAME/kubepods.slice (10% Guaranteed, 30% Burstable, 60% BestEffort),
  *       one process in each pod's container cgroup, and a PodList file for them. Then time
- *       daemon_evaluate() - one full evaluation exactly as the daemon runs it when a threshold
+ *       policy_evaluate() - one full evaluation exactly as the daemon runs it when a threshold
  *       is met: read every signal, evaluate the thresholds, re-read the pods source, discover
  *       and re-read every pod's cgroup, rank, pick the victim - K times (a threshold
  *       memory.available<1Pi keeps it met; --dry-run, so nothing is killed). Also
@@ -40,7 +40,7 @@
 #include <unistd.h>
 
 #include "config/config.h"
-#include "daemon/daemon.h"
+#include "daemon/policy.h"
 #include "act/kill.h"
 #include "sys/log.h"
 #include "pods/pods.h"
@@ -293,7 +293,7 @@ static void setup_base(const char *name)
 static int cmd_eval(int n_pods, int iterations, const char *name)
 {
 	static struct evictd_config config;
-	static struct daemon daemon;
+	struct policy *policy;
 	char pod_dir[PATH_MAX], arg_root[PATH_MAX + 32], arg_pods[PATH_MAX + 32];
 	int64_t *t = calloc((size_t)iterations, sizeof(*t));
 	char (*ctr_dir)[PATH_MAX] = calloc((size_t)n_pods, PATH_MAX);
@@ -333,38 +333,37 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 		return 1;
 	}
 	log_set_level(config.log_level);
-	daemon_init(&daemon, &config);
-	if (!daemon.pods) {
+	if (policy_new(&policy, &config, &(struct policy_deps){ .node_name = "scale" }) || !policy->pods) {
 		fprintf(stderr, "scale-bench: evictd found no cgroup v2 tree\n");
 		return 1;
 	}
 	for (int i = 0; i < 3; i++)	/* warm: parse the pods file, first-time logs */
-		daemon_evaluate(&daemon, 0);
-	if (daemon.decision.threshold_index < 0 || !daemon.decision.victim || daemon.n_candidates != (size_t)n_pods) {
+		policy_evaluate(policy, 0);
+	if (policy->decision.threshold_index < 0 || !policy->decision.victim || policy->n_candidates != (size_t)n_pods) {
 		fprintf(stderr, "scale-bench: the evaluation did not rank %d pods (threshold %d, %zu candidates, victim %s)\n",
-			n_pods, daemon.decision.threshold_index, daemon.n_candidates,
-			daemon.decision.victim ? daemon.decision.victim->name : "none");
+			n_pods, policy->decision.threshold_index, policy->n_candidates,
+			policy->decision.victim ? policy->decision.victim->name : "none");
 		return 1;
 	}
 
 	struct stats s_full, s_sig, s_refresh, s_rank, s_changed, s_usage, s_ref_openat, s_ref_pread;
 	for (int i = 0; i < iterations; i++) {
 		t0 = now_ns();
-		daemon_evaluate(&daemon, 0);
+		policy_evaluate(policy, 0);
 		t[i] = now_ns() - t0;
 	}
 	s_full = stats_of(t, (size_t)iterations);
 	for (int i = 0; i < iterations; i++) {
-		struct observations obs = daemon.obs;
+		struct observations obs = policy->obs;
 
 		t0 = now_ns();
-		signals_read(&daemon.source, 0, &obs);
+		signals_read(&policy->source, 0, &obs);
 		t[i] = now_ns() - t0;
 	}
 	s_sig = stats_of(t, (size_t)iterations);
 	for (int i = 0; i < iterations; i++) {
 		t0 = now_ns();
-		pods_refresh(daemon.pods);
+		pods_refresh(policy->pods);
 		t[i] = now_ns() - t0;
 	}
 	s_refresh = stats_of(t, (size_t)iterations);
@@ -372,16 +371,16 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 		size_t n;
 		struct pod **list;
 
-		pods_refresh(daemon.pods);
-		list = pods_list(daemon.pods, &n);
+		pods_refresh(policy->pods);
+		list = pods_list(policy->pods, &n);
 		t0 = now_ns();
-		rank_pods(EV_SIGNAL_MEMORY_AVAILABLE, &daemon.rank_options, list, n);
+		rank_pods(EV_SIGNAL_MEMORY_AVAILABLE, &policy->rank_options, list, n);
 		t[i] = now_ns() - t0;
 	}
 	s_rank = stats_of(t, (size_t)iterations);
 	for (int i = 0; i < iterations; i++) {
 		t0 = now_ns();
-		pods_refresh_usage(daemon.pods);
+		pods_refresh_usage(policy->pods);
 		t[i] = now_ns() - t0;
 	}
 	s_usage = stats_of(t, (size_t)iterations);
@@ -390,7 +389,7 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 	 * relative to a directory fd kept from discovery (no path walk), and kept open and
 	 * re-read with pread (no open at all). */
 	size_t n_list;
-	struct pod **list = pods_list(daemon.pods, &n_list);
+	struct pod **list = pods_list(policy->pods, &n_list);
 	static const char *const files[3] = { "memory.current", "memory.stat", "pids.current" };
 	int *dfd = calloc(n_list, sizeof(int)), *ffd = calloc(n_list * 3, sizeof(int));
 	char buf[8192];
@@ -438,7 +437,7 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 		/* a new pod scheduled: the list has one more item (without a cgroup yet) */
 		write_pods_file(n_pods, 1 + i % 2);
 		t0 = now_ns();
-		daemon_evaluate(&daemon, 0);
+		policy_evaluate(policy, 0);
 		t[i] = now_ns() - t0;
 	}
 	s_changed = stats_of(t, (size_t)changed);
@@ -451,7 +450,7 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 	       n_pods, s_usage.median_ms, s_ref_openat.median_ms, s_ref_pread.median_ms);
 	printf("scale eval changed pods=%d: full evaluation right after the pods file changed median %.3f ms, p95 %.3f ms over %d\n",
 	       n_pods, s_changed.median_ms, s_changed.p95_ms, changed);
-	daemon_destroy(&daemon);
+	policy_unref(policy);
 	return 0;
 }
 

@@ -164,6 +164,25 @@ void policy_rank(struct policy *policy, enum ev_signal signal)
 	rank_pods(signal, &policy->rank_options, policy->candidates, policy->n_candidates);
 }
 
+/*
+ * The threshold to act on: the kubelet's choice (memory first, then in order: eval.act_on),
+ * except that an actionable hard threshold, the OOM guard included, goes before a soft one
+ * (doc/DESIGN.md, "Acting": a soft eviction may be in its grace for minutes, and a hard
+ * threshold on another signal must not wait behind it).
+ */
+static int pick_threshold(const struct policy *policy)
+{
+	const struct eviction_engine *engine = &policy->engine;
+	int chosen = policy->eval.act_on;
+
+	if (chosen < 0 || engine->thresholds[chosen].hard)
+		return chosen;
+	for (size_t i = 0; i < engine->n_thresholds; i++)
+		if (policy->eval.actionable[i] && engine->thresholds[i].hard)
+			return (int)i;
+	return chosen;
+}
+
 int policy_evaluate(struct policy *policy, uint32_t mask)
 {
 	struct decision *decision = &policy->decision;
@@ -178,7 +197,7 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 	engine_evaluate(&policy->engine, &policy->obs, policy->now_ns(), &policy->eval);
 
 	memset(decision, 0, sizeof(*decision));
-	decision->threshold_index = policy->eval.act_on;
+	decision->threshold_index = pick_threshold(policy);
 	decision->dry_run = policy->config.dry_run;
 	policy->candidates = NULL;
 	policy->n_candidates = 0;
