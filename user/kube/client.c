@@ -2,9 +2,11 @@
 /* The Kubernetes API client's worker thread, its queue of jobs and its tasks. */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -159,6 +161,47 @@ static void run_task(struct kube_client *client, struct kube_task *task)
 	task->due_ns = next;
 }
 
+/* Queued or running work, or a task woken and not yet run. Under client->lock. */
+static bool busy_locked(const struct kube_client *client)
+{
+	if (client->head || client->job_running)
+		return true;
+	for (const struct kube_task *task = client->tasks; task; task = task->next)
+		if (task->woken || task->running)
+			return true;
+	return false;
+}
+
+/* Under client->lock. The eventfd counter only makes the fd readable; what happened is in
+ * client->events, so a write never fails for the counter's sake (it saturates at 2^64-2). */
+static void post_locked(struct kube_client *client, uint32_t events)
+{
+	uint64_t one = 1;
+
+	if (!events)
+		return;
+	if (!client->events && client->event_fd >= 0 &&
+	    write(client->event_fd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_warn("kube: eventfd write: %m");
+	client->events |= events;
+}
+
+void kube_client_post(struct kube_client *client, uint32_t events)
+{
+	pthread_mutex_lock(&client->lock);
+	post_locked(client, events);
+	pthread_mutex_unlock(&client->lock);
+}
+
+/* The daemon asked to hear when the queue is empty: tell it now if it is. */
+static void check_idle_locked(struct kube_client *client)
+{
+	if (client->idle_notify && !busy_locked(client)) {
+		client->idle_notify = false;
+		post_locked(client, KUBE_EVENT_IDLE);
+	}
+}
+
 static void *worker_main(void *arg)
 {
 	struct kube_client *client = arg;
@@ -173,15 +216,18 @@ static void *worker_main(void *arg)
 			client->job_running = true;
 			run_job(client, job);
 			client->job_running = false;
+			check_idle_locked(client);
 			pthread_cond_broadcast(&client->idle);
 			continue;
 		}
 		task = take_due_task(client, now);
 		if (task) {
 			run_task(client, task);
+			check_idle_locked(client);
 			pthread_cond_broadcast(&client->idle);
 			continue;
 		}
+		check_idle_locked(client);
 		pthread_cond_broadcast(&client->idle);
 		wait_until(client, next_deadline(client));
 	}
@@ -202,6 +248,7 @@ int kube_client_new(struct kube_client **out, const struct kube_client_options *
 {
 	struct kube_client *client;
 	pthread_condattr_t attr;
+	sigset_t all, saved;
 	int err;
 
 	*out = NULL;
@@ -236,13 +283,30 @@ int kube_client_new(struct kube_client **out, const struct kube_client_options *
 		free(client);
 		return -ENOMEM;
 	}
+	client->event_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (client->event_fd < 0) {
+		err = -errno;
+		log_err("kube: eventfd: %m");
+		curl_easy_cleanup(client->curl);
+		free(client);
+		return err;
+	}
 	pthread_mutex_init(&client->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
 	pthread_cond_init(&client->wake, &attr);
 	pthread_cond_init(&client->idle, &attr);
 	pthread_condattr_destroy(&attr);
+	/* The worker inherits the creating thread's mask: block everything there, whatever the
+	 * caller did, so that SIGHUP, SIGTERM and SIGINT go to the main thread (signalfd) and
+	 * never take their default action in the worker (a SIGHUP there killed the process with
+	 * status 129). Faults (SIGSEGV, SIGBUS ...) are still delivered: the kernel forces them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
 	err = pthread_create(&client->thread, NULL, worker_main, client);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	if (!err)
+		pthread_setname_np(client->thread, KUBE_WORKER_THREAD_NAME);
 	if (err) {
 		log_err("kube: starting the API worker thread: %s", strerror(err));
 		kube_client_free(client);
@@ -287,6 +351,8 @@ void kube_client_free(struct kube_client *client)
 	pthread_cond_destroy(&client->wake);
 	pthread_cond_destroy(&client->idle);
 	pthread_mutex_destroy(&client->lock);
+	if (client->event_fd >= 0)
+		close(client->event_fd);
 	free(client);
 }
 
@@ -296,31 +362,71 @@ int kube_client_drain(struct kube_client *client, int64_t timeout_ns)
 	int err = 0;
 
 	pthread_mutex_lock(&client->lock);
-	for (;;) {
-		bool busy = client->head || client->job_running;
+	while (busy_locked(client) && !client->stop) {
+		struct timespec abs;
+		/* Wake at least every 50 ms: a retrying job sits in the queue while waiting. */
+		int64_t now = clock_monotonic_ns(), until = now + 50000000 < deadline ? now + 50000000 : deadline;
 
-		for (struct kube_task *task = client->tasks; task && !busy; task = task->next)
-			busy = task->woken || task->running;
-		if (!busy || client->stop)
-			break;
-		if (clock_monotonic_ns() >= deadline) {
+		if (now >= deadline) {
 			err = -ETIMEDOUT;
 			break;
 		}
-		{
-			struct timespec abs = { deadline / 1000000000, deadline % 1000000000 };
-			/* Wake at least every 50 ms: a retrying job sits in the queue while waiting. */
-			int64_t soon = clock_monotonic_ns() + 50000000;
-
-			if (soon < deadline) {
-				abs.tv_sec = soon / 1000000000;
-				abs.tv_nsec = soon % 1000000000;
-			}
-			pthread_cond_timedwait(&client->idle, &client->lock, &abs);
-		}
+		abs.tv_sec = until / 1000000000;
+		abs.tv_nsec = until % 1000000000;
+		pthread_cond_timedwait(&client->idle, &client->lock, &abs);
 	}
 	pthread_mutex_unlock(&client->lock);
 	return err;
+}
+
+/* ---- the daemon's loop -------------------------------------------------------------------- */
+
+int kube_client_event_fd(const struct kube_client *client)
+{
+	return client->event_fd;
+}
+
+uint32_t kube_client_dispatch(struct kube_client *client)
+{
+	uint64_t counter;
+	uint32_t events;
+
+	pthread_mutex_lock(&client->lock);
+	/* Read under the lock: a post between the read and the reset could otherwise leave
+	 * events set with the fd no longer readable. */
+	if (read(client->event_fd, &counter, sizeof(counter)) < 0 && errno != EAGAIN)
+		log_warn("kube: eventfd read: %m");
+	events = client->events;
+	client->events = 0;
+	pthread_mutex_unlock(&client->lock);
+	return events;
+}
+
+bool kube_client_idle(const struct kube_client *client)
+{
+	struct kube_client *c = (struct kube_client *)client;	/* the lock only */
+	bool idle;
+
+	pthread_mutex_lock(&c->lock);
+	idle = !busy_locked(c);
+	pthread_mutex_unlock(&c->lock);
+	return idle;
+}
+
+void kube_client_request_idle_notify(struct kube_client *client)
+{
+	pthread_mutex_lock(&client->lock);
+	client->idle_notify = true;
+	check_idle_locked(client);
+	pthread_mutex_unlock(&client->lock);
+}
+
+void kube_client_cancel_idle_notify(struct kube_client *client)
+{
+	pthread_mutex_lock(&client->lock);
+	client->idle_notify = false;
+	client->events &= ~KUBE_EVENT_IDLE;
+	pthread_mutex_unlock(&client->lock);
 }
 
 int kube_submit_job(struct kube_client *client, const struct kube_job_ops *ops, void *ctx,

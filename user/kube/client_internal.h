@@ -65,6 +65,11 @@ struct kube_client {
 	struct kube_task *tasks;
 	bool stop;
 	struct kube_client_stats stats;
+	uint32_t events;		/* KUBE_EVENT_* posted, not yet dispatched */
+	bool idle_notify;		/* post KUBE_EVENT_IDLE once nothing is left to do */
+
+	/* Set at creation. */
+	int event_fd;			/* eventfd: readable while events is not 0 */
 
 	/* Worker only. */
 	pthread_t thread;
@@ -82,6 +87,9 @@ int kube_read_trimmed(const char *path, char *buf, size_t len);
 void kube_client_count(struct kube_client *client, uint64_t *counter);
 /* Forget the token, wiping it from memory. */
 void kube_token_clear(struct kube_token *token);
+/* Post events (KUBE_EVENT_*) for the daemon's loop: they accumulate until
+ * kube_client_dispatch(). Any thread; takes client->lock. */
+void kube_client_post(struct kube_client *client, uint32_t events);
 /* splitmix64: jitter needs spread, not secrecy. */
 uint64_t kube_next_random(uint64_t *state);
 

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/client_internal.h"
 #include "kube/report_internal.h"
 #include "sys/clock.h"
 #include "sys/log.h"
@@ -217,6 +218,9 @@ static int64_t pods_task_run(struct kube_client *client, void *ctx, int64_t now_
 		s->fresh = list;
 		s->fresh_ready = true;
 	}
+	/* Tell the daemon's loop: it takes the list with pods_refresh() (never waits). */
+	if (result == 1 || !s->ever_listed)
+		kube_client_post(client, KUBE_EVENT_PODS);
 	s->ever_listed = true;
 	s->last_err = 0;
 	pthread_cond_broadcast(&s->listed);
@@ -329,6 +333,28 @@ int kube_pods_source_wait(struct pods_meta_source *source, int64_t timeout_ns)
 	while (!s->ever_listed && !err)
 		if (pthread_cond_timedwait(&s->listed, &s->lock, &abs) == ETIMEDOUT)
 			err = s->last_err ? s->last_err : -ETIMEDOUT;
+	pthread_mutex_unlock(&s->lock);
+	return err;
+}
+
+bool kube_pods_source_ready(const struct pods_meta_source *source)
+{
+	struct kube_pods_source *s = (struct kube_pods_source *)source;
+	bool ready;
+
+	pthread_mutex_lock(&s->lock);
+	ready = s->ever_listed;
+	pthread_mutex_unlock(&s->lock);
+	return ready;
+}
+
+int kube_pods_source_error(const struct pods_meta_source *source)
+{
+	struct kube_pods_source *s = (struct kube_pods_source *)source;
+	int err;
+
+	pthread_mutex_lock(&s->lock);
+	err = s->last_err;
 	pthread_mutex_unlock(&s->lock);
 	return err;
 }
