@@ -6,7 +6,7 @@
  *    strategic merge, metadata.uid as precondition) to phase Failed, reason Evicted, with the
  *    kubelet's message and its DisruptionTarget condition (reason TerminationByKubelet), and a
  *    Warning Event "Evicted" is created on the pod (core/v1, repeats counted). Why a status
- *    patch and not a deletion: see the comment block at the top of kube_report.c.
+ *    patch and not a deletion: see the comment block at the top of kube/report.c.
  *  - Pressure: while MemoryPressure, DiskPressure or PIDPressure holds (the engine's
  *    conditions, which already include evictionPressureTransitionPeriod), the node carries
  *    evictd's own NoSchedule taint evictd.io/{memory,disk,pid}-pressure. The kubelet owns
