@@ -9,6 +9,8 @@
 #include <arpa/inet.h>
 #include <json-c/json.h>
 #include <netinet/in.h>
+#include <dirent.h>
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -1235,6 +1237,180 @@ static void test_queue_full(void **state)
 	kube_client_free(client);
 }
 
+/* ---- the event loop side ------------------------------------------------------------------ */
+
+/* Whether the event fd is readable within timeout_ms. */
+static bool event_fd_readable(struct kube_client *client, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = kube_client_event_fd(client), .events = POLLIN };
+
+	return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
+}
+
+static void test_idle_notify(void **state)
+{
+	struct json_object *requests;
+	struct standin s;
+	int64_t start;
+
+	SKIP_WITHOUT_STANDIN();
+	/* Every node read takes 0.5 s: the API server is slow. */
+	standin_start(&s, "[{\"method\":\"GET\",\"path\":\"/api/v1/nodes/\",\"delay\":0.5,\"times\":100}]", NULL);
+	standin_client(&s);
+	assert_true(kube_client_event_fd(s.client) >= 0);
+	assert_false(event_fd_readable(s.client, 0));
+	assert_true(kube_client_idle(s.client));
+	assert_int_equal(kube_client_dispatch(s.client), 0);
+
+	/* Idle already: the notification is posted at once. */
+	kube_client_request_idle_notify(s.client);
+	assert_true(event_fd_readable(s.client, 0));
+	assert_int_equal(kube_client_dispatch(s.client), KUBE_EVENT_IDLE);
+	assert_false(event_fd_readable(s.client, 0));
+
+	/* Busy: the request returns at once, the event comes when the queue has drained. */
+	assert_int_equal(kube_submit(s.client, &(struct kube_request_spec){ .method = "GET",
+		.path = "/api/v1/nodes/" NODE }), 0);
+	assert_false(kube_client_idle(s.client));
+	start = now_ns();
+	kube_client_request_idle_notify(s.client);
+	assert_true(now_ns() - start < 10000000);
+	assert_false(event_fd_readable(s.client, 100));
+	assert_true(event_fd_readable(s.client, 5000));
+	assert_int_equal(kube_client_dispatch(s.client), KUBE_EVENT_IDLE);
+	assert_true(kube_client_idle(s.client));
+	requests = standin_requests(&s);
+	assert_request_lines(requests, (const char *const[]){ "GET /api/v1/nodes/" NODE }, 1);
+	json_object_put(requests);
+
+	/* The deadline wins: cancelled, no event comes later. */
+	assert_int_equal(kube_submit(s.client, &(struct kube_request_spec){ .method = "GET",
+		.path = "/api/v1/nodes/" NODE }), 0);
+	kube_client_request_idle_notify(s.client);
+	assert_false(event_fd_readable(s.client, 50));
+	kube_client_cancel_idle_notify(s.client);
+	assert_int_equal(kube_client_drain(s.client, 5000000000ll), 0);
+	assert_true(kube_client_idle(s.client));
+	assert_false(kube_client_dispatch(s.client) & KUBE_EVENT_IDLE);
+	standin_stop(&s);
+}
+
+static void test_pods_source_event(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	struct pods_meta_source *source;
+	struct standin s;
+	uint32_t events = 0;
+
+	SKIP_WITHOUT_STANDIN();
+	/* The first list takes 0.3 s: the caller does not wait for it. */
+	standin_start(&s, "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"delay\":0.3}]", NULL);
+	standin_client(&s);
+	source = kube_pods_source_new(&(struct kube_pods_source_options){
+		.client = s.client, .node_name = NODE, .refresh_interval_ns = 3600000000000ll });
+	assert_non_null(source);
+	assert_false(kube_pods_source_ready(source));
+	assert_int_equal(kube_pods_source_error(source), 0);
+	for (int i = 0; i < 50 && !(events & KUBE_EVENT_PODS); i++)
+		if (event_fd_readable(s.client, 200))
+			events |= kube_client_dispatch(s.client);
+	assert_true(events & KUBE_EVENT_PODS);
+	assert_true(kube_pods_source_ready(source));
+	assert_int_equal(source->refresh(source, &list), 1);
+	assert_int_equal(list.n_items, 5);
+
+	/* The same list again: no event. */
+	kube_pods_source_refresh_now(source);
+	drain(&s);
+	assert_false(kube_client_dispatch(s.client) & KUBE_EVENT_PODS);
+	/* A failing list: no event, the error is there to read. */
+	fixture_write(s.dir, "faults.json", "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"status\":500,\"times\":100}]");
+	kube_pods_source_refresh_now(source);
+	drain(&s);
+	assert_false(kube_client_dispatch(s.client) & KUBE_EVENT_PODS);
+	assert_true(kube_pods_source_error(source) < 0);
+	assert_true(kube_pods_source_ready(source));
+
+	source->destroy(source);
+	pod_meta_list_free(&list);
+	standin_stop(&s);
+}
+
+/* SigBlk of /proc/self/task/<tid>/status, for the thread whose comm is name (NULL: this
+ * thread). */
+static uint64_t thread_sigblk(const char *name)
+{
+	char path[PATH_MAX], line[256], comm[64];
+	struct dirent *entry;
+	uint64_t mask = 0;
+	bool found = false;
+	DIR *dir;
+
+	if (!name) {
+		snprintf(path, sizeof(path), "/proc/self/task/%d/status", (int)gettid());
+	} else {
+		dir = opendir("/proc/self/task");
+		assert_non_null(dir);
+		while (!found && (entry = readdir(dir))) {
+			FILE *f;
+
+			if (entry->d_name[0] == '.')
+				continue;
+			snprintf(path, sizeof(path), "/proc/self/task/%s/comm", entry->d_name);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			if (fgets(comm, sizeof(comm), f) && !strncmp(comm, name, strlen(name)) &&
+			    comm[strlen(name)] == '\n')
+				found = true;
+			fclose(f);
+			if (found)
+				snprintf(path, sizeof(path), "/proc/self/task/%s/status", entry->d_name);
+		}
+		closedir(dir);
+		if (!found)
+			fail_msg("no thread named %s", name);
+	}
+	{
+		FILE *f = fopen(path, "r");
+
+		assert_non_null(f);
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "SigBlk:", 7))
+				mask = strtoull(line + 7, NULL, 16);
+		fclose(f);
+	}
+	return mask;
+}
+
+#define SIGBIT(sig) (1ull << ((sig) - 1))
+
+static void test_worker_blocks_signals(void **state)
+{
+	struct kube_config config = { .in_cluster = false };
+	struct kube_client *client;
+	sigset_t none, saved;
+	uint64_t worker, before;
+
+	/* Even when the caller has not blocked them yet (the daemon's start): the worker must
+	 * not take SIGHUP's default action, which ends the process. */
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, &saved);
+	before = thread_sigblk(NULL);
+	assert_false(before & SIGBIT(SIGHUP));
+	snprintf(config.server, sizeof(config.server), "https://127.0.0.1:%d", closed_port());
+	assert_int_equal(kube_client_new(&client, &(struct kube_client_options){ .config = &config }), 0);
+	worker = thread_sigblk(KUBE_WORKER_THREAD_NAME);
+	assert_true(worker & SIGBIT(SIGHUP));
+	assert_true(worker & SIGBIT(SIGTERM));
+	assert_true(worker & SIGBIT(SIGINT));
+	assert_true(worker & SIGBIT(SIGUSR1));
+	/* The caller's own mask is as it was. */
+	assert_true(thread_sigblk(NULL) == before);
+	kube_client_free(client);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+}
+
 #define T(fn) cmocka_unit_test(fn)
 #define TS(fn) cmocka_unit_test_teardown(fn, teardown_standin)
 
@@ -1261,6 +1437,9 @@ int main(void)
 		TS(test_retry_500_then_success),
 		TS(test_api_down_never_blocks),
 		T(test_queue_full),
+		TS(test_idle_notify),
+		TS(test_pods_source_event),
+		T(test_worker_blocks_signals),
 	};
 	int failed;
 

@@ -7,7 +7,12 @@
 
 #include <dirent.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdint.h>
+#include <sys/wait.h>
+#include <systemd/sd-bus.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "sys/log.h"
@@ -700,6 +705,187 @@ static void test_logind_dropin(void **state)
 	fixture_rm_rf(dir);
 }
 
+/* ---- logind over a private bus: nothing waits ----------------------------------------------- */
+
+/* A stand-in for logind on a private dbus-daemon: it owns org.freedesktop.login1 and either
+ * never answers (silent) or answers Inhibit with a pipe's fd and InhibitDelayMaxUSec with 60 s. */
+struct fake_logind {
+	sd_bus *bus;
+	bool silent;
+	int inhibit_calls;
+	int get_calls;
+	int lock_read_fd;	/* the other end of the fd handed out */
+};
+
+static int fake_logind_filter(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct fake_logind *f = userdata;
+	int fds[2];
+
+	if (sd_bus_message_is_method_call(m, "org.freedesktop.login1.Manager", "Inhibit")) {
+		f->inhibit_calls++;
+		if (f->silent)
+			return 1;	/* handled: sd-bus sends no reply of its own */
+		assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+		assert_true(sd_bus_reply_method_return(m, "h", fds[1]) >= 0);
+		close(fds[1]);
+		if (f->lock_read_fd >= 0)
+			close(f->lock_read_fd);
+		f->lock_read_fd = fds[0];
+		return 1;
+	}
+	if (sd_bus_message_is_method_call(m, "org.freedesktop.DBus.Properties", "Get")) {
+		f->get_calls++;
+		if (f->silent)
+			return 1;
+		assert_true(sd_bus_reply_method_return(m, "v", "t", (uint64_t)60000000) >= 0);
+		return 1;
+	}
+	return 0;
+}
+
+static bool prepare_seen;
+static void on_prepare(void *ctx, bool start)
+{
+	prepare_seen = start;
+}
+
+/* Run both sides for up to ms, or until done(l) is true; each logind_process() must return at
+ * once. */
+static void run_bus(struct logind *l, struct fake_logind *f, int ms, bool (*done)(struct logind *l))
+{
+	int64_t end = (int64_t)ms * 1000000;
+	struct timespec start, now;
+
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (;;) {
+		struct pollfd pfds[2] = {
+			{ .fd = logind_fd(l), .events = POLLIN },
+			{ .fd = sd_bus_get_fd(f->bus), .events = POLLIN },
+		};
+		int64_t elapsed;
+
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		elapsed = (now.tv_sec - start.tv_sec) * S + (now.tv_nsec - start.tv_nsec);
+		if (elapsed >= end || (done && done(l)))
+			return;
+		poll(pfds, 2, 20);
+		while (sd_bus_process(f->bus, NULL) > 0)
+			;
+		if (pfds[0].revents & POLLIN) {
+			struct timespec a, b;
+
+			clock_gettime(CLOCK_MONOTONIC, &a);
+			assert_int_equal(logind_process(l), 0);
+			clock_gettime(CLOCK_MONOTONIC, &b);
+			assert_true((b.tv_sec - a.tv_sec) * S + (b.tv_nsec - a.tv_nsec) < 50000000);
+		}
+	}
+}
+
+static bool holds_lock_and_delay(struct logind *l)
+{
+	return logind_holds_lock(l) && logind_inhibit_delay_max_ns(l) >= 0;
+}
+
+static bool saw_prepare(struct logind *l)
+{
+	return prepare_seen;
+}
+
+static void test_logind_never_blocks(void **state)
+{
+	char dir[PATH_MAX], conf[PATH_MAX + 16], sock[PATH_MAX + 16], address[PATH_MAX + 32];
+	struct fake_logind f = { .silent = true, .lock_read_fd = -1 };
+	struct timespec a, b;
+	struct logind *l;
+	pid_t daemon_pid;
+	int r;
+
+	if (access("/usr/bin/dbus-daemon", X_OK))
+		skip();
+	fixture_tmpdir(dir, "logind-bus");
+	PATHF(sock, sizeof(sock), "%s/bus", dir);
+	PATHF(address, sizeof(address), "unix:path=%s", sock);
+	fixture_write(dir, "bus.conf",
+		      "<!DOCTYPE busconfig PUBLIC \"-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN\"\n"
+		      " \"http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd\">\n"
+		      "<busconfig><type>session</type><listen>%s</listen><auth>EXTERNAL</auth>"
+		      "<policy context=\"default\"><allow send_destination=\"*\" eavesdrop=\"true\"/>"
+		      "<allow eavesdrop=\"true\"/><allow own=\"*\"/><allow user=\"*\"/></policy></busconfig>\n",
+		      address);
+	PATHF(conf, sizeof(conf), "--config-file=%s/bus.conf", dir);
+	daemon_pid = fork();
+	assert_true(daemon_pid >= 0);
+	if (daemon_pid == 0) {
+		execl("/usr/bin/dbus-daemon", "dbus-daemon", conf, "--nofork", "--nopidfile", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200 && access(sock, F_OK); i++)
+		usleep(10000);
+	assert_int_equal(access(sock, F_OK), 0);
+
+	assert_true(sd_bus_new(&f.bus) >= 0);
+	assert_true(sd_bus_set_address(f.bus, address) >= 0);
+	assert_true(sd_bus_set_bus_client(f.bus, 1) >= 0);
+	assert_true(sd_bus_start(f.bus) >= 0);
+	assert_true(sd_bus_request_name(f.bus, "org.freedesktop.login1", 0) >= 0);
+	assert_true(sd_bus_add_filter(f.bus, NULL, fake_logind_filter, &f) >= 0);
+
+	/* logind takes the call and never answers: open returns at once, the call times out in
+	 * the background (300 ms here), and the lock is asked for again a second later. */
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	r = logind_open(&l, &(struct logind_options){
+		.inhibit_delay_ns = 30 * S,
+		.dropin_dir = dir,
+		.bus_address = address,
+		.call_timeout_ns = 300000000,
+		.prepare_for_shutdown = on_prepare,
+	});
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	assert_int_equal(r, 0);
+	assert_true((b.tv_sec - a.tv_sec) * S + (b.tv_nsec - a.tv_nsec) < 100000000);
+	assert_true(logind_connected(l));
+	assert_false(logind_holds_lock(l));
+	assert_true(logind_call_pending(l));
+	/* The call's timeout is one of the deadlines logind_fd() wakes up for. */
+	assert_true(logind_timeout_ns(l) != INT64_MAX);
+	run_bus(l, &f, 1800, NULL);
+	assert_true(f.inhibit_calls >= 2);
+	assert_false(logind_holds_lock(l));
+	assert_true(logind_connected(l));
+	assert_int_equal(logind_inhibit_delay_max_ns(l), -1);
+
+	/* logind answers now: the lock, then the delay read, both through logind_process(). */
+	f.silent = false;
+	run_bus(l, &f, 4000, holds_lock_and_delay);
+	assert_true(logind_holds_lock(l));
+	assert_int_equal(logind_inhibit_delay_max_ns(l), 60 * S);
+	assert_true(f.get_calls >= 1);
+
+	/* The signal subscription (added asynchronously) works. */
+	assert_true(sd_bus_emit_signal(f.bus, "/org/freedesktop/login1", "org.freedesktop.login1.Manager",
+				       "PrepareForShutdown", "b", 1) >= 0);
+	run_bus(l, &f, 3000, saw_prepare);
+	assert_true(prepare_seen);
+
+	/* Releasing closes our copy of the fd: logind sees its end hang up. */
+	assert_int_equal(logind_release(l), 0);
+	assert_false(logind_holds_lock(l));
+	{
+		struct pollfd pfd = { .fd = f.lock_read_fd, .events = POLLIN };
+
+		assert_int_equal(poll(&pfd, 1, 1000), 1);
+		assert_true(pfd.revents & (POLLHUP | POLLIN));
+	}
+	logind_close(l);
+	close(f.lock_read_fd);
+	sd_bus_flush_close_unref(f.bus);
+	kill(daemon_pid, SIGTERM);
+	waitpid(daemon_pid, NULL, 0);
+	fixture_rm_rf(dir);
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup(fn, reset)
@@ -719,6 +905,7 @@ int main(void)
 		T(test_state_round_trip),
 		T(test_manager_persists_across_restart),
 		T(test_logind_dropin),
+		T(test_logind_never_blocks),
 	};
 
 	return cmocka_run_group_tests_name("shutdown", tests, NULL, NULL);

@@ -15,9 +15,22 @@
  * with the kill path but one mutex that guards the queue, held for list operations only
  * (never across I/O), so kube_submit() returns in microseconds whatever the network does.
  *
- * Threads: kube_submit(), kube_task_wake() and kube_client_drain() may be called from any
- * thread. kube_request() blocks for up to the request timeout and is meant for jobs and
- * tasks, which run in the worker. The token is never logged.
+ * Threads: kube_submit(), kube_task_wake() and the event-loop calls below may be called from
+ * any thread. kube_request() blocks for up to the request timeout and is meant for jobs and
+ * tasks, which run in the worker. kube_client_drain() blocks too: exit paths and tests only.
+ * The worker thread runs with every signal blocked, whatever the caller's mask. The token is
+ * never logged.
+ *
+ * Event loop (the daemon's epoll loop never waits for the API server):
+ *	loop_add_fd(loop, kube_client_event_fd(c), EPOLLIN, false, on_kube, ctx);
+ *	on_kube: events = kube_client_dispatch(c);
+ *		KUBE_EVENT_PODS: a pods source (kube_report.h) has a new list: pods_refresh();
+ *		KUBE_EVENT_IDLE: asked for with kube_client_request_idle_notify(): the queue is
+ *		empty and nothing is in flight.
+ * Waiting for the queue with a deadline (the end of a node shutdown):
+ *	kube_client_request_idle_notify(c); arm a timer at now + 5 s;
+ *	whichever comes first, KUBE_EVENT_IDLE or the timer, goes on (release the inhibitor)
+ *	and kube_client_cancel_idle_notify(c) / disarms the other.
  */
 #ifndef EVICTD_KUBE_H
 #define EVICTD_KUBE_H
@@ -35,6 +48,8 @@
  * minutes late: until it lands, the kubelet may restart the pod in place). */
 #define KUBE_DEFAULT_RETRY_FOR_NS (15ll * 60 * 1000000000)
 #define KUBE_DEFAULT_QUEUE_MAX 256
+/* The worker's thread name (comm), as ps and /proc/<pid>/task/<tid>/comm show it. */
+#define KUBE_WORKER_THREAD_NAME "evictd-kube"
 /* Larger responses are refused: a node's pod list page is a few MiB at most. */
 #define KUBE_MAX_RESPONSE_BYTES (64u << 20)
 
@@ -101,10 +116,33 @@ int kube_client_new(struct kube_client **out, const struct kube_client_options *
 void kube_client_free(struct kube_client *client);
 /*
  * Wait until no job is queued or running and no task has been woken, at most timeout_ns.
- * Blocks: only for the end of a node shutdown (nothing left to kill) and for tests.
- * Returns 0 or -ETIMEDOUT.
+ * Blocks the calling thread: never call it from the event loop (use
+ * kube_client_request_idle_notify() there). For exit paths after the loop has stopped, and
+ * for tests. Returns 0 or -ETIMEDOUT.
  */
 int kube_client_drain(struct kube_client *client, int64_t timeout_ns);
+
+/* ---- the event loop ------------------------------------------------------------------- */
+
+/* What kube_client_dispatch() reports. */
+#define KUBE_EVENT_IDLE 0x1u	/* the idle notification asked for: nothing left to send */
+#define KUBE_EVENT_PODS 0x2u	/* a pods source has a new (or first) pod list */
+
+/* An eventfd, readable (EPOLLIN) while events are pending. Owned by the client: register it
+ * borrowed; it stays the same for the client's life. */
+int kube_client_event_fd(const struct kube_client *client);
+/* Take the pending events (KUBE_EVENT_*, 0 when none) and make the fd unreadable again.
+ * Never blocks. */
+uint32_t kube_client_dispatch(struct kube_client *client);
+/* No job queued (a job waiting out its backoff counts as queued) or running, no task woken
+ * or running. Never blocks (one short mutex hold). */
+bool kube_client_idle(const struct kube_client *client);
+/* Post KUBE_EVENT_IDLE once the client is idle: at once (the fd becomes readable) when it is
+ * already, else when the worker finishes the last piece of work. One-shot: ask again for
+ * another. */
+void kube_client_request_idle_notify(struct kube_client *client);
+/* Forget a request_idle_notify (the deadline won) and a pending KUBE_EVENT_IDLE. */
+void kube_client_cancel_idle_notify(struct kube_client *client);
 const struct kube_config *kube_client_config(const struct kube_client *client);
 
 /* Counters, for metrics and tests. */

@@ -6,7 +6,7 @@
  *    strategic merge, metadata.uid as precondition) to phase Failed, reason Evicted, with the
  *    kubelet's message and its DisruptionTarget condition (reason TerminationByKubelet), and a
  *    Warning Event "Evicted" is created on the pod (core/v1, repeats counted). Why a status
- *    patch and not a deletion: see the comment block at the top of kube_report.c.
+ *    patch and not a deletion: see the comment block at the top of kube/report.c.
  *  - Pressure: while MemoryPressure, DiskPressure or PIDPressure holds (the engine's
  *    conditions, which already include evictionPressureTransitionPeriod), the node carries
  *    evictd's own NoSchedule taint evictd.io/{memory,disk,pid}-pressure. The kubelet owns
@@ -239,8 +239,15 @@ struct kube_pods_source_options {
 struct pods_meta_source *kube_pods_source_new(const struct kube_pods_source_options *options);
 /* Ask for a list now (e.g. a cgroup appeared that no listed pod explains). Never blocks. */
 void kube_pods_source_refresh_now(struct pods_meta_source *source);
-/* Wait for the first list, at most timeout_ns: at start, so that static pods are known
- * before any decision. 0, -ETIMEDOUT, or the last list error. */
+/* Whether the first list has arrived (pods_refresh() will have the API's metadata). Each new
+ * list, the first included, posts KUBE_EVENT_PODS on the client's event fd (kube.h). Never
+ * blocks. */
+bool kube_pods_source_ready(const struct pods_meta_source *source);
+/* The last list attempt's error: 0 when it worked or none was made yet. Never blocks. */
+int kube_pods_source_error(const struct pods_meta_source *source);
+/* Wait for the first list, at most timeout_ns. 0, -ETIMEDOUT, or the last list error.
+ * Blocks the calling thread: never from the event loop (there, wait for KUBE_EVENT_PODS
+ * with kube_pods_source_ready() and a deadline timer); for tests and tools. */
 int kube_pods_source_wait(struct pods_meta_source *source, int64_t timeout_ns);
 
 #endif

@@ -16,6 +16,7 @@
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,6 +27,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sys/clock.h"
+#include "sys/fileio.h"
 #include "sys/log.h"
 #include "sys/logind.h"
 
@@ -37,11 +40,20 @@
 #define SYSTEMD1_MANAGER "org.freedesktop.systemd1.Manager"
 #define LOGIND_UNIT "systemd-logind.service"
 
-/* logind re-reads its configuration asynchronously after SIGHUP: how long to wait for the new
- * InhibitDelayMaxUSec to show. Blocking here is bounded and rare (only when the drop-in had
- * to be written), and the lock is already held by then. */
+/* logind re-reads its configuration asynchronously after SIGHUP: how often and how many times
+ * to read InhibitDelayMaxUSec again to see the new value. Each read is an asynchronous call
+ * started from a timer: nothing here waits. */
 #define RELOAD_CHECK_TRIES 20
-#define RELOAD_CHECK_INTERVAL_MS 100
+#define RELOAD_CHECK_INTERVAL_USEC 100000ull
+
+/* Where the InhibitDelayMaxUSec check is. */
+enum delay_check {
+	DELAY_IDLE,		/* nothing under way */
+	DELAY_READING,		/* Get(InhibitDelayMaxUSec) sent */
+	DELAY_RELOADING,	/* KillUnit(SIGHUP) sent */
+	DELAY_WAIT_RECHECK,	/* the next Get at recheck_at_usec */
+	DELAY_RECHECKING,	/* Get sent after the reload */
+};
 
 struct logind {
 	struct logind_options options;
@@ -51,10 +63,18 @@ struct logind {
 
 	int epoll_fd;
 	int timer_fd;
+	uint64_t call_timeout_usec;	/* every method call's reply timeout */
 	sd_bus *bus;
 	int bus_fd;			/* registered in epoll_fd; -1 = none */
 	sd_bus_slot *pfs_slot;
 	sd_bus_slot *owner_slot;
+	/* Method calls in flight: their reply (or timeout) comes to a callback from
+	 * sd_bus_process(). Unref'ing a slot cancels the call. */
+	sd_bus_slot *inhibit_slot;
+	sd_bus_slot *delay_slot;	/* the Get or KillUnit of the delay check */
+	enum delay_check delay_state;
+	unsigned int recheck_tries;
+	uint64_t recheck_at_usec;	/* CLOCK_MONOTONIC, DELAY_WAIT_RECHECK only */
 	/* The delay lock; -1 = not held. It is logind's FIFO, not part of the bus connection: it
 	 * is kept across a reconnect and closed only once a new one is held. */
 	int inhibit_fd;
@@ -78,10 +98,7 @@ struct logind {
 
 static uint64_t now_usec(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+	return (uint64_t)clock_monotonic_ns() / 1000;
 }
 
 static const char *bus_error_text(const sd_bus_error *error, int r, char *buf, size_t len)
@@ -95,69 +112,25 @@ static const char *bus_error_text(const sd_bus_error *error, int r, char *buf, s
 
 /* ---- the drop-in ------------------------------------------------------------------------ */
 
-static int mkdir_parents(const char *dir)
-{
-	char buf[4096];
-	size_t len = strlen(dir);
-
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, dir, len + 1);
-	for (char *p = buf + 1; ; p++) {
-		char saved;
-
-		if (*p && *p != '/')
-			continue;
-		saved = *p;
-		*p = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST) {
-			int err = -errno;
-
-			log_err("logind: mkdir %s: %m", buf);
-			return err;
-		}
-		*p = saved;
-		if (!saved)
-			return 0;
-	}
-}
-
 int logind_write_dropin(const char *dir, int64_t delay_ns)
 {
-	char path[4096], tmp[4096 + 16], text[256];
+	char path[4096], text[256];
 	int64_t seconds = delay_ns <= 0 ? 0 : (delay_ns + 999999999) / 1000000000;
-	size_t len;
-	ssize_t n;
-	int fd, err;
+	int len, err;
 
-	if (snprintf(path, sizeof(path), "%s/%s", dir, LOGIND_DROPIN_NAME) >= (int)sizeof(path) ||
-	    snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+	if (snprintf(path, sizeof(path), "%s/%s", dir, LOGIND_DROPIN_NAME) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	err = mkdir_parents(dir);
-	if (err)
-		return err;
-	len = (size_t)snprintf(text, sizeof(text),
-			       "# Written by evictd: graceful node shutdown needs logind to wait for it.\n"
-			       "[Login]\nInhibitDelayMaxSec=%" PRId64 "\n", seconds);
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		err = -errno;
-		log_err("logind: creating a temp file for %s: %m", path);
+	err = fileio_mkdir_p(dir, 0755);
+	if (err) {
+		log_err("logind: creating %s: %s", dir, strerror(-err));
 		return err;
 	}
-	n = write(fd, text, len);
-	if (n < 0 || (size_t)n != len)
-		err = n < 0 ? -errno : -EIO;
-	else if (fchmod(fd, 0644) || fsync(fd))
-		err = -errno;
-	if (close(fd) && !err)
-		err = -errno;
-	if (!err && rename(tmp, path))
-		err = -errno;
+	len = snprintf(text, sizeof(text),
+		       "# Written by evictd: graceful node shutdown needs logind to wait for it.\n"
+		       "[Login]\nInhibitDelayMaxSec=%" PRId64 "\n", seconds);
+	err = fileio_write_atomic(path, text, (size_t)len, 0644);
 	if (err) {
-		errno = -err;
-		log_err("logind: writing %s: %m", path);
-		unlink(tmp);
+		log_err("logind: writing %s: %s", path, strerror(-err));
 		return err;
 	}
 	log_info("logind: wrote %s: InhibitDelayMaxSec=%" PRId64, path, seconds);
@@ -166,22 +139,87 @@ int logind_write_dropin(const char *dir, int64_t delay_ns)
 
 /* ---- bus calls ------------------------------------------------------------------------------ */
 
-static int read_delay_max(struct logind *l, int64_t *out_ns)
+static void rearm(struct logind *l);
+
+/* Send a method call; its reply, an error or the timeout goes to callback from
+ * sd_bus_process(). Never waits: sd-bus queues what the socket does not take at once. */
+static int call_async(struct logind *l, sd_bus_slot **slot, const char *destination, const char *path,
+		      const char *interface, const char *member, sd_bus_message_handler_t callback,
+		      const char *types, ...)
 {
-	sd_bus_error error = SD_BUS_ERROR_NULL;
-	char text[512];
-	uint64_t usec;
+	sd_bus_message *m = NULL;
+	va_list ap;
 	int r;
 
-	r = sd_bus_get_property_trivial(l->bus, LOGIN1_SERVICE, LOGIN1_PATH, LOGIN1_MANAGER,
-					"InhibitDelayMaxUSec", &error, 't', &usec);
-	if (r < 0) {
-		log_err("logind: reading InhibitDelayMaxUSec: %s", bus_error_text(&error, r, text, sizeof(text)));
-		sd_bus_error_free(&error);
-		return r;
+	if (!l->bus)
+		return -ENOTCONN;
+	r = sd_bus_message_new_method_call(l->bus, &m, destination, path, interface, member);
+	if (r >= 0 && types) {
+		va_start(ap, types);
+		r = sd_bus_message_appendv(m, types, ap);
+		va_end(ap);
 	}
-	*out_ns = usec > (uint64_t)INT64_MAX / 1000 ? INT64_MAX : (int64_t)usec * 1000;
-	l->delay_max_ns = *out_ns;
+	if (r >= 0)
+		r = sd_bus_call_async(l->bus, slot, m, callback, l, l->call_timeout_usec);
+	sd_bus_message_unref(m);
+	return r;
+}
+
+/* The error of a reply (a timeout comes as org.freedesktop.DBus.Error.Timeout or NoReply):
+ * NULL when it is a plain reply. */
+static const char *reply_error(sd_bus_message *m, char *buf, size_t len)
+{
+	const sd_bus_error *error = sd_bus_message_get_error(m);
+
+	if (!error)
+		return NULL;
+	return bus_error_text(error, -sd_bus_message_get_errno(m), buf, len);
+}
+
+static int64_t usec_to_ns(uint64_t usec)
+{
+	return usec > (uint64_t)INT64_MAX / 1000 ? INT64_MAX : (int64_t)usec * 1000;
+}
+
+static void delay_too_short(struct logind *l)
+{
+	l->delay_state = DELAY_IDLE;
+	log_err("logind: InhibitDelayMaxUSec is still %.0f s, less than the %.0f s needed (did %s/%s "
+		"take effect? a later logind.conf.d file may override it): a shutdown will only wait "
+		"that long for the pods", (double)l->delay_max_ns / 1e9,
+		(double)l->options.inhibit_delay_ns / 1e9, l->dropin_dir, LOGIND_DROPIN_NAME);
+}
+
+static int on_delay_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error);
+
+static int read_delay_max(struct logind *l)
+{
+	char text[512];
+	int r;
+
+	l->delay_slot = sd_bus_slot_unref(l->delay_slot);
+	r = call_async(l, &l->delay_slot, LOGIN1_SERVICE, LOGIN1_PATH, "org.freedesktop.DBus.Properties",
+		       "Get", on_delay_reply, "ss", LOGIN1_MANAGER, "InhibitDelayMaxUSec");
+	if (r < 0)
+		log_err("logind: reading InhibitDelayMaxUSec: %s", bus_error_text(NULL, r, text, sizeof(text)));
+	return r;
+}
+
+static int on_kill_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
+	char text[512];
+	const char *error = reply_error(m, text, sizeof(text));
+
+	l->delay_slot = sd_bus_slot_unref(l->delay_slot);
+	if (error) {
+		log_err("logind: KillUnit(%s, main, SIGHUP) to reload logind: %s", LOGIND_UNIT, error);
+		delay_too_short(l);
+		return 0;
+	}
+	l->recheck_tries = 0;
+	l->recheck_at_usec = now_usec() + RELOAD_CHECK_INTERVAL_USEC;
+	l->delay_state = DELAY_WAIT_RECHECK;
 	return 0;
 }
 
@@ -190,103 +228,169 @@ static int read_delay_max(struct logind *l, int64_t *out_ns)
  * Debian 12's systemd 252), so ReloadUnit would be refused. */
 static int reload_logind(struct logind *l)
 {
-	sd_bus_error error = SD_BUS_ERROR_NULL;
 	char text[512];
 	int r;
 
-	r = sd_bus_call_method(l->bus, SYSTEMD1_SERVICE, SYSTEMD1_PATH, SYSTEMD1_MANAGER, "KillUnit",
-			       &error, NULL, "ssi", LOGIND_UNIT, "main", (int32_t)SIGHUP);
-	if (r < 0) {
+	l->delay_slot = sd_bus_slot_unref(l->delay_slot);
+	r = call_async(l, &l->delay_slot, SYSTEMD1_SERVICE, SYSTEMD1_PATH, SYSTEMD1_MANAGER, "KillUnit",
+		       on_kill_reply, "ssi", LOGIND_UNIT, "main", (int32_t)SIGHUP);
+	if (r < 0)
 		log_err("logind: KillUnit(%s, main, SIGHUP) to reload logind: %s", LOGIND_UNIT,
-			bus_error_text(&error, r, text, sizeof(text)));
-		sd_bus_error_free(&error);
-		return r;
+			bus_error_text(NULL, r, text, sizeof(text)));
+	return r;
+}
+
+/* InhibitDelayMaxUSec >= what we need, raising it when not: read it; when too small write the
+ * drop-in, reload logind, and read it again every 100 ms until it shows or 20 tries have
+ * passed. Never fails the connection: a lock with a short delay still gives the pods that
+ * long. */
+static int on_delay_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
+	int64_t need = l->options.inhibit_delay_ns;
+	bool recheck = l->delay_state == DELAY_RECHECKING;
+	char text[512];
+	const char *error = reply_error(m, text, sizeof(text));
+	uint64_t usec;
+	int r;
+
+	l->delay_slot = sd_bus_slot_unref(l->delay_slot);
+	if (error) {
+		log_err("logind: reading InhibitDelayMaxUSec: %s", error);
+		if (recheck)
+			delay_too_short(l);
+		l->delay_state = DELAY_IDLE;
+		return 0;
 	}
+	r = sd_bus_message_read(m, "v", "t", &usec);
+	if (r < 0) {
+		log_err("logind: InhibitDelayMaxUSec: unexpected reply: %s", strerror(-r));
+		l->delay_state = DELAY_IDLE;
+		return 0;
+	}
+	l->delay_max_ns = usec_to_ns(usec);
+	if (recheck) {
+		if (l->delay_max_ns >= need) {
+			log_info("logind: InhibitDelayMaxUSec is now %.0f s: the drop-in took effect",
+				 (double)l->delay_max_ns / 1e9);
+			l->delay_state = DELAY_IDLE;
+		} else if (++l->recheck_tries >= RELOAD_CHECK_TRIES) {
+			delay_too_short(l);
+		} else {
+			l->recheck_at_usec = now_usec() + RELOAD_CHECK_INTERVAL_USEC;
+			l->delay_state = DELAY_WAIT_RECHECK;
+		}
+		return 0;
+	}
+	if (l->delay_max_ns >= need) {
+		log_info("logind: InhibitDelayMaxUSec is %.0f s, enough for the %.0f s needed",
+			 (double)l->delay_max_ns / 1e9, (double)need / 1e9);
+		l->delay_state = DELAY_IDLE;
+		return 0;
+	}
+	log_info("logind: InhibitDelayMaxUSec is %.0f s, less than the %.0f s needed; raising it",
+		 (double)l->delay_max_ns / 1e9, (double)need / 1e9);
+	if (logind_write_dropin(l->dropin_dir, need) || reload_logind(l) < 0) {
+		delay_too_short(l);
+		return 0;
+	}
+	l->delay_state = DELAY_RELOADING;
 	return 0;
 }
 
-/* InhibitDelayMaxUSec >= what we need, raising it when not. Never fails the connection: a
- * lock with a short delay still gives the pods that long. */
+/* Start the check unless one is under way. */
 static void ensure_delay(struct logind *l)
 {
-	int64_t need = l->options.inhibit_delay_ns, have;
-
-	if (read_delay_max(l, &have))
+	if (l->delay_state != DELAY_IDLE)
 		return;
-	if (have >= need) {
-		log_info("logind: InhibitDelayMaxUSec is %.0f s, enough for the %.0f s needed",
-			 (double)have / 1e9, (double)need / 1e9);
-		return;
-	}
-	log_info("logind: InhibitDelayMaxUSec is %.0f s, less than the %.0f s needed; raising it",
-		 (double)have / 1e9, (double)need / 1e9);
-	if (logind_write_dropin(l->dropin_dir, need) || reload_logind(l))
-		goto short_delay;
-	for (int i = 0; i < RELOAD_CHECK_TRIES; i++) {
-		poll(NULL, 0, RELOAD_CHECK_INTERVAL_MS);
-		if (read_delay_max(l, &have))
-			goto short_delay;
-		if (have >= need) {
-			log_info("logind: InhibitDelayMaxUSec is now %.0f s: the drop-in took effect",
-				 (double)have / 1e9);
-			return;
-		}
-	}
-short_delay:
-	log_err("logind: InhibitDelayMaxUSec is still %.0f s, less than the %.0f s needed (did %s/%s "
-		"take effect? a later logind.conf.d file may override it): a shutdown will only wait "
-		"that long for the pods", (double)l->delay_max_ns / 1e9, (double)need / 1e9,
-		l->dropin_dir, LOGIND_DROPIN_NAME);
+	if (read_delay_max(l) >= 0)
+		l->delay_state = DELAY_READING;
 }
 
-/* Ask logind for a delay lock. replace: also when one is held, closing the old one only once
- * the new one is ours, so that there is no moment without a lock. */
-static int take_lock(struct logind *l, bool replace)
+/* Take the lock again in a second. */
+static void schedule_relock(struct logind *l)
 {
-	sd_bus_error error = SD_BUS_ERROR_NULL;
-	sd_bus_message *reply = NULL;
+	if (!l->failures)
+		log_info("logind: retrying every second");
+	l->failures++;
+	l->relock_pending = true;
+	l->retry_at_usec = now_usec() + LOGIND_RECONNECT_NS / 1000;
+}
+
+static int on_inhibit_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
 	char text[512];
+	const char *error = reply_error(m, text, sizeof(text));
 	int fd, new_fd, r;
 
-	if (l->inhibit_fd >= 0 && !replace)
+	l->inhibit_slot = sd_bus_slot_unref(l->inhibit_slot);
+	if (error) {
+		retry_err(l, "logind: Inhibit(shutdown, delay): %s", error);
+		schedule_relock(l);
 		return 0;
-	if (!l->bus)
-		return -ENOTCONN;
-	r = sd_bus_call_method(l->bus, LOGIN1_SERVICE, LOGIN1_PATH, LOGIN1_MANAGER, "Inhibit", &error,
-			       &reply, "ssss", "shutdown", l->who, l->why, "delay");
-	if (r < 0) {
-		retry_err(l, "logind: Inhibit(shutdown, delay): %s", bus_error_text(&error, r, text, sizeof(text)));
-		sd_bus_error_free(&error);
-		return r;
 	}
-	r = sd_bus_message_read(reply, "h", &fd);
+	if (l->shutting_down) {
+		/* PrepareForShutdown(true) came while the call was in flight: a new delay lock
+		 * would hold the shutdown up once more. The reply's fd closes with it. */
+		log_info("logind: not keeping the new lock: a shutdown is under way");
+		return 0;
+	}
+	r = sd_bus_message_read(m, "h", &fd);
 	if (r < 0) {
 		log_err("logind: Inhibit reply: %s", strerror(-r));
-		sd_bus_message_unref(reply);
-		return r;
+		schedule_relock(l);
+		return 0;
 	}
 	/* The reply owns fd: keep a copy of our own. */
 	new_fd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
-	r = new_fd < 0 ? -errno : 0;
-	sd_bus_message_unref(reply);
-	if (r) {
-		log_err("logind: dup of the inhibitor fd: %s", strerror(-r));
-		return r;
+	if (new_fd < 0) {
+		log_err("logind: dup of the inhibitor fd: %m");
+		schedule_relock(l);
+		return 0;
 	}
 	if (l->inhibit_fd >= 0)
 		close(l->inhibit_fd);
 	l->inhibit_fd = new_fd;
+	l->failures = 0;
 	log_info("logind: holding a delay inhibitor lock for shutdown (who=\"%s\")", l->who);
+	ensure_delay(l);
 	return 0;
+}
+
+/* Ask logind for a delay lock. replace: also when one is held, closing the old one only once
+ * the new one is ours, so that there is no moment without a lock. The answer comes to
+ * on_inhibit_reply(). */
+static int take_lock(struct logind *l, bool replace)
+{
+	char text[512];
+	int r;
+
+	if (l->inhibit_fd >= 0 && !replace)
+		return 0;
+	if (l->inhibit_slot)
+		return 0;	/* asked already */
+	if (!l->bus)
+		return -ENOTCONN;
+	r = call_async(l, &l->inhibit_slot, LOGIN1_SERVICE, LOGIN1_PATH, LOGIN1_MANAGER, "Inhibit",
+		       on_inhibit_reply, "ssss", "shutdown", l->who, l->why, "delay");
+	if (r < 0)
+		retry_err(l, "logind: Inhibit(shutdown, delay): %s", bus_error_text(NULL, r, text, sizeof(text)));
+	return r;
 }
 
 int logind_inhibit(struct logind *l)
 {
-	return take_lock(l, false);
+	int r = take_lock(l, false);
+
+	rearm(l);
+	return r;
 }
 
 int logind_release(struct logind *l)
 {
+	/* A lock asked for and not yet granted would take over: cancel it. */
+	l->inhibit_slot = sd_bus_slot_unref(l->inhibit_slot);
 	if (l->inhibit_fd < 0)
 		return -ENOENT;
 	close(l->inhibit_fd);
@@ -344,11 +448,15 @@ static void teardown(struct logind *l)
 {
 	l->pfs_slot = sd_bus_slot_unref(l->pfs_slot);
 	l->owner_slot = sd_bus_slot_unref(l->owner_slot);
+	l->inhibit_slot = sd_bus_slot_unref(l->inhibit_slot);
+	l->delay_slot = sd_bus_slot_unref(l->delay_slot);
+	l->delay_state = DELAY_IDLE;
 	if (l->bus_fd >= 0) {
 		epoll_ctl(l->epoll_fd, EPOLL_CTL_DEL, l->bus_fd, NULL);
 		l->bus_fd = -1;
 	}
-	l->bus = sd_bus_flush_close_unref(l->bus);
+	/* Not sd_bus_flush_close_unref(): a flush waits for the peer to read what is queued. */
+	l->bus = sd_bus_close_unref(l->bus);
 	l->relock_pending = false;
 	l->inhibit_pending = false;
 }
@@ -389,17 +497,20 @@ static int connect_bus(struct logind *l)
 		goto fail;
 	}
 	sd_bus_set_description(l->bus, "evictd-logind");
-	/* Subscribe before taking the lock so that no PrepareForShutdown goes unseen. */
-	r = sd_bus_add_match(l->bus, &l->owner_slot,
-			     "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
-			     "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
-			     "arg0='" LOGIN1_SERVICE "'", on_name_owner_changed, l);
+	/* Subscribe before taking the lock so that no PrepareForShutdown goes unseen: the bus
+	 * handles a connection's messages in order, so AddMatch is in effect before Inhibit is
+	 * answered. Asynchronous: sd_bus_add_match() would wait for the bus's answer. A match
+	 * that fails to install fails sd_bus_process(), and the connection is made again. */
+	r = sd_bus_add_match_async(l->bus, &l->owner_slot,
+				   "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',"
+				   "interface='org.freedesktop.DBus',member='NameOwnerChanged',"
+				   "arg0='" LOGIN1_SERVICE "'", on_name_owner_changed, NULL, l);
 	if (r < 0) {
 		retry_err(l, "logind: subscribing to NameOwnerChanged: %s", strerror(-r));
 		goto fail;
 	}
-	r = sd_bus_match_signal(l->bus, &l->pfs_slot, LOGIN1_SERVICE, LOGIN1_PATH, LOGIN1_MANAGER,
-				"PrepareForShutdown", on_prepare_for_shutdown, l);
+	r = sd_bus_match_signal_async(l->bus, &l->pfs_slot, LOGIN1_SERVICE, LOGIN1_PATH, LOGIN1_MANAGER,
+				      "PrepareForShutdown", on_prepare_for_shutdown, NULL, l);
 	if (r < 0) {
 		retry_err(l, "logind: subscribing to PrepareForShutdown: %s", strerror(-r));
 		goto fail;
@@ -411,15 +522,16 @@ static int connect_bus(struct logind *l)
 		l->bus_fd = -1;
 		goto fail;
 	}
+	/* The delay check follows a granted lock (on_inhibit_reply). */
 	if (!l->shutting_down) {
 		r = take_lock(l, true);
 		if (r < 0)
 			goto fail;
+	} else {
+		ensure_delay(l);
 	}
-	ensure_delay(l);
 	log_info("logind: connected%s; %s", l->failures ? " after failing, retried every second" : "",
-		 l->inhibit_fd >= 0 ? "lock held" : "not taking the lock: a shutdown is under way");
-	l->failures = 0;
+		 l->shutting_down ? "not taking the lock: a shutdown is under way" : "asking for the lock");
 	return 0;
 fail:
 	if (!l->failures)
@@ -451,6 +563,8 @@ static void rearm(struct logind *l)
 	}
 	if (l->retry_at_usec && l->retry_at_usec < deadline)
 		deadline = l->retry_at_usec;
+	if (l->delay_state == DELAY_WAIT_RECHECK && l->recheck_at_usec < deadline)
+		deadline = l->recheck_at_usec;
 	if (deadline == l->timer_at_usec)
 		return;
 	if (deadline != UINT64_MAX) {
@@ -471,16 +585,8 @@ static void relock(struct logind *l)
 	l->relock_pending = false;
 	if (l->shutting_down)
 		return;
-	if (take_lock(l, true) < 0) {
-		if (!l->failures)
-			log_info("logind: retrying every second");
-		l->failures++;
-		l->relock_pending = true;
-		l->retry_at_usec = now_usec() + LOGIND_RECONNECT_NS / 1000;
-		return;
-	}
-	l->failures = 0;
-	ensure_delay(l);
+	if (take_lock(l, true) < 0)
+		schedule_relock(l);
 }
 
 int logind_process(struct logind *l)
@@ -499,6 +605,12 @@ int logind_process(struct logind *l)
 		else if (l->relock_pending)
 			relock(l);
 	}
+	if (l->bus && l->delay_state == DELAY_WAIT_RECHECK && now_usec() >= l->recheck_at_usec) {
+		if (read_delay_max(l) < 0)
+			delay_too_short(l);
+		else
+			l->delay_state = DELAY_RECHECKING;
+	}
 	while (l->bus) {
 		r = sd_bus_process(l->bus, NULL);
 		if (r < 0) {
@@ -508,11 +620,8 @@ int logind_process(struct logind *l)
 		}
 		if (l->inhibit_pending) {
 			l->inhibit_pending = false;
-			if (!l->shutting_down && take_lock(l, false) < 0) {
-				log_info("logind: retrying every second");
-				l->relock_pending = true;
-				l->retry_at_usec = now_usec() + LOGIND_RECONNECT_NS / 1000;
-			}
+			if (!l->shutting_down && take_lock(l, false) < 0)
+				schedule_relock(l);
 		}
 		if (r == 0)
 			break;
@@ -539,6 +648,8 @@ int logind_open(struct logind **out, const struct logind_options *options)
 	l->options.who = l->who;
 	l->options.why = l->why;
 	l->options.dropin_dir = l->dropin_dir;
+	l->call_timeout_usec = (uint64_t)(options->call_timeout_ns > 0 ? options->call_timeout_ns :
+					  LOGIND_DEFAULT_CALL_TIMEOUT_NS) / 1000;
 	l->bus_fd = -1;
 	l->inhibit_fd = -1;
 	l->delay_max_ns = -1;
@@ -586,6 +697,17 @@ uint32_t logind_events(const struct logind *l)
 uint64_t logind_timeout_usec(const struct logind *l)
 {
 	return l->timer_at_usec;
+}
+
+int64_t logind_timeout_ns(const struct logind *l)
+{
+	return l->timer_at_usec == UINT64_MAX || l->timer_at_usec > (uint64_t)INT64_MAX / 1000 ?
+	       INT64_MAX : (int64_t)l->timer_at_usec * 1000;
+}
+
+bool logind_call_pending(const struct logind *l)
+{
+	return l->inhibit_slot || l->delay_slot;
 }
 
 bool logind_connected(const struct logind *l)

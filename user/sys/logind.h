@@ -5,11 +5,18 @@
  * small, PrepareForShutdown delivered to a callback, and a reconnect every second when the
  * bus or logind goes away. Every sd-bus call of evictd is in logind.c.
  *
- * Event loop: logind_fd() is one stable fd (an epoll set of the bus fd and a timer) that
- * stays the same across reconnects; when it is readable (EPOLLIN), call logind_process().
- * No timeout has to be handled by the caller: the bus's timeouts and the reconnect timer are
- * inside. logind_events() and logind_timeout_usec() are there for a caller that wants to poll
- * the bus itself.
+ * Nothing here waits for logind or systemd: every method call (Inhibit, the
+ * InhibitDelayMaxUSec reads, KillUnit, AddMatch) is sent asynchronously with a reply timeout
+ * (call_timeout_ns, 5 s by default, instead of sd-bus's 25 s), and its reply, error or
+ * timeout is handled in a callback from logind_process(). A logind that never answers costs
+ * a timeout and a retry a second later, never a stalled loop.
+ *
+ * Event loop: logind_fd() is one stable fd (an epoll set of the bus fd, with the poll events
+ * sd_bus_get_events() asks for, and a timerfd at sd_bus_get_timeout() and our own retry and
+ * re-check deadlines) that stays the same across reconnects; when it is readable (EPOLLIN),
+ * call logind_process(). Register it borrowed with EPOLLIN (logind_events()); no timer is
+ * needed on the caller's side. logind_timeout_ns() is there for a caller that wants to see
+ * the next deadline.
  */
 #ifndef EVICTD_LOGIND_H
 #define EVICTD_LOGIND_H
@@ -21,6 +28,8 @@
 #define LOGIND_DEFAULT_DROPIN_DIR "/etc/systemd/logind.conf.d"
 #define LOGIND_DROPIN_NAME "99-evictd.conf"
 #define LOGIND_RECONNECT_NS 1000000000ll
+/* How long a method call may go unanswered (sd-bus's own default is 25 s). */
+#define LOGIND_DEFAULT_CALL_TIMEOUT_NS 5000000000ll
 
 struct logind_options {
 	/* What logind must wait for: the plan's total (InhibitDelayMaxUSec >= this). */
@@ -31,6 +40,8 @@ struct logind_options {
 	const char *why;	/* NULL = "evictd terminates pods gracefully before shutdown" */
 	/* NULL = the system bus; else a D-Bus address (tests, a private bus). */
 	const char *bus_address;
+	/* A method call's reply timeout; 0 = LOGIND_DEFAULT_CALL_TIMEOUT_NS. */
+	int64_t call_timeout_ns;
 	/* PrepareForShutdown(start). Called from logind_process(). On start == false (shutdown
 	 * cancelled) the lock is taken again by this module, right after the callback returns. */
 	void (*prepare_for_shutdown)(void *ctx, bool start);
@@ -40,10 +51,11 @@ struct logind_options {
 struct logind;
 
 /*
- * Set up and try the first connection at once: subscribe to PrepareForShutdown and to
- * login1's NameOwnerChanged, take the lock, then check InhibitDelayMaxUSec (write the drop-in,
- * reload logind, re-read and say whether it took effect). A failed first connection is logged
- * and retried every second from logind_process(); only resource errors fail (-ENOMEM, or the
+ * Set up and start the first connection at once: subscribe to PrepareForShutdown and to
+ * login1's NameOwnerChanged and ask for the lock; once it is granted (from logind_process()),
+ * check InhibitDelayMaxUSec (write the drop-in, reload logind, re-read and say whether it took
+ * effect). Returns without waiting for any answer. A failed connection or call is logged and
+ * retried every second from logind_process(); only resource errors fail (-ENOMEM, or the
  * epoll/timerfd errno).
  */
 int logind_open(struct logind **out, const struct logind_options *options);
@@ -54,14 +66,21 @@ int logind_fd(const struct logind *logind);
 uint32_t logind_events(const struct logind *logind);	/* always EPOLLIN for logind_fd() */
 /* The next internal deadline, CLOCK_MONOTONIC µs; UINT64_MAX = none. */
 uint64_t logind_timeout_usec(const struct logind *logind);
+/* The same in ns; INT64_MAX = none. logind_fd() already becomes readable then. */
+int64_t logind_timeout_ns(const struct logind *logind);
 /* Dispatch bus messages and timers; reconnect or take the lock again when due. Failures are
  * logged and retried every second, so this returns 0. */
 int logind_process(struct logind *logind);
 
-/* Take the delay lock now (no-op when held). 0 or negative errno (logged with the bus error). */
+/* Ask for the delay lock (no-op when held or asked for already); logind_holds_lock() once the
+ * answer has come through logind_process(). Never waits. 0, or negative errno when the call
+ * could not be sent (-ENOTCONN: no bus now; logged). */
 int logind_inhibit(struct logind *logind);
-/* Close the inhibitor fd: logind goes on with the shutdown. 0, or -ENOENT when none was held. */
+/* Close the inhibitor fd: logind goes on with the shutdown. A lock asked for and not granted
+ * yet is cancelled. Never waits. 0, or -ENOENT when none was held. */
 int logind_release(struct logind *logind);
+/* A method call is waiting for its answer (tests, status). */
+bool logind_call_pending(const struct logind *logind);
 
 bool logind_connected(const struct logind *logind);
 bool logind_holds_lock(const struct logind *logind);

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <systemd/sd-daemon.h>
-#include <time.h>
 
+#include "sys/clock.h"
 #include "sys/log.h"
 #include "sys/notify.h"
 
@@ -83,12 +83,10 @@ int notify_watchdog(void)
 
 int notify_reloading(void)
 {
-	struct timespec now;
 	char state[96];
 
-	clock_gettime(CLOCK_MONOTONIC, &now);
 	snprintf(state, sizeof(state), "RELOADING=1\nMONOTONIC_USEC=%llu",
-		 (unsigned long long)now.tv_sec * 1000000ull + (unsigned long long)now.tv_nsec / 1000);
+		 (unsigned long long)(clock_monotonic_ns() / 1000));
 	return send_state(state);
 }
 

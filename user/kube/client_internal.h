@@ -1,0 +1,96 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Inside the Kubernetes API client: shared by kube/config.c, kube/http.c and kube/client.c,
+ * never included from outside user/kube/. */
+#ifndef EVICTD_KUBE_CLIENT_INTERNAL_H
+#define EVICTD_KUBE_CLIENT_INTERNAL_H
+
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "kube/kube.h"
+
+#define KUBE_TOKEN_MAX_BYTES 65536
+#define KUBE_WHAT_LEN 192
+
+struct kube_job {
+	struct kube_job *next;
+	const struct kube_job_ops *ops;
+	void *ctx;
+	char what[KUBE_WHAT_LEN];
+	unsigned attempt;
+	int64_t first_ns;
+	int64_t due_ns;
+};
+
+struct kube_task {
+	struct kube_task *next;
+	struct kube_client *client;
+	const struct kube_task_ops *ops;
+	void *ctx;
+	int64_t due_ns;
+	bool woken;
+	bool running;
+};
+
+/* The token as last read, and the file identity it was read at. */
+struct kube_token {
+	char *value;		/* NULL: none read (or no token configured) */
+	bool loaded;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+};
+
+struct kube_client {
+	struct kube_config config;
+	int64_t request_timeout_ns;
+	int64_t backoff_initial_ns;
+	int64_t backoff_max_ns;
+	int64_t retry_for_ns;
+	size_t queue_max;
+	char user_agent[64];
+	int64_t (*now_ns)(void);
+
+	pthread_mutex_t lock;		/* everything below until "worker only" */
+	pthread_cond_t wake;		/* work for the worker, or stop */
+	pthread_cond_t idle;		/* the worker finished something */
+	struct kube_job *head, *tail;
+	size_t n_queued;
+	bool job_running;
+	struct kube_task *tasks;
+	bool stop;
+	struct kube_client_stats stats;
+	uint32_t events;		/* KUBE_EVENT_* posted, not yet dispatched */
+	bool idle_notify;		/* post KUBE_EVENT_IDLE once nothing is left to do */
+
+	/* Set at creation. */
+	int event_fd;			/* eventfd: readable while events is not 0 */
+
+	/* Worker only. */
+	pthread_t thread;
+	bool thread_started;
+	CURL *curl;
+	struct kube_token token;
+	uint64_t random_state;
+	int64_t retry_after_ns;		/* the last answer's Retry-After, for the next backoff */
+};
+
+/* Read a small file whole, trailing whitespace trimmed (the token, the namespace). 0 or
+ * negative errno. */
+int kube_read_trimmed(const char *path, char *buf, size_t len);
+/* One counter of client->stats, under the lock. */
+void kube_client_count(struct kube_client *client, uint64_t *counter);
+/* Forget the token, wiping it from memory. */
+void kube_token_clear(struct kube_token *token);
+/* Post events (KUBE_EVENT_*) for the daemon's loop: they accumulate until
+ * kube_client_dispatch(). Any thread; takes client->lock. */
+void kube_client_post(struct kube_client *client, uint32_t events);
+/* splitmix64: jitter needs spread, not secrecy. */
+uint64_t kube_next_random(uint64_t *state);
+
+#endif

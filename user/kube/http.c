@@ -1,0 +1,380 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The Kubernetes API client's HTTPS side: one request through libcurl, the token, the
+ * retry policy and small helpers. Runs in the worker (kube/client.c). */
+#include <ctype.h>
+#include <errno.h>
+#include <json-c/json.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "kube/client_internal.h"
+#include "sys/log.h"
+
+const struct kube_config *kube_client_config(const struct kube_client *client)
+{
+	return &client->config;
+}
+
+void kube_url(const struct kube_client *client, const char *path, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", client->config.server, path);
+}
+
+void kube_client_count(struct kube_client *client, uint64_t *counter)
+{
+	pthread_mutex_lock(&client->lock);
+	(*counter)++;
+	pthread_mutex_unlock(&client->lock);
+}
+
+void kube_client_get_stats(struct kube_client *client, struct kube_client_stats *stats)
+{
+	pthread_mutex_lock(&client->lock);
+	*stats = client->stats;
+	stats->queued = client->n_queued;
+	pthread_mutex_unlock(&client->lock);
+}
+
+uint64_t kube_next_random(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+int64_t kube_backoff_ns(int64_t initial_ns, int64_t max_ns, unsigned attempt, uint64_t random_value)
+{
+	int64_t delay = initial_ns > 0 ? initial_ns : 1;
+	int64_t half;
+
+	for (unsigned i = 1; i < attempt && delay < max_ns; i++)
+		delay = delay > max_ns / 2 ? max_ns : delay * 2;
+	if (delay > max_ns)
+		delay = max_ns;
+	/* Equal jitter: never less than half the delay, so a crowd of agents still spreads out
+	 * without any of them hammering the server. */
+	half = delay / 2;
+	return delay - half + (int64_t)(random_value % (uint64_t)(half + 1));
+}
+
+/* Retry-After from a 429 or 503 wins over our own backoff when longer (at most 5 min). */
+#define KUBE_RETRY_AFTER_MAX_NS (300ll * 1000000000)
+
+int64_t kube_client_backoff_ns(struct kube_client *client, unsigned attempt)
+{
+	int64_t delay = kube_backoff_ns(client->backoff_initial_ns, client->backoff_max_ns, attempt,
+					kube_next_random(&client->random_state));
+	int64_t asked = client->retry_after_ns < KUBE_RETRY_AFTER_MAX_NS ? client->retry_after_ns :
+										 KUBE_RETRY_AFTER_MAX_NS;
+
+	client->retry_after_ns = 0;
+	return asked > delay ? asked : delay;
+}
+
+bool kube_should_retry(int err, long status)
+{
+	if (err < 0)
+		return err != -EFBIG;
+	return status == 429 || status == 401 || status >= 500;
+}
+
+void kube_status_message(const char *body, char *buf, size_t len)
+{
+	struct json_object *doc, *message;
+
+	if (!len)
+		return;
+	buf[0] = '\0';
+	if (!body)
+		return;
+	doc = json_tokener_parse(body);
+	if (doc && json_object_object_get_ex(doc, "message", &message) &&
+	    json_object_is_type(message, json_type_string))
+		snprintf(buf, len, "%s", json_object_get_string(message));
+	json_object_put(doc);
+}
+
+int kube_escape(const char *text, char *buf, size_t len)
+{
+	static const char hex[] = "0123456789ABCDEF";
+	size_t used = 0;
+
+	for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+		bool plain = isalnum(*p) || *p == '-' || *p == '.' || *p == '_' || *p == '~';
+
+		if (used + (plain ? 1 : 3) >= len) {
+			if (len)
+				buf[0] = '\0';
+			return -ENOSPC;
+		}
+		if (plain) {
+			buf[used++] = (char)*p;
+		} else {
+			buf[used++] = '%';
+			buf[used++] = hex[*p >> 4];
+			buf[used++] = hex[*p & 15];
+		}
+	}
+	if (used >= len)
+		return -ENOSPC;
+	buf[used] = '\0';
+	return (int)used;
+}
+
+/* ---- the token (worker only) ------------------------------------------------------------ */
+
+void kube_token_clear(struct kube_token *token)
+{
+	if (token->value) {
+		explicit_bzero(token->value, strlen(token->value));
+		free(token->value);
+	}
+	memset(token, 0, sizeof(*token));
+}
+
+/* Re-read the token when its file is not the one read last (a projected token is replaced
+ * through a symlink swap: a new inode), or always with force. 0 or negative errno; the last
+ * token stays in use when the file cannot be read. */
+static int token_refresh(struct kube_client *client, bool force)
+{
+	struct kube_token *token = &client->token;
+	struct stat st;
+	char *value;
+	int err;
+
+	if (!client->config.token_path[0])
+		return 0;
+	if (stat(client->config.token_path, &st)) {
+		err = -errno;
+		log_warn("kube: token file %s: %s; keeping the last token", client->config.token_path,
+			 strerror(-err));
+		return err;
+	}
+	if (!force && token->loaded && st.st_dev == token->dev && st.st_ino == token->ino &&
+	    st.st_size == token->size && st.st_mtim.tv_sec == token->mtime.tv_sec &&
+	    st.st_mtim.tv_nsec == token->mtime.tv_nsec)
+		return 0;
+	value = malloc(KUBE_TOKEN_MAX_BYTES);
+	if (!value)
+		return -ENOMEM;
+	err = kube_read_trimmed(client->config.token_path, value, KUBE_TOKEN_MAX_BYTES);
+	if (err) {
+		free(value);
+		log_warn("kube: reading token file %s: %s; keeping the last token",
+			 client->config.token_path, strerror(-err));
+		return err;
+	}
+	kube_token_clear(token);
+	token->value = value;
+	token->loaded = true;
+	token->dev = st.st_dev;
+	token->ino = st.st_ino;
+	token->size = st.st_size;
+	token->mtime = st.st_mtim;
+	kube_client_count(client, &client->stats.token_reloads);
+	log_debug("kube: token read from %s (%zu bytes)", client->config.token_path, strlen(value));
+	return 0;
+}
+
+/* ---- one request ------------------------------------------------------------------------- */
+
+struct body_buffer {
+	char *data;
+	size_t len;
+	size_t cap;
+	bool too_large;
+};
+
+static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct body_buffer *buffer = userdata;
+	size_t n = size * nmemb;
+
+	if (buffer->len + n > KUBE_MAX_RESPONSE_BYTES) {
+		buffer->too_large = true;
+		return 0;
+	}
+	if (buffer->len + n + 1 > buffer->cap) {
+		size_t cap = buffer->cap ? buffer->cap : 16384;
+		char *data;
+
+		while (cap < buffer->len + n + 1)
+			cap *= 2;
+		data = realloc(buffer->data, cap);
+		if (!data)
+			return 0;
+		buffer->data = data;
+		buffer->cap = cap;
+	}
+	memcpy(buffer->data + buffer->len, ptr, n);
+	buffer->len += n;
+	buffer->data[buffer->len] = '\0';
+	return n;
+}
+
+static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
+{
+	struct kube_response *response = userdata;
+	size_t n = size * nmemb;
+
+	if (n > 12 && !strncasecmp(ptr, "Retry-After:", 12)) {
+		char value[32];
+		size_t len = n - 12 < sizeof(value) - 1 ? n - 12 : sizeof(value) - 1;
+		char *end;
+		long seconds;
+
+		memcpy(value, ptr + 12, len);
+		value[len] = '\0';
+		seconds = strtol(value, &end, 10);
+		/* Only the delta-seconds form; an HTTP date falls back to our own backoff. */
+		if (end != value && seconds > 0)
+			response->retry_after_ns = (int64_t)(seconds < 3600 ? seconds : 3600) * 1000000000;
+	}
+	return n;
+}
+
+static int curl_errno(CURLcode code)
+{
+	switch (code) {
+	case CURLE_OPERATION_TIMEDOUT: return -ETIMEDOUT;
+	case CURLE_COULDNT_CONNECT: return -ECONNREFUSED;
+	case CURLE_COULDNT_RESOLVE_HOST: return -EHOSTUNREACH;
+	case CURLE_SSL_CONNECT_ERROR:
+	case CURLE_PEER_FAILED_VERIFICATION:
+	case CURLE_SSL_CACERT_BADFILE:
+	case CURLE_SSL_CERTPROBLEM: return -EPROTO;
+	case CURLE_OUT_OF_MEMORY: return -ENOMEM;
+	default: return -EIO;
+	}
+}
+
+void kube_response_free(struct kube_response *response)
+{
+	free(response->body);
+	memset(response, 0, sizeof(*response));
+}
+
+static int request_once(struct kube_client *client, const char *method, const char *path,
+			const char *content_type, const char *body, struct kube_response *response)
+{
+	char url[sizeof(client->config.server) + 4096];
+	char curl_error[CURL_ERROR_SIZE] = "";
+	struct body_buffer buffer = { 0 };
+	struct curl_slist *headers = NULL;
+	char *auth = NULL;
+	CURL *curl = client->curl;
+	CURLcode code;
+	int err = 0;
+
+	kube_response_free(response);
+	if (snprintf(url, sizeof(url), "%s%s", client->config.server, path) >= (int)sizeof(url)) {
+		snprintf(response->error, sizeof(response->error), "path too long");
+		return -ENAMETOOLONG;
+	}
+	curl_easy_reset(curl);
+	headers = curl_slist_append(headers, "Accept: application/json");
+	if (content_type) {
+		char line[128];
+
+		snprintf(line, sizeof(line), "Content-Type: %s", content_type);
+		headers = curl_slist_append(headers, line);
+	}
+	if (client->token.value && client->token.value[0]) {
+		if (asprintf(&auth, "Authorization: Bearer %s", client->token.value) < 0)
+			auth = NULL;
+		if (auth)
+			headers = curl_slist_append(headers, auth);
+	}
+	if (!headers || (client->token.value && client->token.value[0] && !auth)) {
+		err = -ENOMEM;
+		snprintf(response->error, sizeof(response->error), "out of memory");
+		goto out;
+	}
+	curl_easy_setopt(curl, CURLOPT_URL, url);
+	curl_easy_setopt(curl, CURLOPT_PROTOCOLS_STR, "https");
+	curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);	/* a thread must not get SIGALRM */
+	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYPEER, 1L);
+	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
+	if (client->config.ca_path[0])
+		curl_easy_setopt(curl, CURLOPT_CAINFO, client->config.ca_path);
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(client->request_timeout_ns / 1000000));
+	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+			 (long)(client->request_timeout_ns / 1000000 < 5000 ? client->request_timeout_ns / 1000000 : 5000));
+	curl_easy_setopt(curl, CURLOPT_USERAGENT, client->user_agent);
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
+	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
+	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &buffer);
+	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
+	curl_easy_setopt(curl, CURLOPT_HEADERDATA, response);
+	if (strcmp(method, "GET"))
+		curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
+	if (body) {
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDS, body);
+		curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)strlen(body));
+	}
+
+	kube_client_count(client, &client->stats.requests);
+	code = curl_easy_perform(curl);
+	if (code != CURLE_OK) {
+		err = buffer.too_large ? -EFBIG : curl_errno(code);
+		snprintf(response->error, sizeof(response->error), "curl error %d: %s", (int)code,
+			 buffer.too_large ? "response larger than the limit" :
+			 curl_error[0] ? curl_error : curl_easy_strerror(code));
+		kube_client_count(client, &client->stats.failures);
+		log_debug("kube: %s %s: %s", method, url, response->error);
+		free(buffer.data);
+		goto out;
+	}
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
+	response->body = buffer.data;
+	response->body_len = buffer.len;
+	if (response->status < 200 || response->status > 299) {
+		char message[256];
+
+		kube_status_message(response->body, message, sizeof(message));
+		snprintf(response->error, sizeof(response->error), "HTTP %ld%s%s", response->status,
+			 message[0] ? ": " : "", message);
+		kube_client_count(client, &client->stats.failures);
+		log_debug("kube: %s %s: %s", method, url, response->error);
+	}
+out:
+	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, NULL);
+	curl_slist_free_all(headers);
+	if (auth) {
+		explicit_bzero(auth, strlen(auth));
+		free(auth);
+	}
+	return err;
+}
+
+int kube_request(struct kube_client *client, const char *method, const char *path,
+		 const char *content_type, const char *body, struct kube_response *response)
+{
+	struct kube_token before;
+	int err;
+
+	memset(response, 0, sizeof(*response));
+	token_refresh(client, false);
+	err = request_once(client, method, path, content_type, body, response);
+	client->retry_after_ns = response->retry_after_ns;
+	if (err || response->status != 401 || !client->config.token_path[0])
+		return err;
+	/* A 401 just as the kubelet rotates the token: read the file again and, when it is a
+	 * new file, send once more at once; otherwise the caller's backoff applies. */
+	before = client->token;
+	if (token_refresh(client, true) == 0 &&
+	    (client->token.ino != before.ino || client->token.dev != before.dev ||
+	     client->token.size != before.size || client->token.mtime.tv_sec != before.mtime.tv_sec ||
+	     client->token.mtime.tv_nsec != before.mtime.tv_nsec)) {
+		log_info("kube: %s %s: 401 with a token that has since been replaced; retrying with the new one",
+			 method, path);
+		err = request_once(client, method, path, content_type, body, response);
+	}
+	return err;
+}

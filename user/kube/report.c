@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * What evictd sends to the API server, and the API-server pod metadata source.
+ *
+ * ---- Why an evicted pod's status is patched to Failed, not deleted --------------------------
+ *
+ * The kubelet's eviction manager (pkg/kubelet/eviction, evictPod) does not delete a pod: it
+ * records a Warning Event "Evicted" and kills the pod with a status function that sets phase
+ * Failed, reason "Evicted", the evictionMessage text and a DisruptionTarget condition (reason
+ * TerminationByKubelet); the status manager sends that through the pods/status subresource as
+ * a strategic-merge patch carrying metadata.uid as a precondition. evictd does the same, for
+ * these reasons:
+ *  - The API server lets any client with pods/status patch set phase Failed: the status
+ *    update validation (ValidatePodStatusUpdate) restricts nodeName and container-state
+ *    transitions, not the phase; the PodGC and taint-eviction controllers set Failed with a
+ *    DisruptionTarget condition the same way. NodeRestriction only limits kubelets.
+ *  - The kubelet keeps a terminal phase it finds in the API: generateAPIPodStatus "API phase
+ *    was terminal, updating phase to match" keeps Failed and, having no reason of its own,
+ *    our reason and message; SyncPod then sees a terminal pod and stops it instead of
+ *    restarting its containers in place - exactly what a kill alone would get (restartPolicy
+ *    Always restarts them on the same, starved node).
+ *  - Controllers replace a Failed pod at once: ReplicaSet (so Deployment) and Job count only
+ *    active pods (FilterActivePods drops Failed); StatefulSet deletes a Failed replica and
+ *    recreates it under the same name; DaemonSet deletes failed daemon pods and recreates
+ *    them. A Job with a podFailurePolicy can match the DisruptionTarget condition to not
+ *    count the eviction against backoffLimit, as with kubelet evictions. A bare pod stays
+ *    Failed, as the kubelet leaves it.
+ *  - A deletion would need the "delete" verb, would lose the record of why (kubectl get pods
+ *    shows "Evicted" for the status), and for a StatefulSet would let the replacement start
+ *    while the kubelet still considers the old one terminating. The Eviction API
+ *    (pods/eviction) is wrong here: it honours PodDisruptionBudgets, which node-pressure
+ *    eviction by design does not.
+ * The patch is sent only after cgroup.kill has emptied the pod: a Failed phase while
+ * containers still run would let a StatefulSet start a second pod with the same identity.
+ * The uid precondition turns a pod replaced meanwhile under the same name into a 409, which
+ * is treated as "nothing to do".
+ *
+ * ---- Node shutdown --------------------------------------------------------------------------
+ *
+ * The kubelet's graceful shutdown sets the node NotReady ("KubeletNotReady", "node is shutting
+ * down") and each pod Failed, reason "Terminated", message "Pod was terminated in response to
+ * imminent node shutdown." with the DisruptionTarget condition. evictd reports the pods the
+ * same way, each once its kill has ended, so controllers replace them at once instead of after
+ * node-monitor-grace-period (50 s) + the 300 s not-ready toleration. It does not write the
+ * Ready condition: the kubelet owns it and, still running while evictd holds the inhibitor,
+ * would set it back to True within nodeStatusUpdateFrequency. Nor does it cordon
+ * (spec.unschedulable is the operator's switch: evictd could not tell on the next boot whether
+ * to undo it) or use node.kubernetes.io/unschedulable (the node lifecycle controller derives
+ * that taint from spec.unschedulable and would remove it). It adds its own
+ * evictd.io/shutdown:NoSchedule taint instead, removed on cancel and at the next start.
+ *
+ * ---- The out-of-service taint (opt-in) --------------------------------------------------------
+ *
+ * node.kubernetes.io/out-of-service=nodeshutdown:NoExecute (KEP-2268, non-graceful node
+ * shutdown) makes the control plane force-delete the node's terminating pods and detach their
+ * volumes without the 6-minute wait, so StatefulSet pods with volumes fail over at once. It is
+ * only safe when the node is really off: a volume detached while still mounted and written to
+ * can be corrupted. evictd sets it only when every pod's kill ended with an empty cgroup, after
+ * sync(2), and just before it releases the shutdown inhibitor. Risks that remain: logind's
+ * PrepareForShutdown does not say whether this is a power-off or a reboot (systemd 252 has no
+ * shutdown type on it), so a reboot fails workloads over too; if the shutdown stalls or is
+ * cancelled after the lock is released the node keeps running with the taint (evictd removes
+ * it on cancel while it still can); and if evictd does not come back on the next boot the taint
+ * stays until an operator removes it - which is the taint's documented meaning. evictd records
+ * in its state dir that it set the taint and removes it at the next start only then, never
+ * one an operator set.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "kube/report_internal.h"
+#include "sys/clock.h"
+#include "sys/log.h"
+
+void kube_report_ref(struct kube_report *report)
+{
+	atomic_fetch_add(&report->refs, 1);
+}
+
+void kube_report_unref(struct kube_report *report)
+{
+	if (atomic_fetch_sub(&report->refs, 1) != 1)
+		return;
+	pthread_mutex_destroy(&report->lock);
+	free(report);
+}
+
+/* Submit a request, or in a dry run say what it would have been. */
+int kube_report_send(struct kube_report *report, const char *method, const char *path,
+			const char *content_type, const char *body, const char *what, bool ok_if_gone)
+{
+	int err;
+
+	if (report->dry_run) {
+		log_info("kube: [dry-run] %s: would %s %s %s", what, method, path, body ? body : "");
+		return 0;
+	}
+	err = kube_submit(report->client, &(struct kube_request_spec){
+		.method = method,
+		.path = path,
+		.content_type = content_type,
+		.body = body,
+		.what = what,
+		.ok_if_gone = ok_if_gone,
+	});
+	if (err && err != -ENOBUFS)	/* a full queue was logged by kube_submit */
+		log_err("kube: %s: %s %s not queued: %s", what, method, path, strerror(-err));
+	return err;
+}
+
+/* -- pods -- */
+
+/* A pod the API knows, that evictd may report on. Logs why not. */
+static bool reportable_pod(const struct pod *pod, const char *what)
+{
+	if (!pod->namespace_[0] || !pod->name[0] || !pod->uid[0]) {
+		log_warn("kube: %s: the pod in %s has no API metadata (namespace/name); not reported",
+			 what, pod->cgroup_path);
+		return false;
+	}
+	if (pod->is_static || pod->is_mirror || pod->is_self) {
+		log_info("kube: %s: %s/%s is a static pod or evictd itself; its status is the kubelet's",
+			 what, pod->namespace_, pod->name);
+		return false;
+	}
+	return true;
+}
+
+static int fail_pod(struct kube_report *report, const struct pod *pod, const char *reason,
+		    const char *message, const char *what)
+{
+	char path[512];
+	char *patch = kube_pod_failed_patch(pod->uid, reason, message, report->realtime_ns());
+	int err;
+
+	if (!patch)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", pod->namespace_, pod->name);
+	err = kube_report_send(report, "PATCH", path, KUBE_CONTENT_STRATEGIC_PATCH, patch, what, true);
+	free(patch);
+	return err;
+}
+
+int kube_report_eviction(struct kube_report *report, const struct kube_eviction *eviction)
+{
+	const struct pod *pod = eviction->pod;
+	char message[1024], what[400], offending[512] = "", usage[512] = "";
+	size_t used_names = 0, used_usage = 0;
+	int err;
+
+	if (!reportable_pod(pod, "eviction"))
+		return -ENODATA;
+	if (kube_eviction_message(eviction, message, sizeof(message)) < 0)
+		log_debug("kube: eviction message of %s/%s truncated", pod->namespace_, pod->name);
+	snprintf(what, sizeof(what), "eviction status of %s/%s", pod->namespace_, pod->name);
+	err = fail_pod(report, pod, KUBE_REASON_EVICTED, message, what);
+	if (err)
+		return err;
+
+	/* The kubelet's event annotations (helpers.go: OffendingContainersKey ...). */
+	for (size_t i = 0; i < eviction->n_containers; i++) {
+		const struct kube_container_usage *c = &eviction->containers[i];
+		char quantity[40];
+
+		if (c->usage <= c->request)
+			continue;
+		kube_quantity_string(c->usage, KUBE_QUANTITY_BINARY_SI, quantity, sizeof(quantity));
+		used_names += (size_t)snprintf(offending + used_names, used_names < sizeof(offending) ?
+					       sizeof(offending) - used_names : 0, "%s%s",
+					       used_names ? "," : "", c->name);
+		used_usage += (size_t)snprintf(usage + used_usage, used_usage < sizeof(usage) ?
+					       sizeof(usage) - used_usage : 0, "%s%s",
+					       used_usage ? "," : "", quantity);
+	}
+	{
+		const char *annotations[3][2] = {
+			{ "offending_containers", offending },
+			{ "offending_containers_usage", usage },
+			{ "starved_resource", kube_signal_resource(eviction->signal) },
+		};
+
+		err = kube_report_emit_event(report, "Pod", pod->namespace_, pod->name, pod->uid, "Warning",
+				 KUBE_REASON_EVICTED, message, annotations, 3);
+	}
+	if (err && err != -ENOBUFS)
+		log_err("kube: event Evicted on %s/%s not queued: %s", pod->namespace_, pod->name, strerror(-err));
+	return 0;
+}
+
+int kube_report_shutdown_pod(struct kube_report *report, const struct pod *pod)
+{
+	char what[400];
+
+	if (!reportable_pod(pod, "shutdown"))
+		return -ENODATA;
+	snprintf(what, sizeof(what), "shutdown status of %s/%s", pod->namespace_, pod->name);
+	return fail_pod(report, pod, KUBE_REASON_SHUTDOWN_TERMINATED, KUBE_MESSAGE_SHUTDOWN, what);
+}
+
+static void sync_all(void)
+{
+	sync();
+}
+
+int kube_report_new(struct kube_report **out, const struct kube_report_options *options)
+{
+	struct kube_report *report;
+	struct kube_task *task;
+	const char *state_dir;
+
+	*out = NULL;
+	if (!options || !options->client || !options->node_name || !options->node_name[0] ||
+	    strlen(options->node_name) >= sizeof(report->node))
+		return -EINVAL;
+	report = calloc(1, sizeof(*report));
+	if (!report)
+		return -ENOMEM;
+	atomic_init(&report->refs, 2);	/* the owner and the taint task */
+	report->client = options->client;
+	snprintf(report->node, sizeof(report->node), "%s", options->node_name);
+	snprintf(report->component, sizeof(report->component), "%s",
+		 options->component ? options->component : KUBE_REPORT_COMPONENT);
+	state_dir = options->state_dir ? options->state_dir : KUBE_REPORT_DEFAULT_STATE_DIR;
+	if (state_dir[0])
+		snprintf(report->record_path, sizeof(report->record_path), "%s/%s", state_dir,
+			 KUBE_OUT_OF_SERVICE_RECORD);
+	report->dry_run = options->dry_run;
+	report->pressure_taints = !options->no_pressure_taints;
+	report->out_of_service_on_shutdown = options->taint_out_of_service_on_shutdown;
+	report->realtime_ns = options->realtime_ns ? options->realtime_ns : clock_realtime_ns;
+	report->sync_filesystems = options->sync_filesystems ? options->sync_filesystems : sync_all;
+	pthread_mutex_init(&report->lock, NULL);
+
+	/* What an earlier run may have left: our own taints always; out-of-service only with
+	 * the record saying we set it. want is empty, so the first run removes them. */
+	report->managed = KUBE_TAINTS_EVICTD_OWNED;
+	if (report->record_path[0] && kube_report_read_record(report->record_path, report->node)) {
+		log_info("kube: %s says evictd set %s before the last shutdown; removing it",
+			 report->record_path, kube_taint_name(KUBE_TAINT_OUT_OF_SERVICE));
+		report->managed |= KUBE_TAINT_BIT(KUBE_TAINT_OUT_OF_SERVICE);
+	}
+	/* Not under report->lock: on failure kube_task_add calls the release, which takes it. */
+	task = kube_task_add(report->client, &kube_report_taint_task_ops, report);
+	if (!task) {
+		kube_report_unref(report);	/* the task's reference went with the release */
+		return -ENOMEM;
+	}
+	pthread_mutex_lock(&report->lock);
+	report->task = task;
+	pthread_mutex_unlock(&report->lock);
+	*out = report;
+	return 0;
+}
+
+void kube_report_free(struct kube_report *report)
+{
+	if (!report)
+		return;
+	pthread_mutex_lock(&report->lock);
+	report->closed = true;
+	if (report->task)
+		kube_task_wake(report->task);	/* it returns KUBE_TASK_REMOVE */
+	pthread_mutex_unlock(&report->lock);
+	kube_report_unref(report);
+}
+
+void kube_report_conditions(struct kube_report *report, const bool conditions[EV_CONDITION_COUNT])
+{
+	uint32_t set = 0, clear = 0;
+	bool changed = false;
+
+	for (int c = 0; c < EV_CONDITION_COUNT; c++) {
+		changed |= conditions[c] != report->conditions[c];
+		report->conditions[c] = conditions[c];
+		if (conditions[c] && report->pressure_taints)
+			set |= KUBE_TAINT_BIT(kube_taint_for_condition(c));
+		else
+			clear |= KUBE_TAINT_BIT(kube_taint_for_condition(c));
+	}
+	if (changed)
+		kube_report_set_want(report, set, clear);
+}
+
+/* The Event goes first: jobs run before tasks, so the order of the requests is fixed. */
+void kube_report_shutdown_begin(struct kube_report *report)
+{
+	log_info("kube: node %s is shutting down: tainting it %s", report->node,
+		 kube_taint_name(KUBE_TAINT_SHUTDOWN));
+	kube_report_node_event(report, "Normal", "Shutdown", "evictd detected a shutdown event: terminating pods by priority");
+	kube_report_set_want(report, KUBE_TAINT_BIT(KUBE_TAINT_SHUTDOWN), 0);
+}
+
+void kube_report_shutdown_end(struct kube_report *report, bool all_pods_gone)
+{
+	if (!report->out_of_service_on_shutdown)
+		return;
+	if (!all_pods_gone) {
+		log_warn("kube: not tainting node %s out-of-service: not every pod's kill ended with an "
+			 "empty cgroup, and its volumes could still be in use", report->node);
+		return;
+	}
+	log_info("kube: every pod on %s is gone: tainting it %s", report->node,
+		 kube_taint_name(KUBE_TAINT_OUT_OF_SERVICE));
+	kube_report_set_want(report, KUBE_TAINT_BIT(KUBE_TAINT_OUT_OF_SERVICE), 0);
+}
+
+void kube_report_shutdown_cancel(struct kube_report *report)
+{
+	log_info("kube: shutdown of %s cancelled: removing the shutdown taints", report->node);
+	kube_report_node_event(report, "Normal", "Shutdown", "evictd detected a shutdown cancellation");
+	kube_report_set_want(report, 0, KUBE_TAINT_BIT(KUBE_TAINT_SHUTDOWN) | KUBE_TAINT_BIT(KUBE_TAINT_OUT_OF_SERVICE));
+}
