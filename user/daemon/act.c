@@ -399,6 +399,14 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 			daemon_ops_record(daemon, &entry);
 			break;
 		}
+		if (!policy_metadata_ready(policy)) {
+			/* Static pods are known from their mirror pods: without the first list
+			 * they would rank as ordinary pods. The wait ends with the list or at
+			 * meta_deadline_ns (daemon_kube.c arms a timer for it). */
+			log_info("waiting up to %lld s for the first pod list before evicting",
+				 (long long)(POLICY_META_WAIT_NS / 1000000000));
+			break;
+		}
 		start_evictions(daemon, threshold, target);
 		break;
 	}

@@ -280,6 +280,7 @@ int daemon_run(struct daemon *daemon)
 		goto cleanup;
 	}
 	daemon_shutdown_setup(daemon);
+	daemon_kube_watch_policy(daemon);
 	log_info("evictd running%s: %zu thresholds, housekeeping every %lld ms, PSI %s, BPF %s",
 		 policy->config.dry_run ? " in dry-run mode" : "", policy->config.n_thresholds,
 		 (long long)(policy->config.housekeeping_interval_ns / 1000000),

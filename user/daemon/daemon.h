@@ -84,6 +84,11 @@ struct daemon {
 	/* Kubernetes API reporting; NULL when off. Created once, kept across reloads. */
 	struct kube_client *kube;
 	struct kube_report *kube_report;
+	struct loop_source *kube_source;	/* the client's event fd */
+	struct loop_source *meta_timer;		/* the first pod list's deadline */
+	/* Graceful shutdown ended: the inhibitor goes once the reports are out or at a deadline. */
+	bool release_pending;
+	struct loop_source *release_timer;
 	char node_name[256];
 };
 

@@ -36,6 +36,43 @@ static bool kube_wanted(const struct evictd_config *config)
 	return getenv("KUBERNETES_SERVICE_HOST") || config->kube_api_server[0];
 }
 
+static void on_kube(void *ctx, int fd, uint32_t revents)
+{
+	struct daemon *daemon = ctx;
+	uint32_t events = kube_client_dispatch(daemon->kube);
+
+	/* A new pod list: decide again with it (the next evaluation refreshes the pods). */
+	if (events & KUBE_EVENT_PODS)
+		daemon->pending_mask |= SIGNAL_MASK_ALL;
+	if (events & KUBE_EVENT_IDLE)
+		daemon_shutdown_release_now(daemon);
+}
+
+static void on_meta_deadline(void *ctx)
+{
+	struct daemon *daemon = ctx;
+	struct policy *policy = daemon->policy;
+
+	if (policy->api_meta && !kube_pods_source_ready(policy->api_meta)) {
+		int err = kube_pods_source_error(policy->api_meta);
+
+		log_warn("kubernetes API: no pod list yet%s%s; pods without metadata rank at priority 0",
+			 err ? ": " : "", err ? strerror(-err) : "");
+	}
+	daemon->pending_mask |= SIGNAL_MASK_ALL;
+}
+
+void daemon_kube_watch_policy(struct daemon *daemon)
+{
+	struct policy *policy = daemon->policy;
+
+	if (!policy->api_meta)
+		return;
+	if (!daemon->meta_timer)
+		daemon->meta_timer = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_meta_deadline, daemon);
+	loop_timer_set(daemon->meta_timer, policy->meta_deadline_ns);
+}
+
 /* The API client and reporter live for the whole process: a reload must not drop reports
  * still queued. */
 void daemon_kube_setup(struct daemon *daemon, const struct evictd_config *config)
@@ -73,13 +110,22 @@ void daemon_kube_setup(struct daemon *daemon, const struct evictd_config *config
 		daemon->kube = NULL;
 		return;
 	}
+	daemon->kube_source = loop_add_fd(daemon->loop, kube_client_event_fd(daemon->kube), EPOLLIN, false,
+					  on_kube, daemon);
+	if (!daemon->kube_source)
+		log_err("kubernetes API: cannot watch the client's events: %m; pod lists arrive at housekeeping");
 	log_info("kubernetes API: reporting to %s as node %s", kube_config.server, daemon->node_name);
 }
 
 void daemon_kube_teardown(struct daemon *daemon)
 {
+	loop_remove(daemon->loop, daemon->meta_timer);
+	daemon->meta_timer = NULL;
 	if (!daemon->kube)
 		return;
+	loop_remove(daemon->loop, daemon->kube_source);	/* kube_client_free closes the fd */
+	daemon->kube_source = NULL;
+	/* The loop has stopped: the last reports may take a moment to go out. */
 	kube_client_drain(daemon->kube, 2LL * 1000000000);
 	kube_report_free(daemon->kube_report);
 	kube_client_free(daemon->kube);

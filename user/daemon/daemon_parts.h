@@ -43,11 +43,15 @@ struct metrics *daemon_ops_metrics(struct daemon *daemon);
 
 /* daemon_shutdown.c */
 int daemon_shutdown_setup(struct daemon *daemon);
+/* The sequence has ended and its reports are out (or their deadline passed): let logind go on. */
+void daemon_shutdown_release_now(struct daemon *daemon);
 void daemon_shutdown_teardown(struct daemon *daemon);
 
 /* daemon_kube.c */
 void daemon_resolve_node_name(struct daemon *daemon, const struct evictd_config *config);
 void daemon_kube_setup(struct daemon *daemon, const struct evictd_config *config);
 void daemon_kube_teardown(struct daemon *daemon);
+/* Arm the deadline for the current policy's first pod list (after start and each reload). */
+void daemon_kube_watch_policy(struct daemon *daemon);
 
 #endif

@@ -14,6 +14,9 @@
 #include "sys/log.h"
 #include "sys/logind.h"
 
+/* How long the end of a shutdown waits for its API reports before logind may go on. */
+#define SHUTDOWN_REPORT_WAIT_NS (5LL * 1000000000)
+
 /* A pod whose termination ended as it started (its cgroup was already empty): reported to
  * the sequence from the loop, as shutdown_kill_ops requires, not from inside start(). */
 struct ended_at_start {
@@ -29,16 +32,41 @@ static void shutdown_advance(struct daemon *daemon)
 
 	if (release && daemon->kube_report) {
 		kube_report_shutdown_end(daemon->kube_report, daemon->shutdown_all_pods_gone);
-		/* Get the pod and node updates out before the network goes down. */
-		kube_client_drain(daemon->kube, 5LL * 1000000000);
-	}
-	if (release && daemon->logind)
+		/* Get the pod and node updates out before the network goes down, without waiting
+		 * here: the client says when it is idle, a timer bounds it. */
+		daemon->release_pending = true;
+		kube_client_request_idle_notify(daemon->kube);
+		loop_timer_set(daemon->release_timer, clock_monotonic_ns() + SHUTDOWN_REPORT_WAIT_NS);
+	} else if (release && daemon->logind) {
 		logind_release(daemon->logind);
+	}
 	loop_timer_set(daemon->shutdown_timer, next == SHUTDOWN_NO_DEADLINE ? LOOP_NO_DEADLINE : next);
 	if (daemon->ops)
 		metrics_set_shutdown_times(daemon_ops_metrics(daemon),
 					   shutdown_start_time_seconds(&daemon->shutdown),
 					   shutdown_end_time_seconds(&daemon->shutdown));
+}
+
+void daemon_shutdown_release_now(struct daemon *daemon)
+{
+	if (!daemon->release_pending)
+		return;
+	daemon->release_pending = false;
+	if (daemon->kube)
+		kube_client_cancel_idle_notify(daemon->kube);
+	loop_timer_set(daemon->release_timer, LOOP_NO_DEADLINE);
+	if (daemon->logind)
+		logind_release(daemon->logind);
+}
+
+static void on_release_deadline(void *ctx)
+{
+	struct daemon *daemon = ctx;
+
+	if (daemon->release_pending)
+		log_warn("shutdown: the API reports are not all out after %lld s; releasing the inhibitor",
+			 (long long)(SHUTDOWN_REPORT_WAIT_NS / 1000000000));
+	daemon_shutdown_release_now(daemon);
 }
 
 static void on_kill_done(void *ctx, const struct exec_action *action, int err,
@@ -180,7 +208,8 @@ int daemon_shutdown_setup(struct daemon *daemon)
 			 daemon->shutdown.plan.groups[g].priority,
 			 (long long)(daemon->shutdown.plan.groups[g].period_ns / 1000000000));
 	daemon->shutdown_timer = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_shutdown_timer, daemon);
-	if (!daemon->shutdown_timer) {
+	daemon->release_timer = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_release_deadline, daemon);
+	if (!daemon->shutdown_timer || !daemon->release_timer) {
 		log_err("graceful node shutdown: no timer: %m; off");
 		return -errno;
 	}
@@ -217,4 +246,6 @@ void daemon_shutdown_teardown(struct daemon *daemon)
 	daemon->shutdown_ready = false;
 	loop_remove(daemon->loop, daemon->shutdown_timer);
 	daemon->shutdown_timer = NULL;
+	loop_remove(daemon->loop, daemon->release_timer);
+	daemon->release_timer = NULL;
 }

@@ -34,6 +34,8 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 			.node_name = deps->node_name,
 			.refresh_interval_ns = config->kube_pods_refresh_ns,
 		});
+		policy->api_meta = meta;
+		policy->meta_deadline_ns = clock_monotonic_ns() + POLICY_META_WAIT_NS;
 	}
 	err = pods_open(&policy->pods, &(struct pods_options){
 		.root = config->root,
@@ -46,6 +48,7 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 		log_warn("no cgroup v2 hierarchy to evict from (%s): deciding and reporting only",
 			 strerror(-err));
 		policy->pods = NULL;
+		policy->api_meta = NULL;	/* pods_open freed it */
 		return;
 	}
 	n_roots = pods_kill_roots(policy->pods, policy->kill_roots, POLICY_MAX_KILL_ROOTS);
@@ -113,6 +116,12 @@ void policy_unref(struct policy *policy)
 	if (policy->pods)
 		pods_close(policy->pods);
 	free(policy);
+}
+
+bool policy_metadata_ready(const struct policy *policy)
+{
+	return !policy->api_meta || kube_pods_source_ready(policy->api_meta) ||
+	       clock_monotonic_ns() >= policy->meta_deadline_ns;
 }
 
 const struct threshold *policy_threshold(const struct policy *policy)

@@ -40,6 +40,10 @@ struct policy {
 
 	/* NULL when no cgroup v2 tree was found (decisions only). */
 	struct pods *pods;
+	/* Pod metadata from the API server (owned by pods); NULL for a file or none. Evictions
+	 * wait for its first list until meta_deadline_ns, so that static pods are known. */
+	struct pods_meta_source *api_meta;
+	int64_t meta_deadline_ns;
 	struct rank_options rank_options;
 	struct kill_config kill;
 	const char *kill_roots[POLICY_MAX_KILL_ROOTS];
@@ -66,5 +70,9 @@ int policy_evaluate(struct policy *policy, uint32_t mask);
 int policy_refresh_pods(struct policy *policy);
 void policy_rank(struct policy *policy, enum ev_signal signal);
 const struct threshold *policy_threshold(const struct policy *policy);
+/* false while the first pod list from the API server is awaited (at most 5 s after start). */
+bool policy_metadata_ready(const struct policy *policy);
+
+#define POLICY_META_WAIT_NS (5LL * 1000000000)
 
 #endif

@@ -44,6 +44,7 @@ int daemon_reload(struct daemon *daemon)
 	log_set_level(fresh->log_level);
 	daemon->policy = policy;
 	policy_unref(old);
+	daemon_kube_watch_policy(daemon);
 	/* The new pods table starts empty: its triggers follow at the next evaluation. */
 	daemon->logged_threshold_index = -1;
 	daemon->logged_victim[0] = '\0';
