@@ -10,6 +10,8 @@
 
 #include "act/kill.h"
 #include "sys/log.h"
+#include "sys/loop.h"
+#include "sys/subprocess.h"
 #include "act/reclaim.h"
 
 #define MS 1000000ll
@@ -111,7 +113,8 @@ static void test_run_command_timeout_kills_group(void **state)
 	assert_int_equal(reclaim_run_command(command, 300 * MS, &status, NULL, 0), -ETIMEDOUT);
 	clock_gettime(CLOCK_MONOTONIC, &end);
 	assert_true(end.tv_sec - start.tv_sec < 5);
-	assert_int_equal(status, 128 + SIGKILL);
+	/* SIGTERM to the group first (sys/subprocess); sh dies of it. */
+	assert_int_equal(status, 128 + SIGTERM);
 	background = read_number(pid_file);
 	assert_true(background > 0);
 	assert_true(process_gone((pid_t)background));
@@ -270,6 +273,163 @@ static void test_disk_crictl_defaults_per_layout(void **state)
 	free(saved);
 }
 
+/* The daemon blocks SIGTERM/SIGHUP/SIGINT and ignores SIGPIPE; a command must not inherit
+ * that (fork + exec did: a crictl that ignored the timeout's SIGTERM, a pipeline whose writer
+ * never saw SIGPIPE). */
+static void test_run_command_child_signals_default(void **state)
+{
+	struct sigaction ignore = { .sa_handler = SIG_IGN }, saved_pipe;
+	unsigned long long blocked = ~0ull, ignored = ~0ull;
+	sigset_t block, saved_mask;
+	char output[256];
+	int status;
+
+	sigemptyset(&block);
+	sigaddset(&block, SIGTERM);
+	sigaddset(&block, SIGHUP);
+	sigaddset(&block, SIGINT);
+	assert_int_equal(sigprocmask(SIG_BLOCK, &block, &saved_mask), 0);
+	sigaction(SIGPIPE, &ignore, &saved_pipe);
+	assert_int_equal(reclaim_run_command("grep -E '^Sig(Blk|Ign):' /proc/self/status", 5000 * MS,
+					     &status, output, sizeof(output)), 0);
+	sigprocmask(SIG_SETMASK, &saved_mask, NULL);
+	sigaction(SIGPIPE, &saved_pipe, NULL);
+	assert_int_equal(status, 0);
+	assert_int_equal(sscanf(output, "SigBlk: %llx SigIgn: %llx", &blocked, &ignored), 2);
+	assert_int_equal(blocked, 0);
+	/* glibc's posix_spawn leaves its internal signals 32 and 33 ignored; no others. */
+	assert_int_equal(ignored & ~((1ull << 31) | (1ull << 32)), 0);
+}
+
+/* ---- the asynchronous job -------------------------------------------------------------- */
+
+struct job_state {
+	bool done;
+	int result;
+	struct reclaim_report report;
+	int ticks;
+};
+
+static void job_done(void *ctx, const struct reclaim_report *report, int result)
+{
+	struct job_state *s = ctx;
+
+	s->report = *report;
+	s->result = result;
+	s->done = true;
+}
+
+static void job_tick(void *ctx)
+{
+	((struct job_state *)ctx)->ticks++;
+}
+
+/* A step that ignores SIGTERM and sleeps 60 s: the caller's loop goes on, the step is killed at
+ * timeout + grace and reported timed out, and the next step runs. */
+static void test_async_hanging_step(void **state)
+{
+	const char *root = *state;
+	char c1[PATH_MAX + 64], c2[PATH_MAX + 64];
+	const char *commands[2] = { c1, c2 };
+	struct reclaim_config config = {
+		.disk_commands = commands, .n_disk_commands = 2, .command_timeout_ns = 1000 * MS,
+	};
+	struct reclaim_request req = {
+		.kind = RECLAIM_DISK, .signal = EV_SIGNAL_NODEFS_AVAILABLE, .target_available = 300,
+		.read_signal = read_avail, .read_ctx = (void *)root,
+	};
+	struct job_state s = { 0 };
+	struct reclaim reclaim;
+	struct loop *loop;
+	int64_t start, took;
+	struct timespec ts;
+
+	fixture_write(root, "avail", "100\n");
+	PATHF(c1, sizeof(c1), "echo 150 > %s/avail; trap '' TERM; sleep 60", root);
+	PATHF(c2, sizeof(c2), "echo 400 > %s/avail", root);
+	reclaim_init(&reclaim, &config);
+	assert_int_equal(loop_new(&loop), 0);
+	assert_non_null(loop_add_periodic(loop, 50 * MS, job_tick, &s));
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	start = ts.tv_sec * 1000000000ll + ts.tv_nsec;
+	assert_int_equal(reclaim_start(&reclaim, loop, &req, job_done, &s), 0);
+	assert_false(s.done);		/* never from inside reclaim_start */
+	assert_true(reclaim_busy(&reclaim));
+	assert_int_equal(reclaim_start(&reclaim, loop, &req, job_done, &s), -EBUSY);
+	while (!s.done) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		assert_true(ts.tv_sec * 1000000000ll + ts.tv_nsec - start < 10000 * MS);
+		loop_run_once(loop, 1000, NULL, NULL);
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	took = ts.tv_sec * 1000000000ll + ts.tv_nsec - start;
+	assert_false(reclaim_busy(&reclaim));
+	assert_int_equal(s.result, 1);
+	assert_int_equal(s.report.n_steps, 2);
+	assert_true(s.report.steps[0].timed_out);
+	assert_int_equal(s.report.steps[0].status, 128 + SIGKILL);
+	assert_int_equal(s.report.steps[0].freed, 50);
+	assert_true(s.report.steps[0].elapsed_ns >= 1000 * MS);
+	assert_true(s.report.steps[0].elapsed_ns < 1000 * MS + 2 * SUBPROCESS_DEFAULT_KILL_GRACE_NS);
+	assert_false(s.report.steps[1].timed_out);
+	assert_int_equal(s.report.steps[1].status, 0);
+	assert_int_equal(s.report.steps[1].freed, 250);
+	assert_int_equal(s.report.available_after, 400);
+	assert_true(took < 1000 * MS + 2 * SUBPROCESS_DEFAULT_KILL_GRACE_NS + 1000 * MS);
+	/* The loop kept running: ticks every 50 ms, no long iteration. */
+	assert_true(s.ticks >= (int)(took / (100 * MS)));
+	assert_true(loop_longest_iteration_ns(loop) < 200 * MS);
+	loop_free(loop);
+}
+
+static void test_async_cancel(void **state)
+{
+	const char *root = *state;
+	char c1[PATH_MAX + 64], pid_file[PATH_MAX];
+	const char *commands[1] = { c1 };
+	struct reclaim_config config = {
+		.disk_commands = commands, .n_disk_commands = 1, .command_timeout_ns = 60000 * MS,
+	};
+	struct reclaim_request req = {
+		.kind = RECLAIM_DISK, .signal = EV_SIGNAL_NODEFS_AVAILABLE, .target_available = 300,
+		.read_signal = read_avail, .read_ctx = (void *)root,
+	};
+	struct job_state s = { 0 };
+	struct reclaim reclaim;
+	struct loop *loop;
+	int64_t pid = -1;
+
+	fixture_write(root, "avail", "100\n");
+	PATHF(pid_file, sizeof(pid_file), "%s/pid", root);
+	PATHF(c1, sizeof(c1), "echo $$ > %s; sleep 60", pid_file);
+	reclaim_init(&reclaim, &config);
+	assert_int_equal(loop_new(&loop), 0);
+	assert_int_equal(reclaim_start(&reclaim, loop, &req, job_done, &s), 0);
+	for (int i = 0; i < 200 && pid <= 0; i++) {
+		loop_run_once(loop, 10, NULL, NULL);
+		pid = read_number(pid_file);
+	}
+	assert_true(pid > 0);
+	reclaim_cancel(&reclaim);
+	assert_false(reclaim_busy(&reclaim));
+	assert_int_equal(loop_n_sources(loop), 0);
+	loop_run_once(loop, 50, NULL, NULL);
+	assert_false(s.done);
+	loop_free(loop);
+	assert_true(process_gone((pid_t)pid));
+	reclaim_cancel(&reclaim);	/* nothing running: fine */
+	/* Memory reclaim off: the answer (0) still comes from the loop. */
+	assert_int_equal(loop_new(&loop), 0);
+	req.kind = RECLAIM_MEMORY;
+	req.signal = EV_SIGNAL_MEMORY_AVAILABLE;
+	assert_int_equal(reclaim_start(&reclaim, loop, &req, job_done, &s), 0);
+	assert_false(s.done);
+	while (!s.done)
+		loop_run_once(loop, 1000, NULL, NULL);
+	assert_int_equal(s.result, 0);
+	loop_free(loop);
+}
+
 /* ---- memory.reclaim -------------------------------------------------------------------- */
 
 #define CG "sys/fs/cgroup"
@@ -425,6 +585,9 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_run_command_status_and_output),
 		TT(test_run_command_timeout_kills_group),
+		cmocka_unit_test(test_run_command_child_signals_default),
+		TT(test_async_hanging_step),
+		TT(test_async_cancel),
 		TT(test_disk_configured_commands),
 		TT(test_disk_dry_run_runs_nothing),
 		TT(test_disk_crictl_defaults_per_layout),

@@ -64,14 +64,60 @@ struct reclaim_report {
 	int64_t available_after;
 };
 
+struct reclaim_job;
+struct loop;
+
 struct reclaim {
 	struct reclaim_config config;
 	bool crictl_checked;
 	bool crictl_found;
 	bool memory_reclaim_unsupported;	/* ENOENT/EINVAL seen once: not tried again */
+	struct reclaim_job *job;		/* the running job, or NULL */
 };
 
+/* Cancel any running job (reclaim_cancel) before calling this again. */
 void reclaim_init(struct reclaim *reclaim, const struct reclaim_config *config);
+
+enum reclaim_kind {
+	RECLAIM_DISK,		/* the disk commands (reclaim_disk) */
+	RECLAIM_MEMORY,		/* memory.reclaim writes (reclaim_memory) */
+};
+
+struct reclaim_request {
+	enum reclaim_kind kind;
+	enum ev_signal signal;
+	int64_t target_available;
+	reclaim_read_fn read_signal;	/* called on the loop, after each step */
+	void *read_ctx;
+	/* RECLAIM_MEMORY: the ranked candidates; what the job needs of them is copied at start,
+	 * so the pods may change while it runs. */
+	struct pod *const *candidates;
+	size_t n_candidates;
+};
+
+/* result: what reclaim_disk/reclaim_memory return (1 resolved, 0 still met, negative errno).
+ * report is valid during the call only. */
+typedef void (*reclaim_done_fn)(void *ctx, const struct reclaim_report *report, int result);
+
+/*
+ * Start a reclaim job on loop and return: the disk commands run one after another through
+ * sys/subprocess (each bounded by command_timeout_ns + 2 kill graces), memory.reclaim writes
+ * happen in a worker thread (a kernel write can take seconds) whose completion is an eventfd
+ * in the loop. After each step the signal is re-read through read_signal and what the step
+ * freed is logged, as by the synchronous calls. done is called exactly once, from the loop
+ * (never from inside reclaim_start), unless the job is cancelled. Returns 0 when started,
+ * -EBUSY when a job runs, -EINVAL for a bad request, or negative errno when the signal could
+ * not be read at the start (then done is not called).
+ */
+int reclaim_start(struct reclaim *reclaim, struct loop *loop, const struct reclaim_request *req,
+		  reclaim_done_fn done, void *ctx);
+bool reclaim_busy(const struct reclaim *reclaim);
+/* Stop the running job, if any (shutdown, reload): its command's group is SIGKILLed, an
+ * in-flight memory.reclaim write finishes in its thread and is dropped; done is not called. */
+void reclaim_cancel(struct reclaim *reclaim);
+
+/* The synchronous calls below run the same job on a private loop until it is done (--once,
+ * tests). */
 
 /*
  * Run the disk steps for a DiskPressure signal, re-reading it after each (every step runs,
@@ -96,10 +142,11 @@ int reclaim_memory(struct reclaim *reclaim, struct pod *const *candidates, size_
 		   void *ctx, struct reclaim_report *report);
 
 /*
- * Run one command with /bin/sh -c in a new process group, stdin from /dev/null, killing the
- * group at timeout_ns. status: exit code, or 128 + signal. The tail of its combined output
- * (NUL-terminated) goes to output when given. Returns 0 (it ran, whatever its status),
- * -ETIMEDOUT, or negative errno when it could not be started.
+ * Run one command with /bin/sh -c through sys/subprocess: own process group, stdin from
+ * /dev/null, SIGTERM to the group at timeout_ns, SIGKILL a kill grace later, given up on
+ * (status -1) a grace after that. status: exit code, or 128 + signal. The tail of its
+ * combined output (NUL-terminated) goes to output when given. Returns 0 (it ran, whatever its
+ * status), -ETIMEDOUT, or negative errno when it could not be started.
  */
 int reclaim_run_command(const char *command, int64_t timeout_ns, int *status, char *output,
 			size_t output_len);

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The cgroup tree walker (sys/cgroupfs.h). One open directory per level of the current path,
+ * held on a heap stack: depth costs fds and memory, never correctness. The old recursive
+ * walk_procs() in act/kill.c stopped at depth 32 and silently skipped deeper tasks.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sys/cgroupfs.h"
+#include "sys/log.h"
+
+static bool vanished(int err)
+{
+	/* Removed between readdir and openat, or not a directory after all. */
+	return err == ENOENT || err == ENOTDIR || err == ELOOP || err == ENODEV;
+}
+
+static void close_all(DIR **stack, size_t n)
+{
+	while (n)
+		closedir(stack[--n]);
+	free(stack);
+}
+
+int64_t cgroupfs_walk(int dir_fd, cgroupfs_dir_fn fn, void *ctx)
+{
+	DIR **stack = NULL, *dir;
+	size_t n = 0, cap = 0;
+	int64_t visited = 0;
+	int first_err = 0, fd, ret;
+
+	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	dir = fdopendir(fd);
+	if (!dir) {
+		ret = -errno;
+		close(fd);
+		return ret;
+	}
+	for (;;) {
+		struct dirent *entry;
+
+		if (dir) {
+			/* A new cgroup: visit it, then descend into it. */
+			visited++;
+			ret = fn ? fn(ctx, dirfd(dir), (unsigned int)n) : 0;
+			if (ret < 0) {
+				closedir(dir);
+				close_all(stack, n);
+				return ret;
+			}
+			if (n == cap) {
+				DIR **grown = realloc(stack, (cap ? cap * 2 : 16) * sizeof(*stack));
+
+				if (!grown) {
+					closedir(dir);
+					close_all(stack, n);
+					return -ENOMEM;
+				}
+				stack = grown;
+				cap = cap ? cap * 2 : 16;
+			}
+			stack[n++] = dir;
+			dir = NULL;
+		}
+		if (!n)
+			break;
+		errno = 0;
+		entry = readdir(stack[n - 1]);
+		if (!entry) {
+			closedir(stack[--n]);
+			continue;
+		}
+		if (entry->d_type != DT_DIR && entry->d_type != DT_UNKNOWN)
+			continue;
+		if (!strcmp(entry->d_name, ".") || !strcmp(entry->d_name, ".."))
+			continue;
+		fd = openat(dirfd(stack[n - 1]), entry->d_name,
+			    O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (fd >= 0) {
+			dir = fdopendir(fd);
+			if (dir)
+				continue;
+			close(fd);
+		}
+		if (vanished(errno))
+			continue;
+		if (!first_err)
+			first_err = -errno;
+		log_err("cgroupfs: opening cgroup %s at depth %zu: %m; its subtree is not walked",
+			entry->d_name, n);
+	}
+	free(stack);
+	return first_err ? first_err : visited;
+}
+
+int cgroupfs_read_populated(int events_fd)
+{
+	char buf[256];
+	const char *key;
+	ssize_t n;
+
+	n = pread(events_fd, buf, sizeof(buf) - 1, 0);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	key = strstr(buf, "populated ");
+	if (!key || (key != buf && key[-1] != '\n'))
+		return -EINVAL;
+	return key[10] == '1' ? 1 : key[10] == '0' ? 0 : -EINVAL;
+}
+
+int cgroupfs_cgroup_id(int dir_fd, uint64_t *id)
+{
+	struct stat st;
+
+	if (fstat(dir_fd, &st))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	*id = (uint64_t)st.st_ino;
+	return 0;
+}
+
+struct pid_walk {
+	cgroupfs_pid_fn fn;
+	void *ctx;
+	int64_t seen;
+};
+
+/* Every number in cgroup.procs; one past INT_MAX is garbage and skipped. */
+static int procs_of(void *opaque, int dir_fd, unsigned int depth)
+{
+	struct pid_walk *walk = opaque;
+	char buf[4096];
+	int64_t pid = 0;
+	bool in_number = false;
+	ssize_t n;
+	int fd;
+
+	fd = openat(dir_fd, "cgroup.procs", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return depth == 0 ? -errno : 0;	/* a child cgroup removed meanwhile */
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		/* A number cut by the end of a read goes on in the next one. */
+		for (ssize_t i = 0; i < n; i++) {
+			if (buf[i] >= '0' && buf[i] <= '9') {
+				if (pid <= INT_MAX)
+					pid = pid * 10 + (buf[i] - '0');
+				in_number = true;
+				continue;
+			}
+			if (in_number && pid > 0 && pid <= INT_MAX) {
+				walk->seen++;
+				if (walk->fn)
+					walk->fn((pid_t)pid, walk->ctx);
+			}
+			pid = 0;
+			in_number = false;
+		}
+	}
+	if (in_number && pid > 0 && pid <= INT_MAX) {
+		walk->seen++;
+		if (walk->fn)
+			walk->fn((pid_t)pid, walk->ctx);
+	}
+	if (n < 0 && depth == 0) {
+		n = -errno;
+		close(fd);
+		return (int)n;
+	}
+	close(fd);
+	return 0;
+}
+
+int64_t cgroupfs_for_each_pid(int dir_fd, cgroupfs_pid_fn fn, void *ctx)
+{
+	struct pid_walk walk = { .fn = fn, .ctx = ctx };
+	int64_t ret = cgroupfs_walk(dir_fd, procs_of, &walk);
+
+	return ret < 0 ? ret : walk.seen;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The cgroup tree, walked one way everywhere: a cgroup directory and every descendant, with no
+ * depth limit (a limit silently skips the tasks of deep cgroups, which a kill must reach), an
+ * explicit stack instead of recursion, openat(O_NOFOLLOW | O_DIRECTORY) at every step.
+ * Cgroups that vanish during a walk are skipped.
+ */
+#ifndef EVICTD_SYS_CGROUPFS_H
+#define EVICTD_SYS_CGROUPFS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/* Called for each cgroup, parents before children; dir_fd is valid during the call only and
+ * must not be closed. depth: 0 for the root given. A negative return stops the walk. */
+typedef int (*cgroupfs_dir_fn)(void *ctx, int dir_fd, unsigned int depth);
+/* Called for each pid; the return value is ignored (one failure must not spare the rest). */
+typedef int (*cgroupfs_pid_fn)(pid_t pid, void *ctx);
+
+/*
+ * Walk dir_fd (not closed) and all its descendants. Returns the number of cgroups visited, the
+ * callback's negative return when it stopped the walk, or negative errno when dir_fd itself
+ * cannot be read. A descendant that cannot be opened for another reason than having vanished
+ * (EMFILE, EACCES) is logged and its subtree skipped; the walk goes on and returns -errno of
+ * the first such failure at the end, so a caller never takes a partial walk for a whole one.
+ */
+int64_t cgroupfs_walk(int dir_fd, cgroupfs_dir_fn fn, void *ctx);
+
+/* "populated 0/1" from cgroup.events (pread at offset 0 on the open fd; keeping it open lets
+ * the caller poll for POLLPRI). 1 populated, 0 empty, negative errno (-EINVAL: no such line). */
+int cgroupfs_read_populated(int events_fd);
+
+/* The cgroup's id, which on cgroup v2 is the directory's inode number (what
+ * bpf_get_current_cgroup_id() returns). 0 or negative errno. */
+int cgroupfs_cgroup_id(int dir_fd, uint64_t *id);
+
+/* Call fn (may be NULL: count only) for every pid in cgroup.procs of dir_fd and of every
+ * cgroup below it. Returns the number of pids seen, or negative errno when dir_fd's own
+ * cgroup.procs cannot be read or the walk failed (see cgroupfs_walk). */
+int64_t cgroupfs_for_each_pid(int dir_fd, cgroupfs_pid_fn fn, void *ctx);
+
+#endif
