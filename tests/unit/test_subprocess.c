@@ -256,14 +256,15 @@ static void test_cancel(void **state)
 	assert_false(s.done);	/* cancelled: no report */
 	loop_free(loop);
 	assert_true(process_gone(pid, 2000));
-	/* The group went too: nothing left in it. */
-	for (int i = 0; i < 200 && kill(-pid, 0) == 0; i++)
-		usleep(10000);
-	assert_int_equal(kill(-pid, 0), -1);
 	/* Reaped by the next call. */
 	o.shell_command = "true";
 	assert_int_equal(subprocess_run_sync(&o, &r), 0);
 	assert_int_equal(waitpid(pid, NULL, WNOHANG), -1);
+	/* The group went too: nothing left in it (the leader, a zombie until that reap, was
+	 * the last member that kill(-pgid, 0) could still find). */
+	for (int i = 0; i < 200 && kill(-pid, 0) == 0; i++)
+		usleep(10000);
+	assert_int_equal(kill(-pid, 0), -1);
 	assert_int_equal(count_fds(), fds);
 	subprocess_cancel(NULL);
 }
