@@ -109,26 +109,68 @@ static int reread_signal(void *ctx, enum ev_signal signal, int64_t *available)
 	return 0;
 }
 
-/* doc/DESIGN.md §4: node-level reclaim before evicting. Returns true when the signal is resolved. */
+static void on_reclaim_done(void *ctx, const struct reclaim_report *report, int result)
+{
+	struct daemon *daemon = ctx;
+	struct policy *policy = daemon->policy;
+	enum ev_signal signal = daemon->reclaim_signal;
+	const struct threshold *threshold = policy_threshold(policy);
+
+	if (report->n_steps)
+		log_info("node-level reclaim for %s: %zu steps, available %lld -> %lld", signal_name(signal),
+			 report->n_steps, (long long)report->available_before, (long long)report->available_after);
+	if (result == 1) {
+		log_info("%s resolved by node-level reclaim; no pod evicted", signal_name(signal));
+		if (threshold && threshold->signal == signal) {
+			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_RECLAIMED, -1, NULL);
+
+			daemon_ops_record(daemon, &entry);
+		}
+	} else {
+		/* Not enough: the next decision for this signal evicts. */
+		daemon->reclaim_tried[signal] = true;
+	}
+	daemon->pending_mask |= SIGNAL_MASK_ALL;
+}
+
+/*
+ * doc/DESIGN.md §4: node-level reclaim before evicting, as a job in the loop (commands through
+ * sys/subprocess, memory.reclaim in a worker thread). Returns true while reclaim is what is
+ * being done about this signal (started now or still running), false when it is time to evict.
+ */
 static bool reclaim_first(struct daemon *daemon, const struct threshold *threshold, int64_t target)
 {
 	struct policy *policy = daemon->policy;
-	struct reclaim_report report;
+	struct reclaim_request request = {
+		.signal = threshold->signal,
+		.target_available = target,
+		.read_signal = reread_signal,
+		.read_ctx = policy,
+	};
 	int err;
 
-	if (daemon_is_disk_signal(threshold->signal))
-		err = reclaim_disk(&policy->reclaim, threshold->signal, target, reread_signal, policy, &report);
-	else if (is_memory_signal(threshold->signal) && policy->config.memory_reclaim_before_kill)
-		err = reclaim_memory(&policy->reclaim, policy->candidates, policy->n_candidates,
-				     threshold->signal, target, reread_signal, policy, &report);
-	else
+	if (daemon_is_disk_signal(threshold->signal)) {
+		request.kind = RECLAIM_DISK;
+	} else if (is_memory_signal(threshold->signal) && policy->config.memory_reclaim_before_kill) {
+		request.kind = RECLAIM_MEMORY;
+		request.candidates = policy->candidates;
+		request.n_candidates = policy->n_candidates;
+	} else {
 		return false;
-	if (err < 0 || report.n_steps == 0)
+	}
+	if (reclaim_busy(&policy->reclaim)) {
+		if (daemon->reclaim_signal == threshold->signal)
+			return true;	/* its steps are still running */
+		return false;		/* one job at a time: this signal evicts */
+	}
+	err = reclaim_start(&policy->reclaim, daemon->loop, &request, on_reclaim_done, daemon);
+	if (err) {
+		log_warn("node-level reclaim for %s: %s; evicting instead", signal_name(threshold->signal),
+			 strerror(-err));
 		return false;
-	log_info("node-level reclaim for %s: %zu steps, available %lld -> %lld (target %lld)",
-		 signal_name(threshold->signal), report.n_steps, (long long)report.available_before,
-		 (long long)report.available_after, (long long)target);
-	return report.available_after >= target;
+	}
+	daemon->reclaim_signal = threshold->signal;
+	return true;
 }
 
 /* What a victim will give back of the starved resource once it is gone. */
@@ -361,9 +403,8 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 	const struct threshold *threshold;
 	int64_t target;
 
-	/* Reclaim that resolves the signal re-evaluates; bounded like the reclaim steps. */
-	for (int round = 0; round < 4; round++) {
-		policy_evaluate(policy, round ? 0 : mask);
+	do {
+		policy_evaluate(policy, mask);
 		daemon->evaluations++;
 		daemon_sync_pod_psi(daemon);
 		daemon_log_decision(daemon);
@@ -380,19 +421,10 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 		}
 		target = engine_reclaim_target(&policy->engine, (size_t)policy->decision.threshold_index,
 					       &policy->obs);
+		/* The OOM guard never waits for reclaim. */
 		if (!policy->config.dry_run && !daemon->reclaim_tried[threshold->signal] &&
-		    threshold->signal != EV_SIGNAL_OOM_GUARD) {
-			if (reclaim_first(daemon, threshold, target)) {
-				struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_RECLAIMED,
-											  -1, NULL);
-
-				log_info("%s resolved by node-level reclaim; no pod evicted",
-					 signal_name(threshold->signal));
-				daemon_ops_record(daemon, &entry);
-				continue;	/* re-read and re-evaluate */
-			}
-			daemon->reclaim_tried[threshold->signal] = true;
-		}
+		    threshold->signal != EV_SIGNAL_OOM_GUARD && reclaim_first(daemon, threshold, target))
+			break;
 		if (!policy->decision.victim || !policy->pods) {
 			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_NO_VICTIM, -1, NULL);
 
@@ -408,8 +440,7 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 			break;
 		}
 		start_evictions(daemon, threshold, target);
-		break;
-	}
+	} while (0);
 	/* evictd's own NoSchedule taints follow the node conditions. */
 	if (daemon->kube_report)
 		kube_report_conditions(daemon->kube_report, policy->eval.conditions);

@@ -321,17 +321,16 @@ int daemon_once(struct daemon *daemon)
 {
 	int status = 0;
 
-	/* --once acts on its decision too, as the daemon would: wait here for the kills (each
-	 * bounded by its own deadlines), decide again while they freed something and a threshold
-	 * is still met. */
+	/* --once acts on its decision too, as the daemon would: wait here for the kills and the
+	 * reclaim steps (each bounded by its own deadlines), and decide again after each. */
 	for (int round = 0; round < 16; round++) {
 		daemon->pending_mask = 0;
 		daemon_handle(daemon, 0);
-		if (!executor_in_flight(daemon->executor))
-			break;
-		while (executor_in_flight(daemon->executor))
+		while (executor_in_flight(daemon->executor) || reclaim_busy(&daemon->policy->reclaim))
 			if (loop_run_once(daemon->loop, -1, NULL, NULL) < 0)
 				return 1;
+		if (!daemon->pending_mask)
+			break;
 	}
 	if (daemon->evictions_failed || daemon->evictions_stale)
 		status = 1;

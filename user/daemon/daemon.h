@@ -61,6 +61,7 @@ struct daemon {
 	/* Node-level reclaim (doc/DESIGN.md §4): the signal whose reclaim ran and did not resolve
 	 * it, so the next decision for it evicts instead of reclaiming again. */
 	bool reclaim_tried[EV_SIGNAL_COUNT];
+	enum ev_signal reclaim_signal;	/* what the running reclaim job is for */
 
 	/* Operations (metrics, decision log, control socket). */
 	struct daemon_ops *ops;

@@ -113,6 +113,7 @@ void policy_unref(struct policy *policy)
 {
 	if (!policy || --policy->refs > 0)
 		return;
+	reclaim_cancel(&policy->reclaim);
 	if (policy->pods)
 		pods_close(policy->pods);
 	free(policy);

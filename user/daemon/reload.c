@@ -43,6 +43,8 @@ int daemon_reload(struct daemon *daemon)
 	}
 	log_set_level(fresh->log_level);
 	daemon->policy = policy;
+	/* A reclaim job reads the old policy's signals: it ends with it, the new one decides. */
+	reclaim_cancel(&old->reclaim);
 	policy_unref(old);
 	daemon_kube_watch_policy(daemon);
 	/* The new pods table starts empty: its triggers follow at the next evaluation. */
