@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "act/kill.h"
+#include "sys/cgroupfs.h"
 #include "sys/log.h"
 #include "pods/pods.h"
 
@@ -37,8 +38,6 @@
 #define CGROUP2_SUPER_MAGIC 0x63677270
 #endif
 
-/* A subtree deeper than this is not something the kubelet or a workload root builds. */
-#define PROCS_MAX_DEPTH 32
 /* Without cgroup.kill (< 5.14): re-send SIGKILL this often until the cgroup is empty. */
 #define FALLBACK_ROUND_MS 100
 
@@ -280,23 +279,6 @@ int kill_check_cgroup(const struct kill_config *config, const char *path, int *d
 
 /* ---- cgroup.events and cgroup.procs --------------------------------------------------- */
 
-/* 1 populated, 0 empty, negative errno. */
-static int read_populated(int events_fd)
-{
-	char buf[256];
-	const char *key;
-	ssize_t n;
-
-	n = pread(events_fd, buf, sizeof(buf) - 1, 0);
-	if (n < 0)
-		return -errno;
-	buf[n] = '\0';
-	key = strstr(buf, "populated ");
-	if (!key || (key != buf && key[-1] != '\n'))
-		return -EINVAL;
-	return key[10] == '1' ? 1 : key[10] == '0' ? 0 : -EINVAL;
-}
-
 /* Wait for populated 0 until deadline. 1 emptied, 0 deadline passed, negative errno. */
 static int wait_empty(const struct kill_ops *ops, int events_fd, int64_t deadline_ns)
 {
@@ -305,7 +287,7 @@ static int wait_empty(const struct kill_ops *ops, int events_fd, int64_t deadlin
 		int populated, err;
 
 		/* Read before polling: kernfs arms the next POLLPRI on read. */
-		populated = read_populated(events_fd);
+		populated = cgroupfs_read_populated(events_fd);
 		if (populated <= 0)
 			return populated == 0 ? 1 : populated;
 		remaining = deadline_ns - ops->now_ns();
@@ -318,78 +300,9 @@ static int wait_empty(const struct kill_ops *ops, int events_fd, int64_t deadlin
 	}
 }
 
-typedef int (*pid_fn)(pid_t pid, void *ctx);
-
-/* Call fn for every pid in cgroup.procs of dir_fd and every cgroup below it. Returns the
- * number of pids seen or negative errno. Cgroups that vanish meanwhile are skipped. */
-static int64_t walk_procs(int dir_fd, int depth, pid_fn fn, void *ctx)
-{
-	char buf[4096];
-	int64_t seen = 0, pid = 0;
-	bool in_number = false;
-	struct dirent *entry;
-	ssize_t n;
-	DIR *d;
-	int fd;
-
-	if (depth > PROCS_MAX_DEPTH)
-		return 0;
-	fd = openat(dir_fd, "cgroup.procs", O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return depth == 0 ? -errno : 0;
-	while ((n = read(fd, buf, sizeof(buf))) > 0) {
-		for (ssize_t i = 0; i < n; i++) {
-			if (buf[i] >= '0' && buf[i] <= '9') {
-				if (pid <= INT_MAX)	/* past it the number is garbage: skipped */
-					pid = pid * 10 + (buf[i] - '0');
-				in_number = true;
-				continue;
-			}
-			if (in_number && pid > 0 && pid <= INT_MAX) {
-				seen++;
-				if (fn)
-					fn((pid_t)pid, ctx);
-			}
-			pid = 0;
-			in_number = false;
-		}
-	}
-	if (in_number && pid > 0 && pid <= INT_MAX) {
-		seen++;
-		if (fn)
-			fn((pid_t)pid, ctx);
-	}
-	close(fd);
-
-	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return seen;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return seen;
-	}
-	while ((entry = readdir(d))) {
-		int64_t sub;
-		int child;
-
-		if (entry->d_name[0] == '.' || (entry->d_type != DT_DIR && entry->d_type != DT_UNKNOWN))
-			continue;
-		child = openat(dirfd(d), entry->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (child < 0)
-			continue;
-		sub = walk_procs(child, depth + 1, fn, ctx);
-		close(child);
-		if (sub > 0)
-			seen += sub;
-	}
-	closedir(d);
-	return seen;
-}
-
 int64_t kill_count_procs(int dir_fd)
 {
-	return walk_procs(dir_fd, 0, NULL, NULL);
+	return cgroupfs_for_each_pid(dir_fd, NULL, NULL);
 }
 
 struct signal_ctx {
@@ -431,7 +344,7 @@ static int kill_without_cgroup_kill(const struct kill_ops *ops, int dir_fd, int 
 		int64_t round_end = ops->now_ns() + FALLBACK_ROUND_MS * 1000000ll;
 		int done;
 
-		walk_procs(dir_fd, 0, signal_one, &ctx);
+		cgroupfs_for_each_pid(dir_fd, signal_one, &ctx);
 		done = wait_empty(ops, events_fd, round_end < deadline_ns ? round_end : deadline_ns);
 		if (done != 0 || ops->now_ns() >= deadline_ns)
 			return done;
@@ -479,7 +392,7 @@ int kill_open_target(const struct kill_config *config, const char *path, uint64_
 		err = err == -ENOENT ? -ENOTDIR : err;
 		goto fail;
 	}
-	populated = read_populated(target->events_fd);
+	populated = cgroupfs_read_populated(target->events_fd);
 	if (populated < 0) {
 		err = populated;
 		log_err("kill: %s/cgroup.events: no \"populated\" line: %s", path, strerror(-err));
@@ -502,7 +415,7 @@ void kill_close_target(struct kill_target *target)
 
 int kill_target_populated(const struct kill_target *target)
 {
-	return read_populated(target->events_fd);
+	return cgroupfs_read_populated(target->events_fd);
 }
 
 int64_t kill_target_signal(const struct kill_config *config, const struct kill_target *target, int sig)
@@ -512,7 +425,7 @@ int64_t kill_target_signal(const struct kill_config *config, const struct kill_t
 	int64_t seen;
 
 	resolve_ops(config, &ops);
-	seen = walk_procs(target->dir_fd, 0, signal_one, &ctx);
+	seen = cgroupfs_for_each_pid(target->dir_fd, signal_one, &ctx);
 	return seen < 0 ? seen : (int64_t)ctx.sent;
 }
 
@@ -567,7 +480,7 @@ static int kill_cgroup_id(const struct kill_config *config, const char *path, ui
 		close(dir_fd);
 		return err == -ENOENT ? -ENOTDIR : err;
 	}
-	populated = read_populated(events_fd);
+	populated = cgroupfs_read_populated(events_fd);
 	if (populated < 0) {
 		err = populated;
 		log_err("kill: %s/cgroup.events: no \"populated\" line: %s", path, strerror(-err));
@@ -600,7 +513,7 @@ static int kill_cgroup_id(const struct kill_config *config, const char *path, ui
 	start = ops.now_ns();
 	if (mode == KILL_SOFT) {
 		struct signal_ctx ctx = { .ops = &ops, .sig = SIGTERM, .self = getpid() };
-		int64_t seen = walk_procs(dir_fd, 0, signal_one, &ctx);
+		int64_t seen = cgroupfs_for_each_pid(dir_fd, signal_one, &ctx);
 
 		if (seen < 0) {
 			err = (int)seen;
