@@ -152,7 +152,6 @@ static int reset_wake_config(struct bpf_loader *loader)
 	return 0;
 }
 
-
 int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 {
 	static const struct bpf_loader_opts no_opts;
@@ -360,4 +359,3 @@ bool bpf_loader_attached(const struct bpf_loader *loader, const char *tracepoint
 			return loader->progs[i].attach != NULL;
 	return false;
 }
-
