@@ -8,7 +8,7 @@
 # memory.available<250Mi of scenario 10.  Expected:
 #   b-evicted        B is killed by evictd (cgroup empty, memhog exit 137, the evicted line
 #                    names vmtest/b for memory.available), decided long before A's grace
-#                    ends, with decision->empty in the range of scenario 10 (<= 2000 ms; the
+#                    ends, with decision->empty in the range of scenario 10 (<= 500 ms; the
 #                    numbers are printed as INFO "preempt-b:" and "preempt-latency:" lines);
 #   no-oom-kill      no kernel OOM kill (vmstat, memory.events, dmesg, oom:mark_victim);
 #   a-alive-after-b  A is still running right after B is gone;
@@ -33,6 +33,9 @@ HARD=250Mi              # scenario 10's threshold
 SOFT=2Gi                # above MemTotal: met from the start
 POD_GRACE=60            # terminationGracePeriodSeconds of A and --eviction-max-pod-grace-period
 SLACK=10                # +- seconds around A's end of grace
+# Scenario 10 on the same TCG guest: decision->cgroup.kill 0-12 ms, decision->empty 74-136 ms,
+# crossing->decision <= 45 ms (10 runs).  The bound leaves room for TCG noise, not for a wait.
+MAX_D2E_MS=500
 PODS=/run/pods.json
 THR_BYTES=$(kp_qty_bytes $HARD)
 METRICS=http://127.0.0.1:9808/metrics     # evictd's default --metrics-address
@@ -53,7 +56,7 @@ fi
 
 # Log stamps (realtime) -> uptime, as mr_end does.
 OFF=$(ev_clock_offset)
-log_up() { awk -v off="$OFF" '{ split(substr($1, 12, 12), t, ":"); v = t[1] * 3600 + t[2] * 60 + t[3] - off;
+log_up() { awk -v off="$OFF" 'NF { split(substr($1, 12, 12), t, ":"); v = t[1] * 3600 + t[2] * 60 + t[3] - off;
     if (v < -40000) v += 86400; printf "%.3f\n", v; exit }'; }
 
 ev_start --pods-file=$PODS --node-name=evictd-vm --eviction-hard="memory.available<$HARD" \
@@ -118,7 +121,11 @@ esac
 [ -n "$t_dec" ] || why="$why; no 'decision: hard memory.available=... victim=vmtest/b' line"
 [ -z "$A_TERM" ] || [ -z "$t_dec" ] || fle "$t_dec" "$(fcalc "$A_TERM + $POD_GRACE - $SLACK")" \
     || why="$why; B decided only ${a_into} s into A's ${POD_GRACE} s grace"
-if [ "$d2e" = n/a ] || [ "$d2e" -gt 2000 ] 2>/dev/null; then why="$why; decision->empty ${d2e} ms (want <= 2000)"; fi
+if [ "$d2e" = n/a ] || [ "$d2e" -gt $MAX_D2E_MS ] 2>/dev/null; then why="$why; decision->empty ${d2e} ms (want <= $MAX_D2E_MS)"; fi
+case $MR_CROSS_TO_DEC_MS in
+    *[!0-9]*|"") ;;     # n/a, unseen (decided before the sampler saw the crossing)
+    *) [ "$MR_CROSS_TO_DEC_MS" -le $MAX_D2E_MS ] || why="$why; crossing->decision $MR_CROSS_TO_DEC_MS ms (want <= $MAX_D2E_MS)" ;;
+esac
 if [ -z "$why" ]; then vm_pass b-evicted; else vm_fail b-evicted "${why#; } (memhog: $(tail -n 1 /tmp/b.log))"; ev_dump 15; fi
 if oom=$(no_oom_kill); then vm_pass no-oom-kill; else vm_fail no-oom-kill "$oom"; fi
 if [ $a_alive_after_b = yes ]; then
