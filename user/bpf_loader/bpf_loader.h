@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The BPF data plane behind one small API: everything libbpf is in bpf_loader.c.
+ * The BPF data plane behind one small API: everything libbpf is in user/bpf_loader/.
  *
  * Daemon use:
  *	struct bpf_loader *bpf;

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Private to user/bpf_loader/: the loader's state and the functions its modules share.
+ * The public API is bpf_loader.h; nothing outside this folder includes this header.
+ *
+ *	bpf_loader.c	open -> load -> attach, teardown, ring buffer, attach status
+ *	probe.c		what this kernel has: BTF, tracepoints (tp_btf vs raw_tp), ring buffer
+ *	pins.c		bpffs, the pin directory, stale pins left by a previous run
+ *	maps.c		the map accessors: wake-up steps, cgroup/memcg/node counters
+ */
+#ifndef EVICTD_BPF_LOADER_INTERNAL_H
+#define EVICTD_BPF_LOADER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+
+#include "bpf_loader/bpf_loader.h"
+#include "evictd.skel.h"
+
+#define VMLINUX_BTF_PATH "/sys/kernel/btf/vmlinux"
+#define MAX_TRACEPOINTS 32
+
+enum attach_mode {
+	MODE_SKIP,
+	MODE_TP_BTF,
+	MODE_RAW_TP,
+};
+
+struct tracepoint_slot {
+	char name[64];
+	struct bpf_program *btf_prog;	/* SEC("tp_btf/<name>") */
+	struct bpf_program *raw_prog;	/* SEC("raw_tp/<name>") */
+	enum attach_mode mode;		/* chosen before load */
+	struct bpf_link *link;
+	bool attached_at_open;		/* may be re-attached by bpf_loader_set_attached() */
+	char skip_reason[96];
+};
+
+struct bpf_loader {
+	struct evictd_bpf *skel;
+	struct ring_buffer *ring;
+	bpf_loader_wake_fn consume_fn;	/* set for the duration of bpf_loader_consume() */
+	void *consume_ctx;
+	int nr_cpus;
+	char *pin_dir;			/* NULL when not pinning */
+	struct bpf_loader_pin_report pins;
+	struct tracepoint_slot slots[MAX_TRACEPOINTS];
+	struct bpf_loader_prog progs[MAX_TRACEPOINTS];
+	size_t nr_slots;
+	unsigned int nr_attached;
+};
+
+/* Kernel BTF: vmlinux, and module BTF loaded on first need. */
+struct kernel_btfs {
+	struct btf *vmlinux;
+	struct btf **modules;
+	size_t nr_modules;
+	bool modules_loaded;
+};
+
+/* ---- probe.c ---- */
+
+/* Root/CAP_BPF, kernel BTF and a ring buffer: 0, or the negative errno bpf_loader_open()
+ * returns, with one warning logged. */
+int bpfl_preflight(void);
+void bpfl_kernel_btfs_free(struct kernel_btfs *k);
+/* Pair the object's programs by tracepoint and mark one of each pair (tp_btf unless
+ * raw_only or the kernel has no BTF for it, else raw_tp when the tracepoint exists) for
+ * loading; the others are skipped with a reason. Before load. */
+int bpfl_plan_programs(struct bpf_loader *loader, const struct bpf_loader_opts *opts,
+		       struct kernel_btfs *btfs, bool raw_only);
+
+/* ---- pins.c ---- */
+
+/* Mount bpffs on the pin directory's parent when it is not on one. */
+int bpfl_ensure_bpffs(const char *pin_dir);
+/* Create the pin directory 0700 (or fix the mode of an existing one). */
+int bpfl_make_pin_dir(const char *pin_dir);
+/* Before load: keep compatible pins, remove incompatible ones; fills loader->pins. */
+int bpfl_check_stale_pins(struct bpf_loader *loader);
+/* After load: pins are 0600. */
+void bpfl_chmod_pins(struct bpf_loader *loader);
+
+#endif
