@@ -77,26 +77,6 @@ static void test_run_command_status_and_output(void **state)
 	assert_int_equal(reclaim_run_command(NULL, 0, &status, NULL, 0), -EINVAL);
 }
 
-/* Dead: gone, or a zombie waiting for whoever inherited it to reap it. */
-static bool process_gone(pid_t pid)
-{
-	for (int i = 0; i < 200; i++) {
-		char path[64], text[512] = "";
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		f = fopen(path, "r");
-		if (!f)
-			return true;
-		if (!fgets(text, sizeof(text), f))
-			text[0] = '\0';
-		fclose(f);
-		if (strstr(text, ") Z "))
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
 
 static void test_run_command_timeout_kills_group(void **state)
 {

@@ -27,26 +27,6 @@ static int count_fds(void)
 	return n;
 }
 
-/* Gone or a zombie (of whoever reaps it). */
-static bool process_gone(pid_t pid, int wait_ms)
-{
-	for (int i = 0; i <= wait_ms / 10; i++) {
-		char path[64], text[512] = "";
-		FILE *f;
-
-		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-		f = fopen(path, "r");
-		if (!f)
-			return true;
-		if (!fgets(text, sizeof(text), f))
-			text[0] = '\0';
-		fclose(f);
-		if (strstr(text, ") Z "))
-			return true;
-		usleep(10000);
-	}
-	return false;
-}
 
 static void test_status_and_output(void **state)
 {

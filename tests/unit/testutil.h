@@ -8,6 +8,7 @@
 #include <ftw.h>
 #include <limits.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <setjmp.h>
 #include <stdio.h>
@@ -84,6 +85,28 @@ static inline void fixture_rm_rf(const char *root)
 {
 	if (root && strncmp(root, "/tmp/evictd-test-", 17) == 0)
 		nftw(root, fixture_rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+
+/* Dead within wait_ms: gone, or a zombie waiting for whoever inherited it to reap it. */
+static inline bool process_gone(pid_t pid, int wait_ms)
+{
+	for (int i = 0; i <= wait_ms / 10; i++) {
+		char path[64], text[512] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+		f = fopen(path, "r");
+		if (!f)
+			return true;
+		if (!fgets(text, sizeof(text), f))
+			text[0] = '\0';
+		fclose(f);
+		if (strstr(text, ") Z "))
+			return true;
+		usleep(10000);
+	}
+	return false;
 }
 
 #endif

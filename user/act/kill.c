@@ -31,6 +31,7 @@
 
 #include "act/kill.h"
 #include "sys/cgroupfs.h"
+#include "sys/fileio.h"
 #include "sys/log.h"
 #include "pods/pods.h"
 
@@ -42,24 +43,6 @@
 #define FALLBACK_ROUND_MS 100
 
 /* ---- the real calls ------------------------------------------------------------------ */
-
-static int real_write_file(int dir_fd, const char *name, const char *text)
-{
-	size_t len = strlen(text);
-	ssize_t n;
-	int fd, err = 0;
-
-	fd = openat(dir_fd, name, O_WRONLY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = write(fd, text, len);
-	if (n < 0)
-		err = -errno;
-	else if ((size_t)n != len)
-		err = -EIO;
-	close(fd);
-	return err;
-}
 
 static int real_signal_pid(pid_t pid, int sig)
 {
@@ -97,7 +80,7 @@ static void resolve_ops(const struct kill_config *config, struct kill_ops *ops)
 {
 	const struct kill_ops *given = config->ops;
 
-	ops->write_file = given && given->write_file ? given->write_file : real_write_file;
+	ops->write_file = given && given->write_file ? given->write_file : fileio_write_at;
 	ops->signal_pid = given && given->signal_pid ? given->signal_pid : real_signal_pid;
 	ops->wait_change = given && given->wait_change ? given->wait_change : real_wait_change;
 	ops->check_cgroupfs = given && given->check_cgroupfs ? given->check_cgroupfs : real_check_cgroupfs;
