@@ -25,8 +25,9 @@ enum option_kind {
 	OPT_DURATION,		/* Go duration */
 	OPT_SECONDS,		/* whole seconds, >= 0 */
 	OPT_PRIORITY_LIST,	/* shutdownGracePeriodByPodPriority */
-	OPT_PATH,
-	OPT_STRING_LIST,	/* repeatable; offset of a struct string_list */
+	OPT_PATH,		/* a char array of size bytes, NUL included */
+	OPT_NODE_NAME,		/* OPT_PATH that must be a DNS-1123 subdomain */
+	OPT_STRING_LIST,	/* repeatable; a struct string_list */
 	OPT_BOOL,
 	OPT_OUTPUT,
 	OPT_LOG_LEVEL,
@@ -43,114 +44,138 @@ struct option_spec {
 	const char *evictd_key;		/* EvictdConfiguration field, or NULL */
 	enum option_kind kind;
 	size_t offset;			/* into struct evictd_config */
+	size_t size;			/* of that field: no setter writes past it */
 	const char *arg;		/* argument name for --help; NULL for bools */
 	const char *help;
 };
 
-#define OFF(field) offsetof(struct evictd_config, field)
+#define sizeof_field(type, member) sizeof(((type *)0)->member)
+/* Every row names its field once, so offset and size cannot disagree (xdp-tools style). */
+#define FIELD(member) offsetof(struct evictd_config, member), \
+		      sizeof_field(struct evictd_config, member)
+#define NO_FIELD 0, 0
 
 static const struct option_spec option_table[] = {
-	{ "config", NULL, NULL, OPT_CONFIG_FILE, 0, "FILE",
+	{ "config", NULL, NULL, OPT_CONFIG_FILE, FIELD(config_files), "FILE",
 	  "KubeletConfiguration and/or EvictdConfiguration YAML (repeatable; flags override)" },
-	{ "eviction-hard", "evictionHard", NULL, OPT_THRESHOLD_MAP, OFF(eviction_hard), "LIST",
+	{ "eviction-hard", "evictionHard", NULL, OPT_THRESHOLD_MAP, FIELD(eviction_hard), "LIST",
 	  "hard thresholds, e.g. memory.available<500Mi,nodefs.available<10%" },
-	{ "eviction-soft", "evictionSoft", NULL, OPT_THRESHOLD_MAP, OFF(eviction_soft), "LIST",
+	{ "eviction-soft", "evictionSoft", NULL, OPT_THRESHOLD_MAP, FIELD(eviction_soft), "LIST",
 	  "soft thresholds, e.g. memory.available<1.5Gi (each needs a grace period)" },
 	{ "eviction-soft-grace-period", "evictionSoftGracePeriod", NULL, OPT_SIGNAL_MAP,
-	  OFF(eviction_soft_grace_period), "LIST", "e.g. memory.available=1m30s" },
+	  FIELD(eviction_soft_grace_period), "LIST", "e.g. memory.available=1m30s" },
 	{ "eviction-max-pod-grace-period", "evictionMaxPodGracePeriod", NULL, OPT_SECONDS,
-	  OFF(max_pod_grace_period_s), "SECONDS",
+	  FIELD(max_pod_grace_period_s), "SECONDS",
 	  "max pod termination grace for soft evictions (0: kill at once)" },
 	{ "eviction-minimum-reclaim", "evictionMinimumReclaim", NULL, OPT_SIGNAL_MAP,
-	  OFF(eviction_minimum_reclaim), "LIST", "e.g. nodefs.available=500Mi" },
+	  FIELD(eviction_minimum_reclaim), "LIST", "e.g. nodefs.available=500Mi" },
 	{ "eviction-pressure-transition-period", "evictionPressureTransitionPeriod", NULL,
-	  OPT_DURATION, OFF(pressure_transition_period_ns), "DURATION",
+	  OPT_DURATION, FIELD(pressure_transition_period_ns), "DURATION",
 	  "how long a pressure condition stays true after its last threshold crossing (5m)" },
 	{ "housekeeping-interval", "housekeepingInterval", "housekeepingInterval", OPT_DURATION,
-	  OFF(housekeeping_interval_ns), "DURATION", "backstop poll interval (10s)" },
+	  FIELD(housekeeping_interval_ns), "DURATION", "backstop poll interval (10s)" },
 	{ "shutdown-grace-period", "shutdownGracePeriod", NULL, OPT_DURATION,
-	  OFF(shutdown_grace_period_ns), "DURATION", "total graceful node shutdown delay (0: off)" },
+	  FIELD(shutdown_grace_period_ns), "DURATION", "total graceful node shutdown delay (0: off)" },
 	{ "shutdown-grace-period-critical-pods", "shutdownGracePeriodCriticalPods", NULL,
-	  OPT_DURATION, OFF(shutdown_grace_period_critical_pods_ns), "DURATION",
+	  OPT_DURATION, FIELD(shutdown_grace_period_critical_pods_ns), "DURATION",
 	  "part of the shutdown delay reserved for critical pods" },
 	{ "shutdown-grace-period-by-pod-priority", "shutdownGracePeriodByPodPriority", NULL,
-	  OPT_PRIORITY_LIST, 0, "LIST", "e.g. 100000=10,1000=20,0=30 (priority=seconds)" },
-	{ "root", NULL, "root", OPT_PATH, OFF(root), "DIR",
+	  OPT_PRIORITY_LIST, FIELD(shutdown_groups), "LIST", "e.g. 100000=10,1000=20,0=30 (priority=seconds)" },
+	{ "root", NULL, "root", OPT_PATH, FIELD(root), "DIR",
 	  "prefix for every /proc, /sys path (tests, containers)" },
-	{ "root-dir", NULL, "kubeletRootDir", OPT_PATH, OFF(kubelet_dir), "DIR",
+	{ "root-dir", NULL, "kubeletRootDir", OPT_PATH, FIELD(kubelet_dir), "DIR",
 	  "kubelet root dir on nodefs (/var/lib/kubelet)" },
-	{ "imagefs-dir", NULL, "imagefsDir", OPT_PATH, OFF(imagefs_dir), "DIR",
+	{ "imagefs-dir", NULL, "imagefsDir", OPT_PATH, FIELD(imagefs_dir), "DIR",
 	  "container runtime image dir (/var/lib/containerd)" },
-	{ "containerfs-dir", NULL, "containerfsDir", OPT_PATH, OFF(containerfs_dir), "DIR",
+	{ "containerfs-dir", NULL, "containerfsDir", OPT_PATH, FIELD(containerfs_dir), "DIR",
 	  "writable-layer dir, when split from images (default: the imagefs dir)" },
-	{ "bpf-pin-dir", NULL, "bpfPinDir", OPT_PATH, OFF(bpf_pin_dir), "DIR",
+	{ "bpf-pin-dir", NULL, "bpfPinDir", OPT_PATH, FIELD(bpf_pin_dir), "DIR",
 	  "where maps are pinned (/sys/fs/bpf/evictd)" },
-	{ "state-dir", NULL, "stateDir", OPT_PATH, OFF(state_dir), "DIR",
+	{ "state-dir", NULL, "stateDir", OPT_PATH, FIELD(state_dir), "DIR",
 	  "persisted state, e.g. graceful shutdown times (/var/lib/evictd)" },
-	{ "logind-dropin-dir", NULL, "logindDropinDir", OPT_PATH, OFF(logind_dropin_dir), "DIR",
+	{ "logind-dropin-dir", NULL, "logindDropinDir", OPT_PATH, FIELD(logind_dropin_dir), "DIR",
 	  "where a drop-in raising logind's InhibitDelayMaxSec goes (/etc/systemd/logind.conf.d)" },
-	{ "workload-root", NULL, "workloadRoots", OPT_STRING_LIST, OFF(workload_roots), "DIR",
+	{ "workload-root", NULL, "workloadRoots", OPT_STRING_LIST, FIELD(workload_roots), "DIR",
 	  "standalone mode: child cgroups of DIR are the workloads (repeatable)" },
-	{ "pods-file", NULL, "podsFile", OPT_PATH, OFF(pods_file), "FILE",
+	{ "pods-file", NULL, "podsFile", OPT_PATH, FIELD(pods_file), "FILE",
 	  "pod metadata from a PodList JSON (kubectl get pods -o json), re-read when it changes" },
-	{ "node-name", NULL, "nodeName", OPT_PATH, OFF(node_name), "NAME",
+	{ "node-name", NULL, "nodeName", OPT_NODE_NAME, FIELD(node_name), "NAME",
 	  "only pods bound to this node (default: $NODE_NAME, else the hostname)" },
-	{ "cgroup-root", "cgroupRoot", "cgroupRoot", OPT_PATH, OFF(kubelet_cgroup_root), "PATH",
+	{ "cgroup-root", "cgroupRoot", "cgroupRoot", OPT_PATH, FIELD(kubelet_cgroup_root), "PATH",
 	  "the kubelet's --cgroup-root, where kubepods lives (/)" },
 	{ "memory-reclaim-before-kill", NULL, "memoryReclaimBeforeKill", OPT_BOOL,
-	  OFF(memory_reclaim_before_kill), NULL,
+	  FIELD(memory_reclaim_before_kill), NULL,
 	  "write memory.reclaim on the top candidates before killing (cgroup v2, Linux >= 5.19)" },
-	{ "reclaim-command", NULL, "reclaimCommands", OPT_STRING_LIST, OFF(reclaim_commands), "CMD",
+	{ "reclaim-command", NULL, "reclaimCommands", OPT_STRING_LIST, FIELD(reclaim_commands), "CMD",
 	  "DiskPressure node-level reclaim step, run with sh -c (repeatable; default: crictl rm of "
 	  "exited containers, then crictl rmi --prune)" },
-	{ "kill-timeout", NULL, "killTimeout", OPT_DURATION, OFF(kill_timeout_ns), "DURATION",
+	{ "kill-timeout", NULL, "killTimeout", OPT_DURATION, FIELD(kill_timeout_ns), "DURATION",
 	  "how long to wait for a killed cgroup to empty before logging a timeout (10s)" },
-	{ "kube-api", NULL, "kubeAPI", OPT_PATH, OFF(kube_api), "auto|on|off",
+	{ "kube-api", NULL, "kubeAPI", OPT_PATH, FIELD(kube_api), "auto|on|off",
 	  "report evictions, pressure taints and shutdown to the API server (auto: in a cluster)" },
-	{ "kube-api-server", NULL, "kubeAPIServer", OPT_PATH, OFF(kube_api_server), "URL",
+	{ "kube-api-server", NULL, "kubeAPIServer", OPT_PATH, FIELD(kube_api_server), "URL",
 	  "the API server (https://...); default: in-cluster KUBERNETES_SERVICE_HOST" },
-	{ "kube-token-file", NULL, "kubeTokenFile", OPT_PATH, OFF(kube_token_file), "FILE",
+	{ "kube-token-file", NULL, "kubeTokenFile", OPT_PATH, FIELD(kube_token_file), "FILE",
 	  "bearer token (default: the service account's)" },
-	{ "kube-ca-file", NULL, "kubeCAFile", OPT_PATH, OFF(kube_ca_file), "FILE",
+	{ "kube-ca-file", NULL, "kubeCAFile", OPT_PATH, FIELD(kube_ca_file), "FILE",
 	  "CA bundle for the API server (default: the service account's ca.crt)" },
-	{ "kube-pods-refresh", NULL, "kubePodsRefreshPeriod", OPT_DURATION, OFF(kube_pods_refresh_ns),
+	{ "kube-pods-refresh", NULL, "kubePodsRefreshPeriod", OPT_DURATION, FIELD(kube_pods_refresh_ns),
 	  "DURATION", "how often pod metadata is listed from the API server (10s)" },
-	{ "kube-pressure-taints", NULL, "kubePressureTaints", OPT_BOOL, OFF(kube_pressure_taints), NULL,
+	{ "kube-pressure-taints", NULL, "kubePressureTaints", OPT_BOOL, FIELD(kube_pressure_taints), NULL,
 	  "taint the node evictd.io/<resource>-pressure:NoSchedule while a condition holds (true)" },
 	{ "taint-out-of-service-on-shutdown", NULL, "taintOutOfServiceOnShutdown", OPT_BOOL,
-	  OFF(taint_out_of_service_on_shutdown), NULL,
+	  FIELD(taint_out_of_service_on_shutdown), NULL,
 	  "after a graceful shutdown emptied every pod, taint node.kubernetes.io/out-of-service "
 	  "(removed at the next start; see the man page for the risks)" },
-	{ "dry-run", NULL, "dryRun", OPT_BOOL, OFF(dry_run), NULL,
+	{ "dry-run", NULL, "dryRun", OPT_BOOL, FIELD(dry_run), NULL,
 	  "decide and report everything, kill nothing" },
-	{ "once", NULL, NULL, OPT_BOOL, OFF(once), NULL, "one round: read, evaluate, act (unless --dry-run), print, exit" },
-	{ "validate", NULL, NULL, OPT_BOOL, OFF(validate), NULL,
+	{ "once", NULL, NULL, OPT_BOOL, FIELD(once), NULL, "one round: read, evaluate, act (unless --dry-run), print, exit" },
+	{ "validate", NULL, NULL, OPT_BOOL, FIELD(validate), NULL,
 	  "print the effective configuration and exit (2 when invalid)" },
-	{ "no-bpf", NULL, "noBpf", OPT_BOOL, OFF(no_bpf), NULL, "run on polling and PSI alone" },
-	{ "no-psi", NULL, "noPsi", OPT_BOOL, OFF(no_psi), NULL,
+	{ "no-bpf", NULL, "noBpf", OPT_BOOL, FIELD(no_bpf), NULL, "run on polling and PSI alone" },
+	{ "no-psi", NULL, "noPsi", OPT_BOOL, FIELD(no_psi), NULL,
 	  "no PSI trigger (with --no-bpf: a plain poller, as the kubelet is)" },
-	{ "no-page-cache-bpf", NULL, "noPageCacheBpf", OPT_BOOL, OFF(no_page_cache_bpf), NULL,
+	{ "no-page-cache-bpf", NULL, "noPageCacheBpf", OPT_BOOL, FIELD(no_page_cache_bpf), NULL,
 	  "skip the per-folio page-cache counters (cheaper on page-cache-heavy nodes)" },
-	{ "daemonset-last", NULL, "daemonSetLast", OPT_BOOL, OFF(daemonset_last), NULL,
+	{ "daemonset-last", NULL, "daemonSetLast", OPT_BOOL, FIELD(daemonset_last), NULL,
 	  "rank DaemonSet pods after all others (true)" },
-	{ "oom-guard", NULL, "oomGuard", OPT_OOM_GUARD, OFF(oom_guard_value), "VALUE|off",
+	{ "oom-guard", NULL, "oomGuard", OPT_OOM_GUARD, FIELD(oom_guard_value), "VALUE|off",
 	  "evict when MemAvailable falls below this (10%, capped by --oom-guard-max)" },
-	{ "oom-guard-max", NULL, "oomGuardMax", OPT_QUANTITY, OFF(oom_guard_value), "QUANTITY",
+	{ "oom-guard-max", NULL, "oomGuardMax", OPT_QUANTITY, FIELD(oom_guard_value), "QUANTITY",
 	  "upper bound of a percentage OOM guard (1Gi; 0: none)" },
-	{ "output", NULL, "output", OPT_OUTPUT, OFF(output), "text|json", "output of --once" },
-	{ "metrics-address", NULL, "metricsAddress", OPT_PATH, OFF(metrics_address), "HOST:PORT",
+	{ "output", NULL, "output", OPT_OUTPUT, FIELD(output), "text|json", "output of --once" },
+	{ "metrics-address", NULL, "metricsAddress", OPT_PATH, FIELD(metrics_address), "HOST:PORT",
 	  "serve Prometheus /metrics and /healthz here (127.0.0.1:9808; [::1]:9808; off)" },
-	{ "event-log", NULL, "eventLog", OPT_PATH, OFF(event_log), "FILE",
+	{ "event-log", NULL, "eventLog", OPT_PATH, FIELD(event_log), "FILE",
 	  "append the decision log (JSON lines) to FILE (-: stdout; off: none); reopened on SIGHUP" },
-	{ "control-socket", NULL, "controlSocket", OPT_PATH, OFF(control_socket), "PATH",
+	{ "control-socket", NULL, "controlSocket", OPT_PATH, FIELD(control_socket), "PATH",
 	  "evictctl's UNIX socket (/run/evictd/evictd.sock)" },
-	{ "log-level", NULL, "logLevel", OPT_LOG_LEVEL, OFF(log_level), "LEVEL",
+	{ "log-level", NULL, "logLevel", OPT_LOG_LEVEL, FIELD(log_level), "LEVEL",
 	  "error, warning, info or debug" },
-	{ "help", NULL, NULL, OPT_HELP, 0, NULL, "show this help" },
-	{ "version", NULL, NULL, OPT_VERSION, 0, NULL, "show the version" },
+	{ "help", NULL, NULL, OPT_HELP, NO_FIELD, NULL, "show this help" },
+	{ "version", NULL, NULL, OPT_VERSION, NO_FIELD, NULL, "show the version" },
 };
 
 #define N_OPTIONS (sizeof(option_table) / sizeof(option_table[0]))
+
+/* A value as echoed in a message: at most ECHO_MAX bytes, control characters as '?', so a
+ * 128 KiB or multi-line value still makes one short line. Returned by value: the text lives
+ * until the end of the full expression, long enough for a log call. */
+#define ECHO_MAX 64
+struct echo {
+	char text[ECHO_MAX + sizeof("...")];
+};
+
+static struct echo echo(const char *value)
+{
+	struct echo out;
+	size_t i;
+
+	for (i = 0; value[i] && i < ECHO_MAX; i++)
+		out.text[i] = (unsigned char)value[i] < 0x20 || value[i] == 0x7f ? '?' : value[i];
+	strcpy(out.text + i, value[i] ? "..." : "");
+	return out;
+}
 
 void config_init_defaults(struct evictd_config *config)
 {
@@ -206,16 +231,17 @@ static int map_put(struct signal_text_map *map, const char *key, const char *sig
 	enum ev_signal signal;
 
 	if (signal_from_name(signal_text, &signal)) {
-		log_err("%s: unknown signal \"%s\" (valid signals: %s)", key, signal_text,
+		log_err("%s: unknown signal \"%s\" (valid signals: %s)", key, echo(signal_text).text,
 			signal_valid_names());
 		return -EINVAL;
 	}
 	if (strlen(value) >= sizeof(map->text[0])) {
-		log_err("%s: %s=\"%.40s...\": value too long", key, signal_text, value);
+		log_err("%s: %s=\"%s\": expected a value of at most %zu bytes", key, signal_text,
+			echo(value).text, sizeof(map->text[0]) - 1);
 		return -EINVAL;
 	}
 	if (map->present[signal])
-		log_warn("%s: %s given twice, the last value (%s) wins", key, signal_text, value);
+		log_warn("%s: %s given twice, the last value (%s) wins", key, signal_text, echo(value).text);
 	map->present[signal] = true;
 	strcpy(map->text[signal], value);
 	return 0;
@@ -244,7 +270,7 @@ static int map_from_flag(struct signal_text_map *map, const char *key, const cha
 		if (*item == '\0')
 			continue;
 		if (!split) {
-			log_err("%s: \"%s\": expected <signal>%c<value>, e.g. %s", key, item, sep,
+			log_err("%s: \"%s\": expected <signal>%c<value>, e.g. %s", key, echo(item).text, sep,
 				sep == '<' ? "memory.available<500Mi" : "memory.available=1m30s");
 			err = -EINVAL;
 			continue;
@@ -267,7 +293,7 @@ static int parse_bool(const char *key, const char *value, bool *out)
 		*out = false;
 		return 0;
 	}
-	log_err("%s: \"%s\": expected true or false", key, value);
+	log_err("%s: \"%s\": expected true or false", key, echo(value).text);
 	return -EINVAL;
 }
 
@@ -279,7 +305,7 @@ static int parse_seconds(const char *key, const char *value, int64_t *out)
 	errno = 0;
 	seconds = strtoll(value, &end, 10);
 	if (errno || end == value || *end != '\0' || seconds < 0 || seconds > INT32_MAX) {
-		log_err("%s: \"%s\": expected a whole number of seconds >= 0", key, value);
+		log_err("%s: \"%s\": expected a whole number of seconds >= 0", key, echo(value).text);
 		return -EINVAL;
 	}
 	*out = seconds;
@@ -292,7 +318,7 @@ static int parse_duration(const char *key, const char *value, int64_t *out)
 
 	if (duration_parse(value, &ns) || ns < 0) {
 		log_err("%s: \"%s\": expected a non-negative duration such as 30s, 1m30s, 500ms or 2h",
-			key, value);
+			key, echo(value).text);
 		return -EINVAL;
 	}
 	*out = ns;
@@ -314,7 +340,7 @@ static int shutdown_group_add(struct evictd_config *config, const char *key, con
 	errno = 0;
 	priority = strtoll(priority_text, &end, 10);
 	if (errno || end == priority_text || *end != '\0' || priority < INT32_MIN || priority > INT32_MAX) {
-		log_err("%s: priority \"%s\": expected a 32-bit integer", key, priority_text);
+		log_err("%s: priority \"%s\": expected a 32-bit integer", key, echo(priority_text).text);
 		return -EINVAL;
 	}
 	if (parse_seconds(key, seconds_text, &seconds))
@@ -337,7 +363,7 @@ static int priority_list_from_flag(struct evictd_config *config, const char *key
 		char *split = strchr(item, '=');
 
 		if (!split) {
-			log_err("%s: \"%s\": expected <priority>=<seconds>, e.g. 100000=10", key, item);
+			log_err("%s: \"%s\": expected <priority>=<seconds>, e.g. 100000=10", key, echo(item).text);
 			err = -EINVAL;
 			continue;
 		}
@@ -361,13 +387,63 @@ static int parse_guard(struct evictd_config *config, const char *key, const char
 	}
 	if (threshold_value_parse(value, &parsed, &disabled) || disabled) {
 		log_err("%s: \"%s\": expected a quantity (200Mi), a percentage of memory (10%%) or off",
-			key, value);
+			key, echo(value).text);
 		return -EINVAL;
 	}
 	parsed.max_quantity = cap;
 	config->oom_guard = true;
 	config->oom_guard_value = parsed;
 	return 0;
+}
+
+/* Copy value into a char array of size bytes, or refuse it whole: a value that does not fit
+ * is a configuration error, never truncated (a truncated path names another file). */
+static int set_string(const char *key, const struct option_spec *spec, const char *value,
+		      char *field, size_t size)
+{
+	size_t len = strlen(value);
+
+	if (len >= size) {
+		log_err("%s: \"%s\" (%zu bytes): expected %s of at most %zu bytes", key,
+			echo(value).text, len, spec->arg ? spec->arg : "a value", size - 1);
+		return -ENAMETOOLONG;
+	}
+	memcpy(field, value, len + 1);
+	return 0;
+}
+
+bool config_is_dns1123_subdomain(const char *name)
+{
+	size_t len = strlen(name);
+
+	/* apimachinery validation.IsDNS1123Subdomain: at most 253 characters matching
+	 * [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)* -- every label
+	 * starts and ends alphanumeric, but unlike a DNS-1123 label is not limited to 63. */
+	if (len == 0 || len > 253)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		bool label_edge = i == 0 || i == len - 1 || name[i - 1] == '.' || name[i + 1] == '.';
+
+		if (c == '.' ? label_edge : !(alnum || (c == '-' && !label_edge)))
+			return false;
+	}
+	return true;
+}
+
+/* The node name selects pods by spec.nodeName and names the Node object: Kubernetes only
+ * accepts a DNS-1123 subdomain there. "" keeps the default ($NODE_NAME, the hostname). */
+static int set_node_name(const char *key, const struct option_spec *spec, const char *value,
+			 char *field, size_t size)
+{
+	if (value[0] && !config_is_dns1123_subdomain(value)) {
+		log_err("%s: \"%s\" (%zu bytes): expected a DNS-1123 subdomain (at most 253 of a-z, "
+			"0-9, '-' and '.', starting and ending alphanumeric)", key, echo(value).text,
+			strlen(value));
+		return -EINVAL;
+	}
+	return set_string(key, spec, value, field, size);
 }
 
 /* Apply a scalar (or repeated) value to an option. key names the source for messages. */
@@ -392,22 +468,22 @@ static int apply_scalar(struct evictd_config *config, const struct option_spec *
 	case OPT_PRIORITY_LIST:
 		return priority_list_from_flag(config, key, value);
 	case OPT_PATH:
-		if (strlen(value) >= PATH_MAX) {
-			log_err("%s: path too long", key);
-			return -ENAMETOOLONG;
-		}
-		strcpy(field, value);
-		return 0;
+		return set_string(key, spec, value, field, spec->size);
+	case OPT_NODE_NAME:
+		return set_node_name(key, spec, value, field, spec->size);
 	case OPT_STRING_LIST: {
 		struct string_list *list = (struct string_list *)field;
+		int err;
 
-		if (list->n >= CONFIG_MAX_LIST || strlen(value) >= PATH_MAX) {
-			log_err("%s: \"%s\": at most %d values of less than %d bytes", key, value,
-				CONFIG_MAX_LIST, PATH_MAX);
-			return -EINVAL;
+		if (list->n >= CONFIG_MAX_LIST) {
+			log_err("%s: \"%s\": expected at most %d values", key, echo(value).text,
+				CONFIG_MAX_LIST);
+			return -E2BIG;
 		}
-		strcpy(list->items[list->n++], value);
-		return 0;
+		err = set_string(key, spec, value, list->items[list->n], sizeof(list->items[0]));
+		if (!err)
+			list->n++;
+		return err;
 	}
 	case OPT_BOOL:
 		return parse_bool(key, value, (bool *)field);
@@ -417,7 +493,7 @@ static int apply_scalar(struct evictd_config *config, const struct option_spec *
 		else if (!strcmp(value, "json"))
 			config->output = OUTPUT_JSON;
 		else {
-			log_err("%s: \"%s\": expected text or json", key, value);
+			log_err("%s: \"%s\": expected text or json", key, echo(value).text);
 			return -EINVAL;
 		}
 		return 0;
@@ -431,7 +507,7 @@ static int apply_scalar(struct evictd_config *config, const struct option_spec *
 				config->log_level = levels[i].level;
 				return 0;
 			}
-		log_err("%s: \"%s\": expected error, warning, info or debug", key, value);
+		log_err("%s: \"%s\": expected error, warning, info or debug", key, echo(value).text);
 		return -EINVAL;
 	}
 	case OPT_OOM_GUARD:
@@ -440,19 +516,25 @@ static int apply_scalar(struct evictd_config *config, const struct option_spec *
 		int64_t quantity;
 
 		if (quantity_parse(value, &quantity) || quantity < 0) {
-			log_err("%s: \"%s\": expected a non-negative quantity such as 1Gi", key, value);
+			log_err("%s: \"%s\": expected a non-negative quantity such as 1Gi", key, echo(value).text);
 			return -EINVAL;
 		}
 		config->oom_guard_value.max_quantity = quantity;
 		return 0;
 	}
-	case OPT_CONFIG_FILE:
-		if (config->n_config_files >= CONFIG_MAX_FILES || strlen(value) >= PATH_MAX) {
-			log_err("%s: at most %d files", key, CONFIG_MAX_FILES);
-			return -EINVAL;
+	case OPT_CONFIG_FILE: {
+		char (*files)[PATH_MAX] = (char (*)[PATH_MAX])field;
+
+		if (config->n_config_files >= spec->size / sizeof(files[0])) {
+			log_err("%s: \"%s\": expected at most %zu files", key, echo(value).text,
+				spec->size / sizeof(files[0]));
+			return -E2BIG;
 		}
-		strcpy(config->config_files[config->n_config_files++], value);
+		if (set_string(key, spec, value, files[config->n_config_files], sizeof(files[0])))
+			return -ENAMETOOLONG;
+		config->n_config_files++;
 		return 0;
+	}
 	case OPT_HELP:
 	case OPT_VERSION:
 		return 0;
@@ -596,12 +678,12 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 		kubelet = true;
 		if (api_version && strcmp(api_version, KUBELET_API_VERSION))
 			log_warn("%s: apiVersion \"%s\": expected %s; reading the fields anyway",
-				 ctx->name, api_version, KUBELET_API_VERSION);
+				 ctx->name, echo(api_version).text, KUBELET_API_VERSION);
 	} else if (kind && !strcmp(kind, "EvictdConfiguration")) {
 		kubelet = false;
 	} else {
 		log_err("%s: document %d: kind \"%s\": expected KubeletConfiguration or EvictdConfiguration",
-			ctx->name, ctx->doc_index, kind ? kind : "");
+			ctx->name, ctx->doc_index, echo(kind ? kind : "").text);
 		return -EINVAL;
 	}
 
@@ -623,7 +705,7 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 			/* The kubelet file carries much we do not use; our own file must be exact. */
 			if (kubelet)
 				continue;
-			log_err("%s: unknown EvictdConfiguration field \"%s\"", ctx->name, key);
+			log_err("%s: unknown EvictdConfiguration field \"%s\"", ctx->name, echo(key).text);
 			err = -EINVAL;
 			continue;
 		}
@@ -773,7 +855,8 @@ int config_parse_args(struct evictd_config *config, int argc, char **argv)
 		const struct option_spec *spec;
 
 		if (opt == '?') {
-			log_err("unknown or incomplete option \"%s\" (see --help)", argv[optind - 1]);
+			log_err("unknown or incomplete option \"%s\" (see --help)",
+				echo(argv[optind - 1]).text);
 			err = -EINVAL;
 			continue;
 		}
@@ -790,7 +873,8 @@ int config_parse_args(struct evictd_config *config, int argc, char **argv)
 			err = -EINVAL;
 	}
 	if (optind < argc) {
-		log_err("unexpected argument \"%s\" (options start with --)", argv[optind]);
+		log_err("unexpected argument \"%s\" (options start with --)",
+			echo(argv[optind]).text);
 		err = -EINVAL;
 	}
 	if (err)
@@ -982,7 +1066,7 @@ int config_finalize(struct evictd_config *config)
 	}
 
 	if (strcmp(config->kube_api, "auto") && strcmp(config->kube_api, "on") && strcmp(config->kube_api, "off")) {
-		log_err("--kube-api: \"%s\": expected auto, on or off", config->kube_api);
+		log_err("--kube-api: \"%s\": expected auto, on or off", echo(config->kube_api).text);
 		err = -EINVAL;
 	}
 	if (config->housekeeping_interval_ns <= 0) {
@@ -1076,6 +1160,7 @@ void config_print(const struct evictd_config *config, FILE *out)
 		fprintf(out, "pods-file %s\n", config->pods_file);
 	if (config->node_name[0])
 		fprintf(out, "node-name %s\n", config->node_name);
+	fprintf(out, "cgroup-root %s\n", config->kubelet_cgroup_root[0] ? config->kubelet_cgroup_root : "/");
 	fprintf(out, "memory-reclaim-before-kill %s\n", config->memory_reclaim_before_kill ? "true" : "false");
 	for (size_t i = 0; i < config->reclaim_commands.n; i++)
 		fprintf(out, "reclaim-command %s\n", config->reclaim_commands.items[i]);
