@@ -401,6 +401,22 @@ static void test_memory_working_set_above_total(void **state)
 	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].capacity, 1048576);
 }
 
+static void test_memory_huge_counters_saturate(void **state)
+{
+	const char *root = *state;
+	struct signal_source source = { .root = root };
+	struct observations obs = { 0 };
+
+	/* anon + file past INT64_MAX (a corrupt or hostile memory.stat): saturate, no wrap. */
+	write_meminfo(root, 1024, 512);
+	write_v2_controllers(root);
+	fixture_write(root, "sys/fs/cgroup/memory.stat",
+		      "anon 9223372036854775807\nfile 9223372036854775807\n");
+	assert_int_equal(signals_read_memory(&source, &obs), 0);
+	assert_int_equal(obs.memory_working_set_bytes, INT64_MAX);
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, 1048576 - INT64_MAX);
+}
+
 static void test_memory_no_inactive_key(void **state)
 {
 	const char *root = *state;
@@ -1126,7 +1142,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_memory_v1_floor_at_zero, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_memory_working_set_above_total, setup_tmp,
 						teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_memory_no_inactive_key, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_memory_huge_counters_saturate, setup_tmp, teardown_tmp),
+				cmocka_unit_test_setup_teardown(test_memory_no_inactive_key, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_memory_exact_keys, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_memory_long_stat, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_memory_missing_files, setup_tmp, teardown_tmp),

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/arith.h"
 #include "sys/log.h"
 #include "signals/signals.h"
 
@@ -527,7 +528,7 @@ static int working_set_v2(const char *memory_dir, int64_t *working_set)
 		return -ENODATA;
 	}
 	/* The root has no memory.current: usage is anon + file, as v1's usage_in_bytes. */
-	usage = scan.values[0] + scan.values[1];
+	usage = sat_add_i64(scan.values[0], scan.values[1]);	/* each may be up to INT64_MAX */
 	*working_set = usage;
 	if (scan.found & 4)
 		*working_set = usage < scan.values[2] ? 0 : usage - scan.values[2];
