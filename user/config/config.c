@@ -898,10 +898,6 @@ int config_parse_args(struct evictd_config *config, int argc, char **argv)
 
 /* ---- finalize ---- */
 
-static bool is_containerfs(enum ev_signal signal)
-{
-	return signal == EV_SIGNAL_CONTAINERFS_AVAILABLE || signal == EV_SIGNAL_CONTAINERFS_INODES_FREE;
-}
 
 static int add_thresholds(struct evictd_config *config, const struct signal_text_map *map, bool hard)
 {
@@ -915,7 +911,7 @@ static int add_thresholds(struct evictd_config *config, const struct signal_text
 
 		if (!map->present[s])
 			continue;
-		if (is_containerfs(s)) {
+		if (signal_meta(s)->derived) {
 			/* helpers.go UpdateContainerFsThresholds: custom containerfs values are
 			 * not supported; they follow nodefs or imagefs. */
 			log_warn("%s: %s<%s ignored: containerfs thresholds follow nodefs (one "

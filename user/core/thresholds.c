@@ -96,7 +96,7 @@ int threshold_format(const struct threshold *threshold, char *buf, size_t len)
 
 static bool is_memory_signal(enum ev_signal signal)
 {
-	return signal == EV_SIGNAL_MEMORY_AVAILABLE || signal == EV_SIGNAL_OOM_GUARD;
+	return signal_meta(signal)->group == SIGNAL_GROUP_MEMORY;
 }
 
 static void state_reset(struct eviction_state *state)

@@ -39,76 +39,7 @@
 #define DEFAULT_KUBELET_DIR "/var/lib/kubelet"
 #define DEFAULT_IMAGEFS_DIR "/var/lib/containerd"
 
-/* ---- names ---------------------------------------------------------------------------- */
-
-static const char *const signal_names[EV_SIGNAL_COUNT] = {
-	[EV_SIGNAL_MEMORY_AVAILABLE] = "memory.available",
-	[EV_SIGNAL_NODEFS_AVAILABLE] = "nodefs.available",
-	[EV_SIGNAL_NODEFS_INODES_FREE] = "nodefs.inodesFree",
-	[EV_SIGNAL_IMAGEFS_AVAILABLE] = "imagefs.available",
-	[EV_SIGNAL_IMAGEFS_INODES_FREE] = "imagefs.inodesFree",
-	[EV_SIGNAL_CONTAINERFS_AVAILABLE] = "containerfs.available",
-	[EV_SIGNAL_CONTAINERFS_INODES_FREE] = "containerfs.inodesFree",
-	[EV_SIGNAL_PID_AVAILABLE] = "pid.available",
-	[EV_SIGNAL_OOM_GUARD] = "oom.guard",
-};
-
-const char *signal_name(enum ev_signal signal)
-{
-	if ((unsigned)signal >= EV_SIGNAL_COUNT)
-		return "unknown";
-	return signal_names[signal];
-}
-
-int signal_from_name(const char *name, enum ev_signal *signal)
-{
-	if (!name)
-		return -ENOENT;
-	/* The guard is evictd's own, never a kubelet threshold: stop before it. */
-	for (int i = 0; i < EV_SIGNAL_OOM_GUARD; i++) {
-		if (strcmp(name, signal_names[i]) == 0) {
-			*signal = (enum ev_signal)i;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
-const char *signal_valid_names(void)
-{
-	return "memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, "
-	       "imagefs.inodesFree, containerfs.available, containerfs.inodesFree, pid.available";
-}
-
-const char *condition_name(enum node_condition condition)
-{
-	switch (condition) {
-	case EV_CONDITION_MEMORY_PRESSURE: return "MemoryPressure";
-	case EV_CONDITION_DISK_PRESSURE: return "DiskPressure";
-	case EV_CONDITION_PID_PRESSURE: return "PIDPressure";
-	case EV_CONDITION_NONE: return "none";
-	default: return "unknown";
-	}
-}
-
-enum node_condition signal_condition(enum ev_signal signal)
-{
-	switch (signal) {
-	case EV_SIGNAL_MEMORY_AVAILABLE:
-		return EV_CONDITION_MEMORY_PRESSURE;
-	case EV_SIGNAL_NODEFS_AVAILABLE:
-	case EV_SIGNAL_NODEFS_INODES_FREE:
-	case EV_SIGNAL_IMAGEFS_AVAILABLE:
-	case EV_SIGNAL_IMAGEFS_INODES_FREE:
-	case EV_SIGNAL_CONTAINERFS_AVAILABLE:
-	case EV_SIGNAL_CONTAINERFS_INODES_FREE:
-		return EV_CONDITION_DISK_PRESSURE;
-	case EV_SIGNAL_PID_AVAILABLE:
-		return EV_CONDITION_PID_PRESSURE;
-	default:
-		return EV_CONDITION_NONE;	/* the OOM guard sets no node condition */
-	}
-}
+/* ---- names ----------------------------------------------------------------------------- */
 
 const char *fs_layout_name(enum fs_layout layout)
 {
@@ -124,11 +55,6 @@ const char *fs_layout_name(enum fs_layout layout)
 
 /* A file that stays missing (no /var/lib/kubelet on a standalone host) would otherwise log
  * an error on every wake-up: a group that already failed last round logs at debug. */
-enum signal_group {
-	GROUP_MEMORY = 1u << 0,
-	GROUP_FS = 1u << 1,
-	GROUP_PID = 1u << 2,
-};
 static __thread unsigned groups_failing;
 static __thread bool log_quietly;
 
@@ -738,8 +664,9 @@ int signals_read_filesystems(const struct signal_source *source, struct observat
 	int node_err, image_err, container_err;
 	int64_t now;
 
-	for (int s = EV_SIGNAL_NODEFS_AVAILABLE; s <= EV_SIGNAL_CONTAINERFS_INODES_FREE; s++)
-		obs->signal[s].present = false;
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++)
+		if (signal_meta(s)->group == SIGNAL_GROUP_FS)
+			obs->signal[s].present = false;
 
 	node_err = fs_read(source->root, kubelet_dir, false, &node);
 	image_err = fs_read_or_nodefs(source->root, image_dir, "imagefs", &node, node_err, &image);
@@ -868,21 +795,21 @@ int signals_read(const struct signal_source *source, uint32_t mask, struct obser
 	mask = mask ? mask & all : all;
 
 	if (mask & SIGNAL_MASK_MEMORY) {
-		group_begin(GROUP_MEMORY);
+		group_begin(SIGNAL_GROUP_MEMORY);
 		/* The guard alone needs only meminfo: skip the cgroup read. */
 		memory_err = read_memory_group(source, obs,
 					       mask & SIGNAL_MASK(EV_SIGNAL_MEMORY_AVAILABLE));
-		group_end(GROUP_MEMORY, "memory", memory_err);
+		group_end(SIGNAL_GROUP_MEMORY, "memory", memory_err);
 		first_err = memory_err;
 	}
 	if (mask & SIGNAL_MASK_FS) {
-		group_begin(GROUP_FS);
-		err = group_end(GROUP_FS, "filesystem", signals_read_filesystems(source, obs));
+		group_begin(SIGNAL_GROUP_FS);
+		err = group_end(SIGNAL_GROUP_FS, "filesystem", signals_read_filesystems(source, obs));
 		first_err = first_err ? first_err : err;
 	}
 	if (mask & SIGNAL_MASK_PID) {
-		group_begin(GROUP_PID);
-		err = group_end(GROUP_PID, "pid", signals_read_pids(source->root, obs));
+		group_begin(SIGNAL_GROUP_PID);
+		err = group_end(SIGNAL_GROUP_PID, "pid", signals_read_pids(source->root, obs));
 		first_err = first_err ? first_err : err;
 	}
 
