@@ -11,6 +11,28 @@
 
 static struct evictd_config config;
 
+/* Every string field must hold its NUL: a setter that wrote past a field would leave the
+ * field unterminated or its neighbour changed, and the node name must be a valid name. */
+#define TERMINATED(field) (memchr((field), '\0', sizeof(field)) != NULL)
+
+static void check_strings(const struct evictd_config *config)
+{
+	if (!TERMINATED(config->root) || !TERMINATED(config->kubelet_dir) ||
+	    !TERMINATED(config->imagefs_dir) || !TERMINATED(config->containerfs_dir) ||
+	    !TERMINATED(config->bpf_pin_dir) || !TERMINATED(config->state_dir) ||
+	    !TERMINATED(config->logind_dropin_dir) || !TERMINATED(config->pods_file) ||
+	    !TERMINATED(config->node_name) || !TERMINATED(config->kubelet_cgroup_root) ||
+	    !TERMINATED(config->kube_api) || !TERMINATED(config->kube_api_server) ||
+	    !TERMINATED(config->kube_token_file) || !TERMINATED(config->kube_ca_file) ||
+	    !TERMINATED(config->metrics_address) || !TERMINATED(config->event_log) ||
+	    !TERMINATED(config->control_socket))
+		abort();
+	if (config->node_name[0] && !config_is_dns1123_subdomain(config->node_name))
+		abort();
+	if (config->workload_roots.n > CONFIG_MAX_LIST || config->reclaim_commands.n > CONFIG_MAX_LIST)
+		abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	FILE *sink;
@@ -19,6 +41,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	config_init_defaults(&config);
 	if (config_load_yaml(&config, (const char *)data, size, "fuzz.yaml"))
 		return 0;
+	check_strings(&config);
 	if (config_finalize(&config))
 		return 0;
 	/* An accepted configuration must be internally consistent. */

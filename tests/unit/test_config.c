@@ -376,6 +376,183 @@ static void test_oom_guard_options(void **state)
 	assert_int_equal(config.oom_guard_value.quantity, 200LL << 20);
 }
 
+/* ---- string limits: every char-array option refuses what does not fit ---- */
+
+struct string_option {
+	const char *flag, *yaml_key;	/* evictd YAML key */
+	size_t offset, size;		/* independent of the option table on purpose */
+};
+
+#define STRING_OPTION(flag, key, member) \
+	{ flag, key, offsetof(struct evictd_config, member), sizeof(((struct evictd_config *)0)->member) }
+
+static const struct string_option string_options[] = {
+	STRING_OPTION("root", "root", root),
+	STRING_OPTION("root-dir", "kubeletRootDir", kubelet_dir),
+	STRING_OPTION("imagefs-dir", "imagefsDir", imagefs_dir),
+	STRING_OPTION("containerfs-dir", "containerfsDir", containerfs_dir),
+	STRING_OPTION("bpf-pin-dir", "bpfPinDir", bpf_pin_dir),
+	STRING_OPTION("state-dir", "stateDir", state_dir),
+	STRING_OPTION("logind-dropin-dir", "logindDropinDir", logind_dropin_dir),
+	STRING_OPTION("pods-file", "podsFile", pods_file),
+	STRING_OPTION("cgroup-root", "cgroupRoot", kubelet_cgroup_root),
+	STRING_OPTION("kube-api", "kubeAPI", kube_api),
+	STRING_OPTION("kube-api-server", "kubeAPIServer", kube_api_server),
+	STRING_OPTION("kube-token-file", "kubeTokenFile", kube_token_file),
+	STRING_OPTION("kube-ca-file", "kubeCAFile", kube_ca_file),
+	STRING_OPTION("metrics-address", "metricsAddress", metrics_address),
+	STRING_OPTION("event-log", "eventLog", event_log),
+	STRING_OPTION("control-socket", "controlSocket", control_socket),
+	/* The node name fits its 256-byte field up to 255, but Kubernetes stops at 253. */
+	{ "node-name", "nodeName", offsetof(struct evictd_config, node_name), 254 },
+};
+
+static char *repeat(char c, size_t n)
+{
+	char *text = malloc(n + 1);
+
+	assert_non_null(text);
+	memset(text, c, n);
+	text[n] = '\0';
+	return text;
+}
+
+/* Apply value through the flag and the YAML key; expect err and that nothing outside
+ * [offset, offset + size) changed. */
+static void check_string_option(const struct string_option *option, const char *value, int err)
+{
+	struct evictd_config *config = malloc(sizeof(*config)), *before = malloc(sizeof(*config));
+	size_t yaml_len = strlen(value) + 128;
+	char *yaml = malloc(yaml_len);
+	int got;
+
+	assert_non_null(config);
+	assert_non_null(before);
+	assert_non_null(yaml);
+	for (int source = 0; source < 2; source++) {
+		config_init_defaults(config);
+		memcpy(before, config, sizeof(*config));
+		if (source == 0) {
+			got = config_apply_flag(config, option->flag, value);
+		} else {
+			snprintf(yaml, yaml_len, "kind: EvictdConfiguration\n%s: \"%s\"\n",
+				 option->yaml_key, value);
+			got = config_load_yaml(config, yaml, strlen(yaml), "limits.yaml");
+		}
+		if ((got == 0) != (err == 0))
+			fail_msg("%s%s with %zu bytes: got %d, expected %d", source ? "" : "--",
+				 source ? option->yaml_key : option->flag, strlen(value), got, err);
+		if (err) {
+			assert_memory_equal(config, before, sizeof(*config));
+			continue;
+		}
+		assert_string_equal((char *)config + option->offset, value);
+		assert_memory_equal(config, before, option->offset);
+		assert_memory_equal((char *)config + option->offset + option->size,
+				    (char *)before + option->offset + option->size,
+				    sizeof(*config) - option->offset - option->size);
+	}
+	free(yaml);
+	free(before);
+	free(config);
+}
+
+static void test_string_options_at_and_past_their_limit(void **state)
+{
+	for (size_t i = 0; i < sizeof(string_options) / sizeof(string_options[0]); i++) {
+		const struct string_option *option = &string_options[i];
+		char *at = repeat('a', option->size - 1), *past = repeat('a', option->size);
+		char *far = repeat('a', option->size + 300);
+
+		check_string_option(option, at, 0);
+		check_string_option(option, past, -EINVAL);
+		check_string_option(option, far, -EINVAL);
+		free(at);
+		free(past);
+		free(far);
+	}
+}
+
+static void test_list_and_config_file_limits(void **state)
+{
+	struct evictd_config *config = malloc(sizeof(*config));
+	char *at = repeat('a', PATH_MAX - 1), *past = repeat('a', PATH_MAX);
+	static const char *const lists[] = { "workload-root", "reclaim-command" };
+
+	assert_non_null(config);
+	for (size_t i = 0; i < 2; i++) {
+		struct string_list *list = i ? &config->reclaim_commands : &config->workload_roots;
+
+		config_init_defaults(config);
+		assert_int_equal(config_apply_flag(config, lists[i], at), 0);
+		assert_int_equal(list->n, 1);
+		assert_string_equal(list->items[0], at);
+		assert_int_not_equal(config_apply_flag(config, lists[i], past), 0);
+		assert_int_equal(list->n, 1);
+		for (int n = 1; n < CONFIG_MAX_LIST; n++)
+			assert_int_equal(config_apply_flag(config, lists[i], "/x"), 0);
+		assert_int_not_equal(config_apply_flag(config, lists[i], "/x"), 0);
+		assert_int_equal(list->n, CONFIG_MAX_LIST);
+	}
+	config_init_defaults(config);
+	assert_int_equal(config_apply_flag(config, "config", at), 0);
+	assert_int_not_equal(config_apply_flag(config, "config", past), 0);
+	assert_int_equal(config->n_config_files, 1);
+	for (int n = 1; n < CONFIG_MAX_FILES; n++)
+		assert_int_equal(config_apply_flag(config, "config", "/x"), 0);
+	assert_int_not_equal(config_apply_flag(config, "config", "/x"), 0);
+	assert_int_equal(config->n_config_files, CONFIG_MAX_FILES);
+	/* A signal map value has 31 bytes. */
+	config_init_defaults(config);
+	free(past);
+	past = repeat('1', 32);
+	at[0] = '\0';
+	strcat(at, "memory.available<");
+	strncat(at, past, 31);
+	assert_int_equal(config_apply_flag(config, "eviction-hard", at), 0);
+	at[strlen(at) - 1] = '\0';
+	strcat(at, "12");
+	assert_int_not_equal(config_apply_flag(config, "eviction-hard", at), 0);
+	free(at);
+	free(past);
+	free(config);
+}
+
+static void test_node_name_is_a_dns1123_subdomain(void **state)
+{
+	static const char *const good[] = { "a", "node-1", "node-1.example.com", "1.2.3.4", "a-b--c",
+					     "0" };
+	static const char *const bad[] = { "", "Node", "node_1", "-a", "a-", ".a", "a.", "a..b",
+					   "a.-b", "a-.b", "a b", "a/b", "ä" };
+	static struct evictd_config config;
+	char *label = repeat('a', 100), *longest = repeat('a', 253), *over = repeat('a', 254);
+
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++)
+		if (!config_is_dns1123_subdomain(good[i]))
+			fail_msg("refused %s", good[i]);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++)
+		if (config_is_dns1123_subdomain(bad[i]))
+			fail_msg("accepted \"%s\"", bad[i]);
+	/* A subdomain's labels are not held to 63 characters; the whole is to 253. */
+	assert_true(config_is_dns1123_subdomain(label));
+	assert_true(config_is_dns1123_subdomain(longest));
+	assert_false(config_is_dns1123_subdomain(over));
+	longest[100] = '.';
+	assert_true(config_is_dns1123_subdomain(longest));
+
+	config_init_defaults(&config);
+	assert_int_equal(config_apply_flag(&config, "node-name", "worker-7.example"), 0);
+	assert_string_equal(config.node_name, "worker-7.example");
+	assert_int_not_equal(config_apply_flag(&config, "node-name", "Worker_7"), 0);
+	assert_string_equal(config.node_name, "worker-7.example");
+	/* "" keeps the default ($NODE_NAME, then the hostname). */
+	assert_int_equal(config_apply_flag(&config, "node-name", ""), 0);
+	assert_string_equal(config.node_name, "");
+	free(label);
+	free(longest);
+	free(over);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +571,9 @@ int main(void)
 		cmocka_unit_test(test_shutdown_rules),
 		cmocka_unit_test(test_shutdown_by_priority_yaml),
 		cmocka_unit_test(test_oom_guard_options),
+		cmocka_unit_test(test_string_options_at_and_past_their_limit),
+		cmocka_unit_test(test_list_and_config_file_limits),
+		cmocka_unit_test(test_node_name_is_a_dns1123_subdomain),
 	};
 
 	/* Errors are logged by design here; keep the TAP stream readable. */

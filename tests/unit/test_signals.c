@@ -12,6 +12,7 @@
 
 #include "sys/log.h"
 #include "signals/signals.h"
+#include "sys/clock.h"
 
 #define NODE_V2 FIXTURES_DIR "/node-v2"
 #define NODE_V1 FIXTURES_DIR "/node-v1"
@@ -42,14 +43,6 @@ static int teardown_fs_ops(void **state)
 {
 	signals_set_fs_ops(NULL);
 	return 0;
-}
-
-static int64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
 /* A tmp tree with just enough for the memory signals. */
@@ -123,6 +116,41 @@ static void test_conditions(void **state)
 		assert_int_equal(signal_condition((enum ev_signal)s), EV_CONDITION_DISK_PRESSURE);
 	assert_int_equal(signal_condition(EV_SIGNAL_PID_AVAILABLE), EV_CONDITION_PID_PRESSURE);
 	assert_int_equal(signal_condition(EV_SIGNAL_OOM_GUARD), EV_CONDITION_NONE);
+}
+
+static void test_signal_meta_table(void **state)
+{
+	static const struct { enum ev_signal signal; const char *unit, *resource; } want[] = {
+		{ EV_SIGNAL_MEMORY_AVAILABLE, "bytes", "memory" },
+		{ EV_SIGNAL_NODEFS_AVAILABLE, "bytes", "ephemeral-storage" },
+		{ EV_SIGNAL_NODEFS_INODES_FREE, "inodes", "inodes" },
+		{ EV_SIGNAL_IMAGEFS_AVAILABLE, "bytes", "ephemeral-storage" },
+		{ EV_SIGNAL_IMAGEFS_INODES_FREE, "inodes", "inodes" },
+		{ EV_SIGNAL_CONTAINERFS_AVAILABLE, "bytes", "ephemeral-storage" },
+		{ EV_SIGNAL_CONTAINERFS_INODES_FREE, "inodes", "inodes" },
+		{ EV_SIGNAL_PID_AVAILABLE, "tasks", "pids" },
+		{ EV_SIGNAL_OOM_GUARD, "bytes", "memory" },
+	};
+
+	assert_int_equal(sizeof(want) / sizeof(want[0]), EV_SIGNAL_COUNT);
+	for (size_t i = 0; i < EV_SIGNAL_COUNT; i++) {
+		assert_string_equal(signal_unit_name(want[i].signal), want[i].unit);
+		assert_string_equal(signal_resource(want[i].signal), want[i].resource);
+	}
+	/* The constant masks agree with the table. */
+	assert_int_equal(signal_group_mask(SIGNAL_GROUP_MEMORY), SIGNAL_MASK_MEMORY);
+	assert_int_equal(signal_group_mask(SIGNAL_GROUP_FS), SIGNAL_MASK_FS);
+	assert_int_equal(signal_group_mask(SIGNAL_GROUP_PID), SIGNAL_MASK_PID);
+	assert_int_equal(signal_group_mask(SIGNAL_GROUP_MEMORY | SIGNAL_GROUP_FS | SIGNAL_GROUP_PID),
+			 (1u << EV_SIGNAL_COUNT) - 1);
+	assert_true(signal_meta(EV_SIGNAL_CONTAINERFS_AVAILABLE)->derived);
+	assert_false(signal_meta(EV_SIGNAL_NODEFS_AVAILABLE)->derived);
+	assert_false(signal_meta(EV_SIGNAL_OOM_GUARD)->configurable);
+	assert_string_equal(signal_meta(EV_SIGNAL_COUNT)->name, "unknown");
+	assert_string_equal(condition_name(EV_CONDITION_NONE), "none");
+	assert_string_equal(signal_valid_names(),
+			    "memory.available, nodefs.available, nodefs.inodesFree, imagefs.available, "
+			    "imagefs.inodesFree, containerfs.available, containerfs.inodesFree, pid.available");
 }
 
 static void test_fs_layout_names(void **state)
@@ -288,7 +316,7 @@ static void test_memory_v2_fixture(void **state)
 	assert_true(guard->present);
 	assert_int_equal(guard->available, 2943500288LL);
 	assert_int_equal(guard->capacity, 4101177344LL);
-	assert_true(mem->read_at_ns > 0 && mem->read_at_ns <= mono_ns());
+	assert_true(mem->read_at_ns > 0 && mem->read_at_ns <= clock_monotonic_ns());
 
 	/* Percentages are of capacity: 2644881408 / 4101177344 = 64.49%, so
 	 * memory.available<10% (410117734) is not met and <65% (2665765273) is. */
@@ -399,6 +427,22 @@ static void test_memory_working_set_above_total(void **state)
 	assert_int_equal(signals_read_memory(&source, &obs), 0);
 	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, -951424);
 	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].capacity, 1048576);
+}
+
+static void test_memory_huge_counters_saturate(void **state)
+{
+	const char *root = *state;
+	struct signal_source source = { .root = root };
+	struct observations obs = { 0 };
+
+	/* anon + file past INT64_MAX (a corrupt or hostile memory.stat): saturate, no wrap. */
+	write_meminfo(root, 1024, 512);
+	write_v2_controllers(root);
+	fixture_write(root, "sys/fs/cgroup/memory.stat",
+		      "anon 9223372036854775807\nfile 9223372036854775807\n");
+	assert_int_equal(signals_read_memory(&source, &obs), 0);
+	assert_int_equal(obs.memory_working_set_bytes, INT64_MAX);
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, 1048576 - INT64_MAX);
 }
 
 static void test_memory_no_inactive_key(void **state)
@@ -886,11 +930,11 @@ static void test_read_all(void **state)
 	};
 	struct signal_source source = { .root = NODE_V2 };
 	struct observations obs = { 0 };
-	int64_t before = mono_ns(), after;
+	int64_t before = clock_monotonic_ns(), after;
 
 	use_fake_fs(table, 2);
 	assert_int_equal(signals_read(&source, 0, &obs), 0);
-	after = mono_ns();
+	after = clock_monotonic_ns();
 	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
 		assert_true(obs.signal[s].present);
 		assert_true(obs.signal[s].read_at_ns >= before && obs.signal[s].read_at_ns <= after);
@@ -1109,6 +1153,7 @@ int main(void)
 		cmocka_unit_test(test_signal_from_name_rejects),
 		cmocka_unit_test(test_signal_valid_names),
 		cmocka_unit_test(test_conditions),
+		cmocka_unit_test(test_signal_meta_table),
 		cmocka_unit_test(test_fs_layout_names),
 		cmocka_unit_test(test_meminfo_fixture),
 		cmocka_unit_test_setup_teardown(test_meminfo_missing, setup_tmp, teardown_tmp),
@@ -1126,7 +1171,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_memory_v1_floor_at_zero, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_memory_working_set_above_total, setup_tmp,
 						teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_memory_no_inactive_key, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_memory_huge_counters_saturate, setup_tmp, teardown_tmp),
+				cmocka_unit_test_setup_teardown(test_memory_no_inactive_key, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_memory_exact_keys, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_memory_long_stat, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_memory_missing_files, setup_tmp, teardown_tmp),

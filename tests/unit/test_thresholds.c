@@ -376,6 +376,70 @@ static void test_init_rejects_too_many(void **state)
 	assert_int_equal(engine_init(&engine, thresholds, EV_MAX_THRESHOLDS + 1, 0), -E2BIG);
 }
 
+/* Extreme accepted values saturate instead of wrapping (UBSan in the -san build aborts on
+ * signed overflow): evictionMinimumReclaim=7Ei on top of a 7Ei threshold. */
+static void test_extreme_minimum_reclaim_saturates(void **state)
+{
+	struct threshold threshold = make_threshold(EV_SIGNAL_MEMORY_AVAILABLE, true, "7Ei", 0, "7Ei");
+	struct eviction_engine engine;
+	struct observations obs = { 0 };
+	struct evaluation eval;
+
+	engine_init(&engine, &threshold, 1, S(300));
+	observe(&obs, EV_SIGNAL_MEMORY_AVAILABLE, 0, INT64_MAX);
+	engine_evaluate(&engine, &obs, S(0), &eval);
+	assert_true(eval.actionable[0]);
+	assert_int_equal(engine_reclaim_target(&engine, 0, &obs), INT64_MAX);
+	/* Above the threshold but within threshold + min reclaim (saturated): still met. */
+	observe(&obs, EV_SIGNAL_MEMORY_AVAILABLE, INT64_MAX - 1, INT64_MAX);
+	engine_evaluate(&engine, &obs, S(10), &eval);
+	assert_true(eval.met[0]);
+	assert_int_equal(eval.threshold_value[0], 7LL << 60);
+}
+
+static void test_full_percentage_of_the_largest_capacity(void **state)
+{
+	struct threshold_value all = { .is_percentage = true, .percentage = 1.0f };
+	struct threshold threshold = make_threshold(EV_SIGNAL_NODEFS_AVAILABLE, true, "50%", 0, NULL);
+	struct eviction_engine engine;
+	struct observations obs = { 0 };
+
+	/* float64(2^63 - 1) * 1.0 is 2^63, which no int64 holds: clamp. */
+	assert_int_equal(threshold_value_resolve(&all, INT64_MAX), INT64_MAX);
+	assert_int_equal(threshold_value_resolve(&all, INT64_MIN), INT64_MIN);
+	threshold.min_reclaim = all;
+	engine_init(&engine, &threshold, 1, 0);
+	observe(&obs, EV_SIGNAL_NODEFS_AVAILABLE, 0, INT64_MAX);
+	assert_int_equal(engine_reclaim_target(&engine, 0, &obs), INT64_MAX);
+}
+
+/* A grace period and a transition period of the longest duration, on a clock near its end. */
+static void test_longest_periods_do_not_wrap(void **state)
+{
+	struct threshold threshold = make_threshold(EV_SIGNAL_MEMORY_AVAILABLE, false, "1Gi",
+						    INT64_MAX, NULL);
+	struct eviction_engine engine;
+	struct observations obs = { 0 };
+	struct evaluation eval;
+
+	engine_init(&engine, &threshold, 1, INT64_MAX);
+	observe(&obs, EV_SIGNAL_MEMORY_AVAILABLE, MI(1), 1LL << 40);
+	engine_evaluate(&engine, &obs, INT64_MAX - S(10), &eval);
+	assert_true(eval.met[0]);
+	assert_false(eval.actionable[0]);
+	observe(&obs, EV_SIGNAL_MEMORY_AVAILABLE, 1LL << 39, 1LL << 40);
+	engine_evaluate(&engine, &obs, INT64_MAX, &eval);
+	assert_true(eval.conditions[EV_CONDITION_MEMORY_PRESSURE]);
+	/* now - last below INT64_MIN would wrap to a large positive age and drop the
+	 * condition; saturated, the age stays negative and the condition holds. */
+	engine_init(&engine, &threshold, 1, S(300));
+	observe(&obs, EV_SIGNAL_MEMORY_AVAILABLE, MI(1), 1LL << 40);
+	engine_evaluate(&engine, &obs, INT64_MAX, &eval);
+	observe(&obs, EV_SIGNAL_MEMORY_AVAILABLE, 1LL << 39, 1LL << 40);
+	engine_evaluate(&engine, &obs, -S(1), &eval);
+	assert_true(eval.conditions[EV_CONDITION_MEMORY_PRESSURE]);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -394,6 +458,9 @@ int main(void)
 		cmocka_unit_test(test_every_disk_signal_maps_to_disk_pressure),
 		cmocka_unit_test(test_oom_guard_acts_without_a_condition),
 		cmocka_unit_test(test_init_rejects_too_many),
+		cmocka_unit_test(test_extreme_minimum_reclaim_saturates),
+		cmocka_unit_test(test_full_percentage_of_the_largest_capacity),
+		cmocka_unit_test(test_longest_periods_do_not_wrap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -113,6 +113,9 @@ int config_load_file(struct evictd_config *config, const char *path);
 int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len, const char *name);
 /* Apply one option by its flag name (without "--") and value; NULL value for a bare bool. */
 int config_apply_flag(struct evictd_config *config, const char *flag, const char *value);
+/* Whether name is a Kubernetes DNS-1123 subdomain (apimachinery IsDNS1123Subdomain), the
+ * form a node name must have. */
+bool config_is_dns1123_subdomain(const char *name);
 /* Build thresholds from the maps, apply the default and containerfs rules, validate. */
 int config_finalize(struct evictd_config *config);
 

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arith.h"
 #include "core/quantity.h"
 #include "core/thresholds.h"
 
@@ -58,9 +59,19 @@ int64_t threshold_value_resolve(const struct threshold_value *value, int64_t cap
 {
 	int64_t resolved = value->quantity;
 
-	/* api GetThresholdQuantity: int64(float64(capacity.Value()) * float64(value.Percentage)) */
-	if (value->is_percentage)
-		resolved = (int64_t)((double)capacity * (double)value->percentage);
+	/* api GetThresholdQuantity: int64(float64(capacity.Value()) * float64(value.Percentage)).
+	 * 100% of a capacity near INT64_MAX rounds to 2^63 as a double, which has no int64:
+	 * clamp rather than convert out of range (undefined in C). */
+	if (value->is_percentage) {
+		double product = (double)capacity * (double)value->percentage;
+
+		if (product >= 9223372036854775808.0)
+			resolved = INT64_MAX;
+		else if (product < -9223372036854775808.0)
+			resolved = INT64_MIN;
+		else
+			resolved = (int64_t)product;
+	}
 	if (value->max_quantity > 0 && resolved > value->max_quantity)
 		resolved = value->max_quantity;
 	return resolved;
@@ -85,7 +96,7 @@ int threshold_format(const struct threshold *threshold, char *buf, size_t len)
 
 static bool is_memory_signal(enum ev_signal signal)
 {
-	return signal == EV_SIGNAL_MEMORY_AVAILABLE || signal == EV_SIGNAL_OOM_GUARD;
+	return signal_meta(signal)->group == SIGNAL_GROUP_MEMORY;
 }
 
 static void state_reset(struct eviction_state *state)
@@ -126,7 +137,8 @@ static bool threshold_met(const struct threshold *threshold, const struct observ
 	quantity = threshold_value_resolve(&threshold->value, observed->capacity);
 	*resolved = quantity;
 	if (enforce_min_reclaim)
-		quantity += threshold_value_resolve(&threshold->min_reclaim, observed->capacity);
+		quantity = sat_add_i64(quantity, threshold_value_resolve(&threshold->min_reclaim,
+									  observed->capacity));
 	return quantity > observed->available;
 }
 
@@ -168,7 +180,7 @@ void engine_evaluate(struct eviction_engine *engine, const struct observations *
 		}
 
 		/* thresholdsMetGracePeriod: now - firstObservedAt >= gracePeriod. */
-		out->actionable[i] = met && now_ns - state->first_observed_ns[i] >=
+		out->actionable[i] = met && sat_sub_i64(now_ns, state->first_observed_ns[i]) >=
 						    (threshold->hard ? 0 : threshold->grace_period_ns);
 	}
 
@@ -181,7 +193,8 @@ void engine_evaluate(struct eviction_engine *engine, const struct observations *
 			state->condition_last_observed_ns[c] = now_ns;
 		last = state->condition_last_observed_ns[c];
 		out->conditions[c] = condition_now[c] ||
-				     (last >= 0 && now_ns - last < engine->pressure_transition_period_ns);
+				     (last >= 0 &&
+				      sat_sub_i64(now_ns, last) < engine->pressure_transition_period_ns);
 	}
 
 	/* m.thresholdsMet = thresholds (after the grace filter); getReclaimableThreshold picks
@@ -199,6 +212,7 @@ int64_t engine_reclaim_target(const struct eviction_engine *engine, size_t index
 	const struct threshold *threshold = &engine->thresholds[index];
 	int64_t capacity = obs->signal[threshold->signal].capacity;
 
-	return threshold_value_resolve(&threshold->value, capacity) +
-	       threshold_value_resolve(&threshold->min_reclaim, capacity);
+	/* Both may be near INT64_MAX (evictionMinimumReclaim=7Ei is accepted): saturate. */
+	return sat_add_i64(threshold_value_resolve(&threshold->value, capacity),
+			   threshold_value_resolve(&threshold->min_reclaim, capacity));
 }

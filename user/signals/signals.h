@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* Eviction signals (DESIGN.md §1): names, observations, and the readers that compute them from
+/* Eviction signals (DESIGN.md §1): observations and the readers that compute them from
  * /proc, the cgroup tree and statvfs, every path under a root prefix. */
 #ifndef EVICTD_SIGNALS_H
 #define EVICTD_SIGNALS_H
@@ -7,38 +7,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-enum ev_signal {
-	EV_SIGNAL_MEMORY_AVAILABLE,
-	EV_SIGNAL_NODEFS_AVAILABLE,
-	EV_SIGNAL_NODEFS_INODES_FREE,
-	EV_SIGNAL_IMAGEFS_AVAILABLE,
-	EV_SIGNAL_IMAGEFS_INODES_FREE,
-	EV_SIGNAL_CONTAINERFS_AVAILABLE,
-	EV_SIGNAL_CONTAINERFS_INODES_FREE,
-	EV_SIGNAL_PID_AVAILABLE,
-	/* evictd's OOM guard (DESIGN.md §1): the kernel's own view, MemAvailable against MemTotal.
-	 * Never configured as a kubelet threshold; no node condition. */
-	EV_SIGNAL_OOM_GUARD,
-	EV_SIGNAL_COUNT,
-};
-
-/* Kubelet spelling ("memory.available"); "oom.guard" for the guard. */
-const char *signal_name(enum ev_signal signal);
-/* Returns 0 and sets *signal, or -ENOENT for a name that is not a kubelet signal (the guard
- * is not accepted here). */
-int signal_from_name(const char *name, enum ev_signal *signal);
-/* Comma-separated list of the configurable signal names, for error messages. */
-const char *signal_valid_names(void);
-
-enum node_condition {
-	EV_CONDITION_MEMORY_PRESSURE,
-	EV_CONDITION_DISK_PRESSURE,
-	EV_CONDITION_PID_PRESSURE,
-	EV_CONDITION_COUNT,
-	EV_CONDITION_NONE = -1,
-};
-const char *condition_name(enum node_condition condition); /* "MemoryPressure" ... */
-enum node_condition signal_condition(enum ev_signal signal);
+#include "core/signal_meta.h"
 
 /* Which filesystems the runtime keeps apart (seed: node-pressure eviction, "filesystem
  * signals"). Decided by comparing st_dev of the kubelet, image and container dirs. */
@@ -84,7 +53,7 @@ struct signal_source {
 	const char *cgroup_v1_memory_dir;
 };
 
-/* Read which signals are set in `mask` (bit = 1 << ev_signal; 0 = all) into obs. Signals
+/* Read which signals are set in `mask` (SIGNAL_MASK bits; 0 = all) into obs. Signals
  * whose source cannot be read are left !present and logged; returns 0 when at least the
  * requested memory signal (if asked) was read, else negative errno. Reads whole groups
  * (memory, filesystems, pid); signals of groups not in mask are left untouched. With no
@@ -113,13 +82,5 @@ struct signals_fs_ops {
 };
 /* NULL, or a NULL member, restores the real call. Not thread-safe: for tests. */
 void signals_set_fs_ops(const struct signals_fs_ops *ops);
-
-#define SIGNAL_MASK(sig) (1u << (sig))
-#define SIGNAL_MASK_MEMORY (SIGNAL_MASK(EV_SIGNAL_MEMORY_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_OOM_GUARD))
-#define SIGNAL_MASK_FS                                                                              \
-	(SIGNAL_MASK(EV_SIGNAL_NODEFS_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_NODEFS_INODES_FREE) |         \
-	 SIGNAL_MASK(EV_SIGNAL_IMAGEFS_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_IMAGEFS_INODES_FREE) |       \
-	 SIGNAL_MASK(EV_SIGNAL_CONTAINERFS_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_CONTAINERFS_INODES_FREE))
-#define SIGNAL_MASK_PID SIGNAL_MASK(EV_SIGNAL_PID_AVAILABLE)
 
 #endif

@@ -1,0 +1,592 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* One option table drives the flags, the KubeletConfiguration keys and evictd's own YAML
+ * keys, so a setting has one parser and one help line wherever it comes from. Each row names
+ * its field once: the setters know its size and refuse what does not fit. */
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "config/options.h"
+#include "core/quantity.h"
+#include "sys/log.h"
+
+#define EVICTD_VERSION "0.1.0"
+
+#define sizeof_field(type, member) sizeof(((type *)0)->member)
+/* Every row names its field once, so offset and size cannot disagree (xdp-tools style). */
+#define FIELD(member) offsetof(struct evictd_config, member), \
+		      sizeof_field(struct evictd_config, member)
+#define NO_FIELD 0, 0
+
+const struct option_spec config_options[] = {
+	{ "config", NULL, NULL, OPT_CONFIG_FILE, FIELD(config_files), "FILE",
+	  "KubeletConfiguration and/or EvictdConfiguration YAML (repeatable; flags override)" },
+	{ "eviction-hard", "evictionHard", NULL, OPT_THRESHOLD_MAP, FIELD(eviction_hard), "LIST",
+	  "hard thresholds, e.g. memory.available<500Mi,nodefs.available<10%" },
+	{ "eviction-soft", "evictionSoft", NULL, OPT_THRESHOLD_MAP, FIELD(eviction_soft), "LIST",
+	  "soft thresholds, e.g. memory.available<1.5Gi (each needs a grace period)" },
+	{ "eviction-soft-grace-period", "evictionSoftGracePeriod", NULL, OPT_SIGNAL_MAP,
+	  FIELD(eviction_soft_grace_period), "LIST", "e.g. memory.available=1m30s" },
+	{ "eviction-max-pod-grace-period", "evictionMaxPodGracePeriod", NULL, OPT_SECONDS,
+	  FIELD(max_pod_grace_period_s), "SECONDS",
+	  "max pod termination grace for soft evictions (0: kill at once)" },
+	{ "eviction-minimum-reclaim", "evictionMinimumReclaim", NULL, OPT_SIGNAL_MAP,
+	  FIELD(eviction_minimum_reclaim), "LIST", "e.g. nodefs.available=500Mi" },
+	{ "eviction-pressure-transition-period", "evictionPressureTransitionPeriod", NULL,
+	  OPT_DURATION, FIELD(pressure_transition_period_ns), "DURATION",
+	  "how long a pressure condition stays true after its last threshold crossing (5m)" },
+	{ "housekeeping-interval", "housekeepingInterval", "housekeepingInterval", OPT_DURATION,
+	  FIELD(housekeeping_interval_ns), "DURATION", "backstop poll interval (10s)" },
+	{ "shutdown-grace-period", "shutdownGracePeriod", NULL, OPT_DURATION,
+	  FIELD(shutdown_grace_period_ns), "DURATION", "total graceful node shutdown delay (0: off)" },
+	{ "shutdown-grace-period-critical-pods", "shutdownGracePeriodCriticalPods", NULL,
+	  OPT_DURATION, FIELD(shutdown_grace_period_critical_pods_ns), "DURATION",
+	  "part of the shutdown delay reserved for critical pods" },
+	{ "shutdown-grace-period-by-pod-priority", "shutdownGracePeriodByPodPriority", NULL,
+	  OPT_PRIORITY_LIST, FIELD(shutdown_groups), "LIST", "e.g. 100000=10,1000=20,0=30 (priority=seconds)" },
+	{ "root", NULL, "root", OPT_PATH, FIELD(root), "DIR",
+	  "prefix for every /proc, /sys path (tests, containers)" },
+	{ "root-dir", NULL, "kubeletRootDir", OPT_PATH, FIELD(kubelet_dir), "DIR",
+	  "kubelet root dir on nodefs (/var/lib/kubelet)" },
+	{ "imagefs-dir", NULL, "imagefsDir", OPT_PATH, FIELD(imagefs_dir), "DIR",
+	  "container runtime image dir (/var/lib/containerd)" },
+	{ "containerfs-dir", NULL, "containerfsDir", OPT_PATH, FIELD(containerfs_dir), "DIR",
+	  "writable-layer dir, when split from images (default: the imagefs dir)" },
+	{ "bpf-pin-dir", NULL, "bpfPinDir", OPT_PATH, FIELD(bpf_pin_dir), "DIR",
+	  "where maps are pinned (/sys/fs/bpf/evictd)" },
+	{ "state-dir", NULL, "stateDir", OPT_PATH, FIELD(state_dir), "DIR",
+	  "persisted state, e.g. graceful shutdown times (/var/lib/evictd)" },
+	{ "logind-dropin-dir", NULL, "logindDropinDir", OPT_PATH, FIELD(logind_dropin_dir), "DIR",
+	  "where a drop-in raising logind's InhibitDelayMaxSec goes (/etc/systemd/logind.conf.d)" },
+	{ "workload-root", NULL, "workloadRoots", OPT_STRING_LIST, FIELD(workload_roots), "DIR",
+	  "standalone mode: child cgroups of DIR are the workloads (repeatable)" },
+	{ "pods-file", NULL, "podsFile", OPT_PATH, FIELD(pods_file), "FILE",
+	  "pod metadata from a PodList JSON (kubectl get pods -o json), re-read when it changes" },
+	{ "node-name", NULL, "nodeName", OPT_NODE_NAME, FIELD(node_name), "NAME",
+	  "only pods bound to this node (default: $NODE_NAME, else the hostname)" },
+	{ "cgroup-root", "cgroupRoot", "cgroupRoot", OPT_PATH, FIELD(kubelet_cgroup_root), "PATH",
+	  "the kubelet's --cgroup-root, where kubepods lives (/)" },
+	{ "memory-reclaim-before-kill", NULL, "memoryReclaimBeforeKill", OPT_BOOL,
+	  FIELD(memory_reclaim_before_kill), NULL,
+	  "write memory.reclaim on the top candidates before killing (cgroup v2, Linux >= 5.19)" },
+	{ "reclaim-command", NULL, "reclaimCommands", OPT_STRING_LIST, FIELD(reclaim_commands), "CMD",
+	  "DiskPressure node-level reclaim step, run with sh -c (repeatable; default: crictl rm of "
+	  "exited containers, then crictl rmi --prune)" },
+	{ "kill-timeout", NULL, "killTimeout", OPT_DURATION, FIELD(kill_timeout_ns), "DURATION",
+	  "how long to wait for a killed cgroup to empty before logging a timeout (10s)" },
+	{ "kube-api", NULL, "kubeAPI", OPT_PATH, FIELD(kube_api), "auto|on|off",
+	  "report evictions, pressure taints and shutdown to the API server (auto: in a cluster)" },
+	{ "kube-api-server", NULL, "kubeAPIServer", OPT_PATH, FIELD(kube_api_server), "URL",
+	  "the API server (https://...); default: in-cluster KUBERNETES_SERVICE_HOST" },
+	{ "kube-token-file", NULL, "kubeTokenFile", OPT_PATH, FIELD(kube_token_file), "FILE",
+	  "bearer token (default: the service account's)" },
+	{ "kube-ca-file", NULL, "kubeCAFile", OPT_PATH, FIELD(kube_ca_file), "FILE",
+	  "CA bundle for the API server (default: the service account's ca.crt)" },
+	{ "kube-pods-refresh", NULL, "kubePodsRefreshPeriod", OPT_DURATION, FIELD(kube_pods_refresh_ns),
+	  "DURATION", "how often pod metadata is listed from the API server (10s)" },
+	{ "kube-pressure-taints", NULL, "kubePressureTaints", OPT_BOOL, FIELD(kube_pressure_taints), NULL,
+	  "taint the node evictd.io/<resource>-pressure:NoSchedule while a condition holds (true)" },
+	{ "taint-out-of-service-on-shutdown", NULL, "taintOutOfServiceOnShutdown", OPT_BOOL,
+	  FIELD(taint_out_of_service_on_shutdown), NULL,
+	  "after a graceful shutdown emptied every pod, taint node.kubernetes.io/out-of-service "
+	  "(removed at the next start; see the man page for the risks)" },
+	{ "dry-run", NULL, "dryRun", OPT_BOOL, FIELD(dry_run), NULL,
+	  "decide and report everything, kill nothing" },
+	{ "once", NULL, NULL, OPT_BOOL, FIELD(once), NULL, "one round: read, evaluate, act (unless --dry-run), print, exit" },
+	{ "validate", NULL, NULL, OPT_BOOL, FIELD(validate), NULL,
+	  "print the effective configuration and exit (2 when invalid)" },
+	{ "no-bpf", NULL, "noBpf", OPT_BOOL, FIELD(no_bpf), NULL, "run on polling and PSI alone" },
+	{ "no-psi", NULL, "noPsi", OPT_BOOL, FIELD(no_psi), NULL,
+	  "no PSI trigger (with --no-bpf: a plain poller, as the kubelet is)" },
+	{ "no-page-cache-bpf", NULL, "noPageCacheBpf", OPT_BOOL, FIELD(no_page_cache_bpf), NULL,
+	  "skip the per-folio page-cache counters (cheaper on page-cache-heavy nodes)" },
+	{ "daemonset-last", NULL, "daemonSetLast", OPT_BOOL, FIELD(daemonset_last), NULL,
+	  "rank DaemonSet pods after all others (true)" },
+	{ "oom-guard", NULL, "oomGuard", OPT_OOM_GUARD, FIELD(oom_guard_value), "VALUE|off",
+	  "evict when MemAvailable falls below this (10%, capped by --oom-guard-max)" },
+	{ "oom-guard-max", NULL, "oomGuardMax", OPT_QUANTITY, FIELD(oom_guard_value), "QUANTITY",
+	  "upper bound of a percentage OOM guard (1Gi; 0: none)" },
+	{ "output", NULL, "output", OPT_OUTPUT, FIELD(output), "text|json", "output of --once" },
+	{ "metrics-address", NULL, "metricsAddress", OPT_PATH, FIELD(metrics_address), "HOST:PORT",
+	  "serve Prometheus /metrics and /healthz here (127.0.0.1:9808; [::1]:9808; off)" },
+	{ "event-log", NULL, "eventLog", OPT_PATH, FIELD(event_log), "FILE",
+	  "append the decision log (JSON lines) to FILE (-: stdout; off: none); reopened on SIGHUP" },
+	{ "control-socket", NULL, "controlSocket", OPT_PATH, FIELD(control_socket), "PATH",
+	  "evictctl's UNIX socket (/run/evictd/evictd.sock)" },
+	{ "log-level", NULL, "logLevel", OPT_LOG_LEVEL, FIELD(log_level), "LEVEL",
+	  "error, warning, info or debug" },
+	{ "help", NULL, NULL, OPT_HELP, NO_FIELD, NULL, "show this help" },
+	{ "version", NULL, NULL, OPT_VERSION, NO_FIELD, NULL, "show the version" },
+};
+
+const size_t config_n_options = sizeof(config_options) / sizeof(config_options[0]);
+#define N_OPTIONS config_n_options
+
+struct echo value_echo(const char *value)
+{
+	struct echo out;
+	size_t i;
+
+	for (i = 0; value[i] && i < ECHO_MAX; i++)
+		out.text[i] = (unsigned char)value[i] < 0x20 || value[i] == 0x7f ? '?' : value[i];
+	strcpy(out.text + i, value[i] ? "..." : "");
+	return out;
+}
+
+static const struct option_spec *option_by_flag(const char *flag)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++)
+		if (strcmp(config_options[i].flag, flag) == 0)
+			return &config_options[i];
+	return NULL;
+}
+
+const struct option_spec *option_by_key(const char *key, bool kubelet)
+{
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const char *name = kubelet ? config_options[i].kubelet_key : config_options[i].evictd_key;
+
+		if (name && !strcmp(name, key))
+			return &config_options[i];
+	}
+	return NULL;
+}
+
+static char *trim(char *text)
+{
+	char *end;
+
+	while (*text == ' ' || *text == '\t')
+		text++;
+	end = text + strlen(text);
+	while (end > text && (end[-1] == ' ' || end[-1] == '\t'))
+		*--end = '\0';
+	return text;
+}
+
+/* key is where the value came from ("--eviction-hard" or "evictionHard"). */
+int signal_map_put(struct signal_text_map *map, const char *key, const char *signal_text,
+		   const char *value)
+{
+	enum ev_signal signal;
+
+	if (signal_from_name(signal_text, &signal)) {
+		log_err("%s: unknown signal \"%s\" (valid signals: %s)", key, value_echo(signal_text).text,
+			signal_valid_names());
+		return -EINVAL;
+	}
+	if (strlen(value) >= sizeof(map->text[0])) {
+		log_err("%s: %s=\"%s\": expected a value of at most %zu bytes", key, signal_text,
+			value_echo(value).text, sizeof(map->text[0]) - 1);
+		return -EINVAL;
+	}
+	if (map->present[signal])
+		log_warn("%s: %s given twice, the last value (%s) wins", key, signal_text, value_echo(value).text);
+	map->present[signal] = true;
+	strcpy(map->text[signal], value);
+	return 0;
+}
+
+void signal_map_begin(struct signal_text_map *map, const char *origin)
+{
+	memset(map, 0, sizeof(*map));
+	map->set = true;
+	snprintf(map->origin, sizeof(map->origin), "%s", origin);
+}
+
+/* Flag form of a map: entries separated by ',', key and value by sep ('<' or '='). */
+static int map_from_flag(struct signal_text_map *map, const char *key, const char *value, char sep)
+{
+	char *copy = strdup(value), *saveptr = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	signal_map_begin(map, key);
+	for (char *item = strtok_r(copy, ",", &saveptr); item; item = strtok_r(NULL, ",", &saveptr)) {
+		char *split = strchr(item, sep);
+
+		item = trim(item);
+		if (*item == '\0')
+			continue;
+		if (!split) {
+			log_err("%s: \"%s\": expected <signal>%c<value>, e.g. %s", key, value_echo(item).text, sep,
+				sep == '<' ? "memory.available<500Mi" : "memory.available=1m30s");
+			err = -EINVAL;
+			continue;
+		}
+		*split = '\0';
+		if (signal_map_put(map, key, trim(item), trim(split + 1)))
+			err = -EINVAL;
+	}
+	free(copy);
+	return err;
+}
+
+static int parse_bool(const char *key, const char *value, bool *out)
+{
+	if (!value || !strcasecmp(value, "true") || !strcmp(value, "1") || !strcasecmp(value, "yes")) {
+		*out = true;
+		return 0;
+	}
+	if (!strcasecmp(value, "false") || !strcmp(value, "0") || !strcasecmp(value, "no")) {
+		*out = false;
+		return 0;
+	}
+	log_err("%s: \"%s\": expected true or false", key, value_echo(value).text);
+	return -EINVAL;
+}
+
+static int parse_seconds(const char *key, const char *value, int64_t *out)
+{
+	char *end;
+	long long seconds;
+
+	errno = 0;
+	seconds = strtoll(value, &end, 10);
+	if (errno || end == value || *end != '\0' || seconds < 0 || seconds > INT32_MAX) {
+		log_err("%s: \"%s\": expected a whole number of seconds >= 0", key, value_echo(value).text);
+		return -EINVAL;
+	}
+	*out = seconds;
+	return 0;
+}
+
+int option_parse_duration(const char *key, const char *value, int64_t *out)
+{
+	int64_t ns;
+
+	if (duration_parse(value, &ns) || ns < 0) {
+		log_err("%s: \"%s\": expected a non-negative duration such as 30s, 1m30s, 500ms or 2h",
+			key, value_echo(value).text);
+		return -EINVAL;
+	}
+	*out = ns;
+	return 0;
+}
+
+int shutdown_group_add(struct evictd_config *config, const char *key, const char *priority_text,
+			      const char *seconds_text)
+{
+	struct shutdown_group *group;
+	char *end;
+	long long priority;
+	int64_t seconds;
+
+	if (config->n_shutdown_groups >= CONFIG_MAX_SHUTDOWN_GROUPS) {
+		log_err("%s: more than %d priority groups", key, CONFIG_MAX_SHUTDOWN_GROUPS);
+		return -E2BIG;
+	}
+	errno = 0;
+	priority = strtoll(priority_text, &end, 10);
+	if (errno || end == priority_text || *end != '\0' || priority < INT32_MIN || priority > INT32_MAX) {
+		log_err("%s: priority \"%s\": expected a 32-bit integer", key, value_echo(priority_text).text);
+		return -EINVAL;
+	}
+	if (parse_seconds(key, seconds_text, &seconds))
+		return -EINVAL;
+	group = &config->shutdown_groups[config->n_shutdown_groups++];
+	group->priority = (int32_t)priority;
+	group->grace_period_s = seconds;
+	return 0;
+}
+
+static int priority_list_from_flag(struct evictd_config *config, const char *key, const char *value)
+{
+	char *copy = strdup(value), *saveptr = NULL;
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	config->n_shutdown_groups = 0;
+	for (char *item = strtok_r(copy, ",", &saveptr); item; item = strtok_r(NULL, ",", &saveptr)) {
+		char *split = strchr(item, '=');
+
+		if (!split) {
+			log_err("%s: \"%s\": expected <priority>=<seconds>, e.g. 100000=10", key, value_echo(item).text);
+			err = -EINVAL;
+			continue;
+		}
+		*split = '\0';
+		if (shutdown_group_add(config, key, trim(item), trim(split + 1)))
+			err = -EINVAL;
+	}
+	free(copy);
+	return err;
+}
+
+static int parse_guard(struct evictd_config *config, const char *key, const char *value)
+{
+	struct threshold_value parsed;
+	int64_t cap = config->oom_guard_value.max_quantity;
+	bool disabled;
+
+	if (!strcasecmp(value, "off") || !strcasecmp(value, "false") || !strcmp(value, "0")) {
+		config->oom_guard = false;
+		return 0;
+	}
+	if (threshold_value_parse(value, &parsed, &disabled) || disabled) {
+		log_err("%s: \"%s\": expected a quantity (200Mi), a percentage of memory (10%%) or off",
+			key, value_echo(value).text);
+		return -EINVAL;
+	}
+	parsed.max_quantity = cap;
+	config->oom_guard = true;
+	config->oom_guard_value = parsed;
+	return 0;
+}
+
+/* Copy value into a char array of size bytes, or refuse it whole: a value that does not fit
+ * is a configuration error, never truncated (a truncated path names another file). */
+static int set_string(const char *key, const struct option_spec *spec, const char *value,
+		      char *field, size_t size)
+{
+	size_t len = strlen(value);
+
+	if (len >= size) {
+		log_err("%s: \"%s\" (%zu bytes): expected %s of at most %zu bytes", key,
+			value_echo(value).text, len, spec->arg ? spec->arg : "a value", size - 1);
+		return -ENAMETOOLONG;
+	}
+	memcpy(field, value, len + 1);
+	return 0;
+}
+
+bool config_is_dns1123_subdomain(const char *name)
+{
+	size_t len = strlen(name);
+
+	/* apimachinery validation.IsDNS1123Subdomain: at most 253 characters matching
+	 * [a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)* -- every label
+	 * starts and ends alphanumeric, but unlike a DNS-1123 label is not limited to 63. */
+	if (len == 0 || len > 253)
+		return false;
+	for (size_t i = 0; i < len; i++) {
+		char c = name[i];
+		bool alnum = (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+		bool label_edge = i == 0 || i == len - 1 || name[i - 1] == '.' || name[i + 1] == '.';
+
+		if (c == '.' ? label_edge : !(alnum || (c == '-' && !label_edge)))
+			return false;
+	}
+	return true;
+}
+
+/* The node name selects pods by spec.nodeName and names the Node object: Kubernetes only
+ * accepts a DNS-1123 subdomain there. "" keeps the default ($NODE_NAME, the hostname). */
+static int set_node_name(const char *key, const struct option_spec *spec, const char *value,
+			 char *field, size_t size)
+{
+	if (value[0] && !config_is_dns1123_subdomain(value)) {
+		log_err("%s: \"%s\" (%zu bytes): expected a DNS-1123 subdomain (at most 253 of a-z, "
+			"0-9, '-' and '.', starting and ending alphanumeric)", key, value_echo(value).text,
+			strlen(value));
+		return -EINVAL;
+	}
+	return set_string(key, spec, value, field, size);
+}
+
+int option_apply(struct evictd_config *config, const struct option_spec *spec,
+			const char *key, const char *value)
+{
+	char *field = (char *)config + spec->offset;
+
+	if (!value && spec->kind != OPT_BOOL && spec->kind != OPT_HELP && spec->kind != OPT_VERSION) {
+		log_err("%s: a value is required", key);
+		return -EINVAL;
+	}
+	switch (spec->kind) {
+	case OPT_THRESHOLD_MAP:
+		return map_from_flag((struct signal_text_map *)field, key, value, '<');
+	case OPT_SIGNAL_MAP:
+		return map_from_flag((struct signal_text_map *)field, key, value, '=');
+	case OPT_DURATION:
+		return option_parse_duration(key, value, (int64_t *)field);
+	case OPT_SECONDS:
+		return parse_seconds(key, value, (int64_t *)field);
+	case OPT_PRIORITY_LIST:
+		return priority_list_from_flag(config, key, value);
+	case OPT_PATH:
+		return set_string(key, spec, value, field, spec->size);
+	case OPT_NODE_NAME:
+		return set_node_name(key, spec, value, field, spec->size);
+	case OPT_STRING_LIST: {
+		struct string_list *list = (struct string_list *)field;
+		int err;
+
+		if (list->n >= CONFIG_MAX_LIST) {
+			log_err("%s: \"%s\": expected at most %d values", key, value_echo(value).text,
+				CONFIG_MAX_LIST);
+			return -E2BIG;
+		}
+		err = set_string(key, spec, value, list->items[list->n], sizeof(list->items[0]));
+		if (!err)
+			list->n++;
+		return err;
+	}
+	case OPT_BOOL:
+		return parse_bool(key, value, (bool *)field);
+	case OPT_OUTPUT:
+		if (!strcmp(value, "text"))
+			config->output = OUTPUT_TEXT;
+		else if (!strcmp(value, "json"))
+			config->output = OUTPUT_JSON;
+		else {
+			log_err("%s: \"%s\": expected text or json", key, value_echo(value).text);
+			return -EINVAL;
+		}
+		return 0;
+	case OPT_LOG_LEVEL: {
+		static const struct { const char *name; int level; } levels[] = {
+			{ "error", LOGLEVEL_ERR }, { "warning", LOGLEVEL_WARN },
+			{ "info", LOGLEVEL_INFO }, { "debug", LOGLEVEL_DEBUG },
+		};
+		for (size_t i = 0; i < sizeof(levels) / sizeof(levels[0]); i++)
+			if (!strcmp(value, levels[i].name)) {
+				config->log_level = levels[i].level;
+				return 0;
+			}
+		log_err("%s: \"%s\": expected error, warning, info or debug", key, value_echo(value).text);
+		return -EINVAL;
+	}
+	case OPT_OOM_GUARD:
+		return parse_guard(config, key, value);
+	case OPT_QUANTITY: {
+		int64_t quantity;
+
+		if (quantity_parse(value, &quantity) || quantity < 0) {
+			log_err("%s: \"%s\": expected a non-negative quantity such as 1Gi", key, value_echo(value).text);
+			return -EINVAL;
+		}
+		config->oom_guard_value.max_quantity = quantity;
+		return 0;
+	}
+	case OPT_CONFIG_FILE: {
+		char (*files)[PATH_MAX] = (char (*)[PATH_MAX])field;
+
+		if (config->n_config_files >= spec->size / sizeof(files[0])) {
+			log_err("%s: \"%s\": expected at most %zu files", key, value_echo(value).text,
+				spec->size / sizeof(files[0]));
+			return -E2BIG;
+		}
+		if (set_string(key, spec, value, files[config->n_config_files], sizeof(files[0])))
+			return -ENAMETOOLONG;
+		config->n_config_files++;
+		return 0;
+	}
+	case OPT_HELP:
+	case OPT_VERSION:
+		return 0;
+	}
+	return -EINVAL;
+}
+
+int config_apply_flag(struct evictd_config *config, const char *flag, const char *value)
+{
+	const struct option_spec *spec = option_by_flag(flag);
+	char key[96];
+
+	if (!spec) {
+		log_err("unknown option --%s (see --help)", flag);
+		return -EINVAL;
+	}
+	snprintf(key, sizeof(key), "--%s", spec->flag);
+	return option_apply(config, spec, key, value);
+}
+
+/* ---- arguments ---- */
+
+int config_parse_args(struct evictd_config *config, int argc, char **argv)
+{
+	struct option long_options[N_OPTIONS + 1];
+	int err = 0, opt, index;
+
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		long_options[i] = (struct option){
+			.name = config_options[i].flag,
+			.has_arg = config_options[i].kind == OPT_BOOL ? optional_argument :
+				   (config_options[i].kind == OPT_HELP || config_options[i].kind == OPT_VERSION) ?
+				   no_argument : required_argument,
+			.flag = NULL,
+			.val = 0,
+		};
+	}
+	memset(&long_options[N_OPTIONS], 0, sizeof(long_options[N_OPTIONS]));
+
+	/* Pass 1: --config, --help, --version; files load before the flags apply. */
+	optind = 0;
+	opterr = 0;
+	while ((opt = getopt_long(argc, argv, "", long_options, &index)) != -1) {
+		const struct option_spec *spec;
+
+		if (opt == '?') {
+			log_err("unknown or incomplete option \"%s\" (see --help)",
+				value_echo(argv[optind - 1]).text);
+			err = -EINVAL;
+			continue;
+		}
+		spec = &config_options[index];
+		if (spec->kind == OPT_HELP) {
+			config_usage(stdout);
+			return 1;
+		}
+		if (spec->kind == OPT_VERSION) {
+			printf("evictd %s\n", EVICTD_VERSION);
+			return 1;
+		}
+		if (spec->kind == OPT_CONFIG_FILE && config_apply_flag(config, spec->flag, optarg))
+			err = -EINVAL;
+	}
+	if (optind < argc) {
+		log_err("unexpected argument \"%s\" (options start with --)",
+			value_echo(argv[optind]).text);
+		err = -EINVAL;
+	}
+	if (err)
+		return err;
+
+	for (size_t i = 0; i < config->n_config_files; i++)
+		if (config_load_file(config, config->config_files[i]))
+			err = -EINVAL;
+
+	optind = 0;
+	while ((opt = getopt_long(argc, argv, "", long_options, &index)) != -1) {
+		const struct option_spec *spec = &config_options[index];
+
+		if (spec->kind == OPT_CONFIG_FILE)
+			continue;
+		if (config_apply_flag(config, spec->flag, optarg))
+			err = -EINVAL;
+	}
+	return err;
+}
+
+void config_usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: evictd [OPTION]...\n"
+		"Node-pressure eviction for Linux nodes, kubelet-compatible, driven by BPF events.\n\n");
+	for (size_t i = 0; i < N_OPTIONS; i++) {
+		const struct option_spec *spec = &config_options[i];
+		char left[64];
+
+		snprintf(left, sizeof(left), "--%s%s%s", spec->flag, spec->arg ? "=" : "",
+			 spec->arg ? spec->arg : "");
+		/* Long option names get the help on the next line, aligned. */
+		if (strlen(left) > 40)
+			fprintf(out, "  %s\n  %-40s %s\n", left, "", spec->help);
+		else
+			fprintf(out, "  %-40s %s\n", left, spec->help);
+	}
+	fprintf(out,
+		"\nSignals: %s.\n"
+		"With no threshold configured the kubelet defaults apply: memory.available<100Mi,\n"
+		"nodefs.available<10%%, nodefs.inodesFree<5%%, imagefs.available<15%%, imagefs.inodesFree<5%%.\n"
+		"Exit status: 0 ok, 1 runtime failure, 2 invalid configuration.\n",
+		signal_valid_names());
+}
+

@@ -1,0 +1,74 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* Inside config/: the option table and the setters every source (flags, KubeletConfiguration,
+ * EvictdConfiguration) goes through. Not for other modules: they use config/config.h. */
+#ifndef EVICTD_CONFIG_OPTIONS_H
+#define EVICTD_CONFIG_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config/config.h"
+
+#define KUBELET_API_VERSION "kubelet.config.k8s.io/v1beta1"
+#define EVICTD_API_VERSION "evictd.io/v1alpha1"
+
+enum option_kind {
+	OPT_THRESHOLD_MAP,	/* flag "sig<q,sig<q"; YAML map signal: q */
+	OPT_SIGNAL_MAP,		/* flag "sig=v,sig=v"; YAML map signal: v */
+	OPT_DURATION,		/* Go duration */
+	OPT_SECONDS,		/* whole seconds, >= 0 */
+	OPT_PRIORITY_LIST,	/* shutdownGracePeriodByPodPriority */
+	OPT_PATH,		/* a char array of size bytes, NUL included */
+	OPT_NODE_NAME,		/* OPT_PATH that must be a DNS-1123 subdomain */
+	OPT_STRING_LIST,	/* repeatable; a struct string_list */
+	OPT_BOOL,
+	OPT_OUTPUT,
+	OPT_LOG_LEVEL,
+	OPT_OOM_GUARD,		/* threshold value or "off" */
+	OPT_QUANTITY,		/* a quantity stored in a threshold_value's cap */
+	OPT_CONFIG_FILE,
+	OPT_HELP,
+	OPT_VERSION,
+};
+
+struct option_spec {
+	const char *flag;		/* long option, without "--" */
+	const char *kubelet_key;	/* KubeletConfiguration field, or NULL */
+	const char *evictd_key;		/* EvictdConfiguration field, or NULL */
+	enum option_kind kind;
+	size_t offset;			/* into struct evictd_config */
+	size_t size;			/* of that field: no setter writes past it */
+	const char *arg;		/* argument name for --help; NULL for bools */
+	const char *help;
+};
+
+extern const struct option_spec config_options[];
+extern const size_t config_n_options;
+
+/* A value as echoed in a message: at most ECHO_MAX bytes, control characters as '?', so a
+ * 128 KiB or multi-line value still makes one short line. Returned by value: the text lives
+ * until the end of the full expression, long enough for a log call. */
+#define ECHO_MAX 64
+struct echo {
+	char text[ECHO_MAX + sizeof("...")];
+};
+struct echo value_echo(const char *value);
+
+/* The option a YAML key names in a KubeletConfiguration (kubelet) or EvictdConfiguration. */
+const struct option_spec *option_by_key(const char *key, bool kubelet);
+/* Apply a scalar (or one repeated) value to an option; key names the source for messages.
+ * 0 or negative errno, after one error line. */
+int option_apply(struct evictd_config *config, const struct option_spec *spec, const char *key,
+		 const char *value);
+
+/* Signal maps: start one (clearing what an earlier source set), add signal -> text. */
+void signal_map_begin(struct signal_text_map *map, const char *origin);
+int signal_map_put(struct signal_text_map *map, const char *key, const char *signal_text,
+		   const char *value);
+int shutdown_group_add(struct evictd_config *config, const char *key, const char *priority_text,
+		       const char *seconds_text);
+/* A non-negative Go duration, or one error line naming key and value. */
+int option_parse_duration(const char *key, const char *value, int64_t *out);
+
+#endif

@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* memory.available and the OOM guard (see signals.c for the formulas): /proc/meminfo, the
+ * memory cgroup layout (v2, v1, hybrid) and the root working set. */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core/arith.h"
+#include "signals/parts.h"
+#include "sys/clock.h"
+
+int signals_read_meminfo(const char *root, int64_t *mem_total, int64_t *mem_available)
+{
+	struct key_scan scan = { .keys = { "MemTotal", "MemAvailable" }, .nkeys = 2, .sep = ':',
+				 .unit = "kB" };
+	char path[PATH_MAX];
+	int err;
+
+	err = sig_path_join(path, sizeof(path), root, "/proc/meminfo", NULL);
+	if (err)
+		return err;
+	err = sig_scan_keys(path, &scan);
+	if (err)
+		return err;
+	if (scan.found != 3) {
+		log_fail("%s: no %s line", path, scan.found & 1 ? "MemAvailable" : "MemTotal");
+		return -ENODATA;
+	}
+	/* meminfo counts kB (cadvisor: `MemTotal:\s*([0-9]+) kB` times 1024). */
+	*mem_total = mul_clamp((uint64_t)scan.values[0], 1024);
+	*mem_available = mul_clamp((uint64_t)scan.values[1], 1024);
+	return 0;
+}
+
+/* Whether a cgroup.controllers file names the memory controller. */
+static bool controllers_list_memory(const char *path)
+{
+	char buf[512], *save, *word;
+
+	if (sig_read_small(path, buf, sizeof(buf)) < 0)
+		return false;
+	for (word = strtok_r(buf, " \t\n", &save); word; word = strtok_r(NULL, " \t\n", &save))
+		if (strcmp(word, "memory") == 0)
+			return true;
+	return false;
+}
+
+static enum cgroup_layout found_layout(enum cgroup_layout layout, const struct signal_source *source,
+				       const char *dir, char *memory_dir, unsigned long memory_dir_len)
+{
+	if (memory_dir && sig_path_join(memory_dir, memory_dir_len, source->root, dir, NULL))
+		return CGROUP_LAYOUT_UNKNOWN;
+	log_debug("memory cgroup: %s at %.*s%s", layout == CGROUP_LAYOUT_V2 ? "v2" : "v1",
+		  sig_root_len(source->root), source->root ? source->root : "", dir);
+	return layout;
+}
+
+enum cgroup_layout signals_detect_cgroup_layout(const struct signal_source *source,
+						char *memory_dir, unsigned long memory_dir_len)
+{
+	/* Pure v2 mounts the unified hierarchy on /sys/fs/cgroup, hybrid on .../unified;
+	 * either counts only when the memory controller is enabled there. */
+	static const char *const v2_default[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	static const char *const v1_default[] = { "/sys/fs/cgroup/memory" };
+	const char *const *v2_dirs = v2_default, *const *v1_dirs = v1_default;
+	size_t n_v2 = 2, n_v1 = 1;
+	char probe[PATH_MAX];
+
+	if (source->cgroup_v2_dir && source->cgroup_v2_dir[0]) {
+		v2_dirs = &source->cgroup_v2_dir;
+		n_v2 = 1;
+	}
+	if (source->cgroup_v1_memory_dir && source->cgroup_v1_memory_dir[0]) {
+		v1_dirs = &source->cgroup_v1_memory_dir;
+		n_v1 = 1;
+	}
+	for (size_t i = 0; i < n_v2; i++) {
+		if (sig_path_join(probe, sizeof(probe), source->root, v2_dirs[i], "cgroup.controllers"))
+			continue;
+		if (controllers_list_memory(probe))
+			return found_layout(CGROUP_LAYOUT_V2, source, v2_dirs[i], memory_dir,
+					    memory_dir_len);
+	}
+	for (size_t i = 0; i < n_v1; i++) {
+		if (sig_path_join(probe, sizeof(probe), source->root, v1_dirs[i], "memory.usage_in_bytes"))
+			continue;
+		if (access(probe, F_OK) == 0)
+			return found_layout(CGROUP_LAYOUT_V1, source, v1_dirs[i], memory_dir,
+					    memory_dir_len);
+	}
+	return CGROUP_LAYOUT_UNKNOWN;
+}
+
+/* Mounts do not move while the node runs, so the detection (several opens) is done once
+ * per source and thread, and redone only after a read under the found dir fails. */
+static __thread struct {
+	bool valid;
+	enum cgroup_layout layout;
+	char key[PATH_MAX];		/* root '\n' v2 dir '\n' v1 dir */
+	char memory_dir[PATH_MAX];
+} layout_cache;
+
+static enum cgroup_layout cached_layout(const struct signal_source *source, const char **memory_dir)
+{
+	char key[PATH_MAX];
+	int n;
+
+	n = snprintf(key, sizeof(key), "%s\n%s\n%s", source->root ? source->root : "",
+		     source->cgroup_v2_dir ? source->cgroup_v2_dir : "",
+		     source->cgroup_v1_memory_dir ? source->cgroup_v1_memory_dir : "");
+	if (n < 0 || (size_t)n >= sizeof(key))
+		key[0] = '\0';	/* too long to remember: detect every time */
+	if (!layout_cache.valid || !key[0] || strcmp(key, layout_cache.key) != 0) {
+		layout_cache.valid = false;
+		layout_cache.layout = signals_detect_cgroup_layout(source, layout_cache.memory_dir,
+								   sizeof(layout_cache.memory_dir));
+		if (layout_cache.layout != CGROUP_LAYOUT_UNKNOWN && key[0]) {
+			memcpy(layout_cache.key, key, (size_t)n + 1);
+			layout_cache.valid = true;
+		}
+	}
+	*memory_dir = layout_cache.memory_dir;
+	return layout_cache.layout;
+}
+
+static int working_set_v2(const char *memory_dir, int64_t *working_set)
+{
+	struct key_scan scan = { .keys = { "anon", "file", "inactive_file" }, .nkeys = 3, .sep = ' ' };
+	char path[PATH_MAX];
+	int64_t usage;
+	int err;
+
+	err = sig_path_in(path, sizeof(path), memory_dir, "memory.stat");
+	if (err)
+		return err;
+	err = sig_scan_keys(path, &scan);
+	if (err)
+		return err;
+	if ((scan.found & 3) != 3) {
+		log_fail("%s: no %s line", path, scan.found & 1 ? "file" : "anon");
+		return -ENODATA;
+	}
+	/* The root has no memory.current: usage is anon + file, as v1's usage_in_bytes. */
+	usage = sat_add_i64(scan.values[0], scan.values[1]);	/* each may be up to INT64_MAX */
+	*working_set = usage;
+	if (scan.found & 4)
+		*working_set = usage < scan.values[2] ? 0 : usage - scan.values[2];
+	return 0;
+}
+
+static int working_set_v1(const char *memory_dir, int64_t *working_set)
+{
+	struct key_scan scan = { .keys = { "total_inactive_file" }, .nkeys = 1, .sep = ' ' };
+	char path[PATH_MAX];
+	int64_t usage;
+	int err;
+
+	err = sig_path_in(path, sizeof(path), memory_dir, "memory.usage_in_bytes");
+	if (err)
+		return err;
+	err = sig_read_int64(path, &usage);
+	if (err)
+		return err;
+	err = sig_path_in(path, sizeof(path), memory_dir, "memory.stat");
+	if (err)
+		return err;
+	err = sig_scan_keys(path, &scan);
+	if (err)
+		return err;
+	*working_set = usage;
+	if (scan.found & 1)
+		*working_set = usage < scan.values[0] ? 0 : usage - scan.values[0];
+	return 0;
+}
+
+static int read_working_set(const struct signal_source *source, enum cgroup_layout *layout,
+			    int64_t *working_set)
+{
+	const char *memory_dir;
+	int err;
+
+	*layout = cached_layout(source, &memory_dir);
+	switch (*layout) {
+	case CGROUP_LAYOUT_V2:
+		err = working_set_v2(memory_dir, working_set);
+		break;
+	case CGROUP_LAYOUT_V1:
+		err = working_set_v1(memory_dir, working_set);
+		break;
+	default:
+		log_fail("no memory cgroup under root \"%s\": no cgroup.controllers listing memory "
+			 "in %s, no memory.usage_in_bytes in %s",
+			 source->root ? source->root : "",
+			 nonempty_or(source->cgroup_v2_dir, "/sys/fs/cgroup{,/unified}"),
+			 nonempty_or(source->cgroup_v1_memory_dir, "/sys/fs/cgroup/memory"));
+		return -ENOENT;
+	}
+	if (err)
+		layout_cache.valid = false;
+	return err;
+}
+
+int sig_read_memory_group(const struct signal_source *source, struct observations *obs,
+			     bool want_cgroup)
+{
+	struct observation *memory = &obs->signal[EV_SIGNAL_MEMORY_AVAILABLE];
+	struct observation *guard = &obs->signal[EV_SIGNAL_OOM_GUARD];
+	int64_t total, available, working_set;
+	int err;
+
+	guard->present = false;
+	if (want_cgroup)
+		memory->present = false;
+	err = signals_read_meminfo(source->root, &total, &available);
+	if (err)
+		return err;
+	obs->mem_total_bytes = total;
+	obs->mem_available_kernel_bytes = available;
+	*guard = (struct observation){ .present = true, .available = available,
+				       .capacity = total, .read_at_ns = clock_monotonic_ns() };
+	if (!want_cgroup)
+		return 0;
+
+	err = read_working_set(source, &obs->cgroup_layout, &working_set);
+	if (err)
+		return err;
+	obs->memory_working_set_bytes = working_set;
+	*memory = (struct observation){ .present = true, .available = total - working_set,
+					.capacity = total, .read_at_ns = clock_monotonic_ns() };
+	return 0;
+}
+
+int signals_read_memory(const struct signal_source *source, struct observations *obs)
+{
+	return sig_read_memory_group(source, obs, true);
+}
+
