@@ -97,7 +97,7 @@ static void test_run_command_timeout_kills_group(void **state)
 	assert_int_equal(status, 128 + SIGTERM);
 	background = read_number(pid_file);
 	assert_true(background > 0);
-	assert_true(process_gone((pid_t)background));
+	assert_true(process_gone((pid_t)background, 2000));
 }
 
 static void test_disk_configured_commands(void **state)
@@ -396,7 +396,7 @@ static void test_async_cancel(void **state)
 	loop_run_once(loop, 50, NULL, NULL);
 	assert_false(s.done);
 	loop_free(loop);
-	assert_true(process_gone((pid_t)pid));
+	assert_true(process_gone((pid_t)pid, 2000));
 	reclaim_cancel(&reclaim);	/* nothing running: fine */
 	/* Memory reclaim off: the answer (0) still comes from the loop. */
 	assert_int_equal(loop_new(&loop), 0);
