@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Per-pod usage from cgroup v2 files (the cAdvisor view the kubelet ranks by), the cgroup
+ * mount and evictd's own cgroup. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sys/log.h"
+#include "pods/internal.h"
+
+/* cgroup.threads recursion: the kubelet's tree is 3 deep below a pod; containers may nest. */
+#define THREADS_MAX_DEPTH 16
+
+/* ---- cgroup mount, own cgroup, usage --------------------------------------------------- */
+
+int pods_detect_cgroup_mount(const char *root, char *buf, size_t len)
+{
+	static const char *const candidates[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	char probe[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		if (pods_join_path(probe, sizeof(probe), root, candidates[i]) ||
+		    strlen(probe) + sizeof("/cgroup.controllers") > sizeof(probe))
+			return -ENAMETOOLONG;
+		strcat(probe, "/cgroup.controllers");
+		if (access(probe, F_OK) == 0)
+			return pods_join_path(buf, len, root, candidates[i]);
+	}
+	return -ENOENT;
+}
+
+int pods_read_self_cgroup(const char *root, const char *mount, char *buf, size_t len)
+{
+	char path[PATH_MAX], text[4096];
+	const char *line;
+	ssize_t n;
+	int err;
+
+	if (!mount || !buf)
+		return -EINVAL;
+	err = pods_join_path(path, sizeof(path), root, "/proc/self/cgroup");
+	if (err)
+		return err;
+	n = pods_read_small_file(NULL, path, text, sizeof(text));
+	if (n < 0)
+		return (int)n;
+	/* cgroup v2's line is "0::/path"; v1 hierarchies have non-zero ids. */
+	for (line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		const char *rel, *nl;
+		size_t rel_len, mount_len = strlen(mount);
+
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		rel = line + 3;
+		nl = strchr(rel, '\n');
+		rel_len = nl ? (size_t)(nl - rel) : strlen(rel);
+		/* "/" itself adds nothing: the mount is the cgroup. */
+		if (rel_len == 1 && rel[0] == '/')
+			rel_len = 0;
+		while (mount_len > 1 && mount[mount_len - 1] == '/')
+			mount_len--;
+		if (mount_len + rel_len + 1 > len)
+			return -ENAMETOOLONG;
+		memcpy(buf, mount, mount_len);
+		memcpy(buf + mount_len, rel, rel_len);
+		buf[mount_len + rel_len] = '\0';
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Tasks in dir and every cgroup below it, from cgroup.threads (one TID per line). */
+static int64_t count_threads(const char *dir, int depth)
+{
+	char buf[8192], child[PATH_MAX];
+	int64_t count = 0;
+	struct dirent *entry;
+	ssize_t n;
+	DIR *d;
+	int fd;
+
+	if (depth > THREADS_MAX_DEPTH)
+		return 0;
+	if (snprintf(child, sizeof(child), "%s/cgroup.threads", dir) >= (int)sizeof(child))
+		return -ENAMETOOLONG;
+	fd = open(child, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Read in chunks: a busy pod can list far more than a stack buffer holds. */
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			count += buf[i] == '\n';
+	}
+	close(fd);
+
+	d = opendir(dir);
+	if (!d)
+		return count;
+	while ((entry = readdir(d))) {
+		int64_t sub;
+
+		if (entry->d_name[0] == '.' || entry->d_type != DT_DIR)
+			continue;
+		if (snprintf(child, sizeof(child), "%s/%s", dir, entry->d_name) >= (int)sizeof(child))
+			continue;
+		sub = count_threads(child, depth + 1);
+		if (sub > 0)
+			count += sub;
+	}
+	closedir(d);
+	return count;
+}
+
+int pods_read_usage(struct pod *pod)
+{
+	char stat_buf[8192];
+	int64_t current, inactive = 0, tasks;
+	ssize_t n;
+	int err;
+
+	if (!pod)
+		return -EINVAL;
+	err = pods_read_i64_file(pod->cgroup_path, "memory.current", &current);
+	if (!err) {
+		n = pods_read_small_file(pod->cgroup_path, "memory.stat", stat_buf, sizeof(stat_buf));
+		/* cAdvisor subtracts nothing when inactive_file is missing. */
+		if (n < 0 || pods_flat_keyed_value(stat_buf, "inactive_file", &inactive) < 0)
+			inactive = 0;
+		pod->memory_working_set = current > inactive ? current - inactive : 0;
+		pod->stats_missing = false;
+	} else {
+		pod->memory_working_set = 0;
+		pod->stats_missing = true;
+	}
+
+	/* populated 0 is the kernel's word that no live task is left; pids.current still
+	 * counts zombies until they are reaped. */
+	n = pods_read_small_file(pod->cgroup_path, "cgroup.events", stat_buf, sizeof(stat_buf));
+	{
+		int64_t populated = 1;
+
+		pod->exited = n >= 0 && pods_flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
+			      populated == 0;
+	}
+	if (pods_read_i64_file(pod->cgroup_path, "pids.current", &tasks) < 0) {
+		tasks = count_threads(pod->cgroup_path, 0);
+		if (tasks < 0)
+			tasks = 0;
+	}
+	pod->processes = tasks;
+	return err;
+}
