@@ -41,10 +41,12 @@ struct pods {
 bool pods_root_is_host(const char *root);
 /* buf = root + path (root ignored when it is the host). 0 or -ENAMETOOLONG. */
 int pods_join_path(char *buf, size_t len, const char *root, const char *path);
-ssize_t pods_read_small_file(const char *dir, const char *name, char *buf, size_t len);
 /* A whole non-negative decimal, optionally followed by whitespace. 0, -EINVAL, -ERANGE. */
 int pods_parse_u64_text(const char *text, int64_t *value);
-int pods_read_i64_file(const char *dir, const char *name, int64_t *value);
+/* name (relative to dir_fd, AT_FDCWD for a path) holding one such decimal. */
+int pods_read_i64_at(int dir_fd, const char *name, int64_t *value);
+/* pods_read_usage() through the open cgroup dir dir_fd, with no identity check. */
+int pods_read_usage_at(struct pod *pod, int dir_fd);
 /* The value of `key` in a "key value\n" file held in buf; -ENOENT when absent. */
 int pods_flat_keyed_value(const char *buf, const char *key, int64_t *value);
 /* true the first time (kind, key) is seen: the caller logs then. */

@@ -32,6 +32,7 @@
 #include <unistd.h>
 
 #include "core/quantity.h"
+#include "sys/fileio.h"
 #include "sys/log.h"
 #include "pods/internal.h"
 
@@ -47,40 +48,6 @@ int pods_join_path(char *buf, size_t len, const char *root, const char *path)
 	if (n < 0 || (size_t)n >= len)
 		return -ENAMETOOLONG;
 	return 0;
-}
-
-/* Read up to len-1 bytes of dir/name (dir may be NULL: name is a path), NUL-terminated.
- * Returns the length or negative errno; does not log (callers decide what is worth it). */
-ssize_t pods_read_small_file(const char *dir, const char *name, char *buf, size_t len)
-{
-	char path[PATH_MAX];
-	ssize_t total = 0, n;
-	int fd;
-
-	if (dir) {
-		if (snprintf(path, sizeof(path), "%s/%s", dir, name) >= (int)sizeof(path))
-			return -ENAMETOOLONG;
-		name = path;
-	}
-	fd = open(name, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	while ((size_t)total < len - 1) {
-		n = read(fd, buf + total, len - 1 - total);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (n == 0)
-			break;
-		total += n;
-	}
-	close(fd);
-	buf[total] = '\0';
-	return total;
 }
 
 /* A whole non-negative decimal, optionally followed by whitespace. */
@@ -103,10 +70,10 @@ int pods_parse_u64_text(const char *text, int64_t *value)
 	return 0;
 }
 
-int pods_read_i64_file(const char *dir, const char *name, int64_t *value)
+int pods_read_i64_at(int dir_fd, const char *name, int64_t *value)
 {
 	char buf[64];
-	ssize_t n = pods_read_small_file(dir, name, buf, sizeof(buf));
+	ssize_t n = fileio_read_at(dir_fd, name, buf, sizeof(buf));
 
 	if (n < 0)
 		return (int)n;
@@ -535,6 +502,18 @@ static const struct pod_meta *find_meta(struct pods *pods, const char *uid)
 	return bsearch(&key, pods->meta.items, pods->meta.n_items, sizeof(key), pods_cmp_meta_cgroup_uid);
 }
 
+/* pod's cgroup file name as a number, 0 when it cannot be read. */
+static int64_t cgroup_i64_or_zero(const struct pod *pod, const char *name)
+{
+	char path[PATH_MAX];
+	int64_t value = 0;
+
+	if (snprintf(path, sizeof(path), "%s/%s", pod->cgroup_path, name) >= (int)sizeof(path) ||
+	    pods_read_i64_at(AT_FDCWD, path, &value))
+		return 0;
+	return value;
+}
+
 /* What the kubelet wrote into a pod cgroup about its request, for pods without metadata. */
 static int64_t request_from_cgroup(const struct pod *pod)
 {
@@ -544,13 +523,11 @@ static int64_t request_from_cgroup(const struct pod *pod)
 	case POD_QOS_GUARANTEED:
 		/* Guaranteed: limits == requests, and the pod cgroup's memory.max is their sum
 		 * ("max" when unlimited, which a Guaranteed pod cannot be: read fails, 0). */
-		if (pods_read_i64_file(pod->cgroup_path, "memory.max", &value))
-			value = 0;
+		value = cgroup_i64_or_zero(pod, "memory.max");
 		break;
 	case POD_QOS_BURSTABLE:
 		/* MemoryQoS writes the request to memory.min; 0 without it. */
-		if (pods_read_i64_file(pod->cgroup_path, "memory.min", &value))
-			value = 0;
+		value = cgroup_i64_or_zero(pod, "memory.min");
 		break;
 	case POD_QOS_BESTEFFORT:
 		break;

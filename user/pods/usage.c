@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sys/fileio.h"
 #include "sys/log.h"
 #include "pods/internal.h"
 
@@ -48,7 +49,7 @@ int pods_read_self_cgroup(const char *root, const char *mount, char *buf, size_t
 	err = pods_join_path(path, sizeof(path), root, "/proc/self/cgroup");
 	if (err)
 		return err;
-	n = pods_read_small_file(NULL, path, text, sizeof(text));
+	n = fileio_read_at(AT_FDCWD, path, text, sizeof(text));
 	if (n < 0)
 		return (int)n;
 	/* cgroup v2's line is "0::/path"; v1 hierarchies have non-zero ids. */
@@ -76,10 +77,11 @@ int pods_read_self_cgroup(const char *root, const char *mount, char *buf, size_t
 	return -ENOENT;
 }
 
-/* Tasks in dir and every cgroup below it, from cgroup.threads (one TID per line). */
-static int64_t count_threads(const char *dir, int depth)
+/* Tasks in the cgroup at dir_fd and every cgroup below it, from cgroup.threads (one TID per
+ * line). dir_fd stays open. */
+static int64_t count_threads(int dir_fd, int depth)
 {
-	char buf[8192], child[PATH_MAX];
+	char buf[8192];
 	int64_t count = 0;
 	struct dirent *entry;
 	ssize_t n;
@@ -88,9 +90,8 @@ static int64_t count_threads(const char *dir, int depth)
 
 	if (depth > THREADS_MAX_DEPTH)
 		return 0;
-	if (snprintf(child, sizeof(child), "%s/cgroup.threads", dir) >= (int)sizeof(child))
-		return -ENAMETOOLONG;
-	fd = open(child, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK as in fileio_read_at: a FIFO planted here must not hang the caller. */
+	fd = openat(dir_fd, "cgroup.threads", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	/* Read in chunks: a busy pod can list far more than a stack buffer holds. */
@@ -100,17 +101,25 @@ static int64_t count_threads(const char *dir, int depth)
 	}
 	close(fd);
 
-	d = opendir(dir);
-	if (!d)
+	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
 		return count;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return count;
+	}
 	while ((entry = readdir(d))) {
 		int64_t sub;
+		int child;
 
 		if (entry->d_name[0] == '.' || entry->d_type != DT_DIR)
 			continue;
-		if (snprintf(child, sizeof(child), "%s/%s", dir, entry->d_name) >= (int)sizeof(child))
+		child = openat(dirfd(d), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (child < 0)
 			continue;
 		sub = count_threads(child, depth + 1);
+		close(child);
 		if (sub > 0)
 			count += sub;
 	}
@@ -118,18 +127,16 @@ static int64_t count_threads(const char *dir, int depth)
 	return count;
 }
 
-int pods_read_usage(struct pod *pod)
+int pods_read_usage_at(struct pod *pod, int dir_fd)
 {
 	char stat_buf[8192];
 	int64_t current, inactive = 0, tasks;
 	ssize_t n;
 	int err;
 
-	if (!pod)
-		return -EINVAL;
-	err = pods_read_i64_file(pod->cgroup_path, "memory.current", &current);
+	err = pods_read_i64_at(dir_fd, "memory.current", &current);
 	if (!err) {
-		n = pods_read_small_file(pod->cgroup_path, "memory.stat", stat_buf, sizeof(stat_buf));
+		n = fileio_read_at(dir_fd, "memory.stat", stat_buf, sizeof(stat_buf));
 		/* cAdvisor subtracts nothing when inactive_file is missing. */
 		if (n < 0 || pods_flat_keyed_value(stat_buf, "inactive_file", &inactive) < 0)
 			inactive = 0;
@@ -142,18 +149,49 @@ int pods_read_usage(struct pod *pod)
 
 	/* populated 0 is the kernel's word that no live task is left; pids.current still
 	 * counts zombies until they are reaped. */
-	n = pods_read_small_file(pod->cgroup_path, "cgroup.events", stat_buf, sizeof(stat_buf));
+	n = fileio_read_at(dir_fd, "cgroup.events", stat_buf, sizeof(stat_buf));
 	{
 		int64_t populated = 1;
 
 		pod->exited = n >= 0 && pods_flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
 			      populated == 0;
 	}
-	if (pods_read_i64_file(pod->cgroup_path, "pids.current", &tasks) < 0) {
-		tasks = count_threads(pod->cgroup_path, 0);
+	if (pods_read_i64_at(dir_fd, "pids.current", &tasks) < 0) {
+		tasks = count_threads(dir_fd, 0);
 		if (tasks < 0)
 			tasks = 0;
 	}
 	pod->processes = tasks;
+	return err;
+}
+
+int pods_read_usage(struct pod *pod)
+{
+	struct stat st;
+	int fd, err;
+
+	if (!pod)
+		return -EINVAL;
+	/* Every file through one fd of the directory: all of it is the same cgroup's, and the
+	 * one whose id was recorded at discovery. */
+	fd = open(pod->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		pod->memory_working_set = 0;
+		pod->stats_missing = true;
+		return err;
+	}
+	if (pod->cgroup_id && (fstat(fd, &st) || (uint64_t)st.st_ino != pod->cgroup_id)) {
+		/* Removed and recreated since discovery: a different cgroup that this entry must
+		 * not describe. The old one has no task left (nothing to kill); the next
+		 * pods_refresh() finds the new one. */
+		close(fd);
+		pod->memory_working_set = 0;
+		pod->stats_missing = true;
+		pod->exited = true;
+		return -ESTALE;
+	}
+	err = pods_read_usage_at(pod, fd);
+	close(fd);
 	return err;
 }
