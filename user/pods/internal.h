@@ -31,7 +31,10 @@ struct pods {
 
 	struct pod *items;
 	struct pod **ptrs;
-	size_t n_items, cap_items;
+	size_t n_items, cap_items, cap_ptrs;
+	/* The table of the refresh before, kept to carry measured disk use over (pods.c). */
+	struct pod *prev;
+	size_t n_prev, cap_prev;
 
 	uint64_t *warned;	/* FNV-1a of "logged once" keys */
 	size_t n_warned, cap_warned;

@@ -250,6 +250,7 @@ void pods_close(struct pods *pods)
 	pod_meta_list_free(&pods->meta);
 	free(pods->items);
 	free(pods->ptrs);
+	free(pods->prev);
 	free(pods->warned);
 	free(pods);
 }
@@ -261,16 +262,20 @@ static struct pod *add_pod(struct pods *pods)
 	if (pods->n_items == pods->cap_items) {
 		size_t cap = pods->cap_items ? pods->cap_items * 2 : 32;
 		struct pod *items = realloc(pods->items, cap * sizeof(*items));
-		struct pod **ptrs;
 
 		if (!items)
 			return NULL;
 		pods->items = items;
-		ptrs = realloc(pods->ptrs, cap * sizeof(*ptrs));
+		pods->cap_items = cap;
+	}
+	if (pods->n_items == pods->cap_ptrs) {
+		size_t cap = pods->cap_items;
+		struct pod **ptrs = realloc(pods->ptrs, cap * sizeof(*ptrs));
+
 		if (!ptrs)
 			return NULL;
 		pods->ptrs = ptrs;
-		pods->cap_items = cap;
+		pods->cap_ptrs = cap;
 	}
 	pod = &pods->items[pods->n_items++];
 	memset(pod, 0, sizeof(*pod));
@@ -300,6 +305,36 @@ static bool pod_uid_from_name(const char *name, const char *prefix, const char *
 			return false;	/* an escaped name never holds '-' */
 	}
 	return pods_uid_is_valid(uid);
+}
+
+/*
+ * Open the cgroup dir d/name, record its id and read its usage through that one fd: the id
+ * and the numbers are then the same cgroup's even if it is recreated meanwhile. On cgroup v2
+ * the cgroup id is the kernfs node id, which the kernel gives the directory as its inode
+ * number (since 5.5, on 64-bit) and which bpf_get_current_cgroup_id() returns; fstat is used
+ * rather than name_to_handle_at because it needs no handle buffer, works on any filesystem
+ * (test trees, a --root copy) and is one call on an fd we hold anyway. Ids are not reused
+ * while the kernel runs, so a different id at the same path is a new cgroup.
+ * Returns 0, or negative errno (gone or not a dir: skip it).
+ */
+static int open_cgroup(DIR *d, const char *name, struct pod *pod)
+{
+	struct stat st;
+	int fd, err = 0;
+
+	fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st))
+		err = -errno;
+	else if (!st.st_ino)
+		err = -EINVAL;	/* 0 means unknown in struct pod */
+	if (!err) {
+		pod->cgroup_id = (uint64_t)st.st_ino;
+		pods_read_usage_at(pod, fd);
+	}
+	close(fd);
+	return err;
 }
 
 static bool is_directory(DIR *d, const struct dirent *entry)
@@ -340,7 +375,7 @@ static int scan_qos_dir(struct pods *pods, const char *dir, const char *prefix, 
 			return -ENOMEM;
 		}
 		if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", dir, entry->d_name) >=
-		    (int)sizeof(pod->cgroup_path)) {
+		    (int)sizeof(pod->cgroup_path) || open_cgroup(d, entry->d_name, pod)) {
 			pods->n_items--;
 			continue;
 		}
@@ -465,7 +500,6 @@ static int discover_workloads(struct pods *pods)
 			continue;
 		}
 		while ((entry = readdir(d))) {
-			struct stat st;
 			struct pod *pod;
 
 			if (entry->d_name[0] == '.' || !is_directory(d, entry))
@@ -477,13 +511,13 @@ static int discover_workloads(struct pods *pods)
 			}
 			if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", root,
 				     entry->d_name) >= (int)sizeof(pod->cgroup_path) ||
-			    fstatat(dirfd(d), entry->d_name, &st, AT_SYMLINK_NOFOLLOW)) {
+			    open_cgroup(d, entry->d_name, pod)) {
 				pods->n_items--;
 				continue;
 			}
-			/* The cgroup id (its inode) is the workload's UID: it is what the BPF side
-			 * keys its counters by, and it changes when the cgroup is recreated. */
-			snprintf(pod->uid, sizeof(pod->uid), "%llu", (unsigned long long)st.st_ino);
+			/* The cgroup id is the workload's UID: it is what the BPF side keys its
+			 * counters by, and it changes when the cgroup is recreated. */
+			snprintf(pod->uid, sizeof(pod->uid), "%llu", (unsigned long long)pod->cgroup_id);
 			snprintf(pod->name, sizeof(pod->name), "%s", entry->d_name);
 			workload_xattrs(pods, pod);
 		}
@@ -617,12 +651,49 @@ static void update_metadata(struct pods *pods)
 	pods->meta_source->refresh(pods->meta_source, &pods->meta);
 }
 
+/* The disk use measured for a pod (expensive: disk.c) stays with it across refreshes, but
+ * only while it is the same cgroup: same UID and same cgroup id. A cgroup recreated at the
+ * same path is a new one and starts unmeasured. */
+static void carry_disk_usage(struct pods *pods)
+{
+	size_t hint = 0;
+
+	for (size_t i = 0; i < pods->n_items; i++) {
+		struct pod *pod = &pods->items[i];
+		const struct pod *old = NULL;
+
+		/* readdir order rarely changes between refreshes: try the next one first. */
+		for (size_t k = 0; k < pods->n_prev && !old; k++) {
+			const struct pod *cand = &pods->prev[(hint + k) % pods->n_prev];
+
+			if (cand->cgroup_id == pod->cgroup_id && strcmp(cand->uid, pod->uid) == 0) {
+				old = cand;
+				hint = (hint + k + 1) % pods->n_prev;
+			}
+		}
+		if (!old)
+			continue;
+		pod->disk_bytes = old->disk_bytes;
+		pod->disk_inodes = old->disk_inodes;
+	}
+}
+
 int pods_refresh(struct pods *pods)
 {
+	struct pod *swap_items;
+	size_t swap_cap;
 	int err;
 
 	if (!pods)
 		return -EINVAL;
+	/* Keep the last table as prev; the new one is built in prev's old buffer. */
+	swap_items = pods->prev;
+	swap_cap = pods->cap_prev;
+	pods->prev = pods->items;
+	pods->cap_prev = pods->cap_items;
+	pods->n_prev = pods->n_items;
+	pods->items = swap_items;
+	pods->cap_items = swap_cap;
 	pods->n_items = 0;
 	if (pods->standalone) {
 		err = discover_workloads(pods);
@@ -638,10 +709,10 @@ int pods_refresh(struct pods *pods)
 	}
 	if (!pods->standalone)
 		join_metadata(pods);
-	for (size_t i = 0; i < pods->n_items; i++) {
-		pods_read_usage(&pods->items[i]);
+	/* Usage was read at discovery, through the fd the cgroup id came from. */
+	for (size_t i = 0; i < pods->n_items; i++)
 		pods->ptrs[i] = &pods->items[i];
-	}
+	carry_disk_usage(pods);
 	mark_self(pods);
 	return 0;
 }

@@ -110,8 +110,11 @@ void pods_close(struct pods *pods);
 /*
  * Bring the table up to date: refresh metadata (the source decides whether anything is
  * re-read), rediscover the cgroups, re-read every pod's usage, mark evictd's own pod
- * (is_self). Allocates only when the number of pods grows. Pointers from an earlier
- * pods_list() are invalid afterwards.
+ * (is_self). Every pod and workload gets its cgroup_id (the cgroup directory's inode, read
+ * through the same fd as its usage). Disk use measured earlier (disk_bytes, disk_inodes)
+ * is kept for a pod with the same UID and cgroup_id; a cgroup recreated at the same path
+ * (a new id) starts at 0. Allocates only when the number of pods grows. Pointers from an
+ * earlier pods_list() are invalid afterwards.
  *
  * Kubernetes mode joins by UID. A pod the source lists without a cgroup is skipped (nothing
  * to kill) and logged once. A cgroup without metadata stays evictable, logged once, with
@@ -125,7 +128,9 @@ void pods_close(struct pods *pods);
 int pods_refresh(struct pods *pods);
 
 /* Re-read only the usage of the pods found by the last pods_refresh(): no readdir, no
- * metadata. A pod whose cgroup has gone is marked stats_missing. Returns 0. */
+ * metadata. A pod whose cgroup has gone is marked stats_missing; one whose cgroup was
+ * recreated (another cgroup_id at the path) also exited, with its old cgroup_id kept: it is
+ * no victim until pods_refresh() finds the new cgroup. Returns 0. */
 int pods_refresh_usage(struct pods *pods);
 
 /* The pods of the last refresh, as an array of pointers the caller may reorder (rank_pods)
@@ -229,7 +234,9 @@ int pods_read_self_cgroup(const char *root, const char *mount, char *buf, size_t
 /* Re-read pod->cgroup_path's memory.current, memory.stat (working set = current -
  * inactive_file, floored at 0) and pids.current (or cgroup.threads counted through the
  * subtree when the pids controller is absent). stats_missing when memory cannot be read.
- * 0 or negative errno of the memory read. No allocation. */
+ * When pod->cgroup_id is set and the directory's id differs (recreated), nothing is read:
+ * stats_missing and exited, -ESTALE. 0 or negative errno of the open or the memory read.
+ * No allocation. */
 int pods_read_usage(struct pod *pod);
 
 /* true when `ancestor` is `path` or one of its parent directories (lexically, both
