@@ -624,6 +624,137 @@ static void test_refresh_usage_only(void **state)
 	pods_close(pods);
 }
 
+/* ---- cgroup identity ------------------------------------------------------------------ */
+
+static uint64_t inode_of(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (stat(path, &st))
+		fail_msg("stat %s: %s", path, strerror(errno));
+	return (uint64_t)st.st_ino;
+}
+
+/* Remove the cgroup dir root/rel and make a new one at the same path. rmdir + mkdir first;
+ * a disk filesystem may hand the freed inode straight back (the kernel never reuses a
+ * cgroup id), so then the new dir is made beside the old one and renamed over its path. */
+static void recreate_dir(const char *root, const char *rel, uint64_t old_ino)
+{
+	char path[PATH_MAX], aside[PATH_MAX + 8], cmd[3 * PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+	if (inode_of(root, rel) != old_ino)
+		return;
+	snprintf(aside, sizeof(aside), "%s.new", path);
+	assert_int_equal(mkdir(aside, 0755), 0);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rename(aside, path), 0);
+	assert_true(inode_of(root, rel) != old_ino);
+}
+
+#define BE_DIR SLICE "/kubepods-besteffort.slice/kubepods-besteffort-podc0ffee00_1234_4abc_8def_0123456789ab.slice"
+
+static void test_cgroup_id_recorded_and_recreated(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	uint64_t old_id, new_id;
+	struct pods *pods;
+	struct pod *be, *g;
+
+	build_systemd_tree(root);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	be = find_pod(pods, UID_BE);
+	g = find_pod(pods, UID_G);
+	old_id = inode_of(root, BE_DIR);
+	assert_int_equal(be->cgroup_id, old_id);
+	assert_int_equal(g->cgroup_id, inode_of(root, SLICE "/kubepods-pod4b5f0c1e_8c7a_4e5b_9d2a_1f3e5a7b9c01.slice"));
+	assert_int_equal(be->memory_working_set, 2 * GI);
+
+	/* Measured disk use stays with the same cgroup across a refresh. */
+	be->disk_bytes.volumes = 777;
+	be->disk_inodes.logs = 7;
+	g->disk_bytes.writable = 555;
+	assert_int_equal(pods_refresh(pods), 0);
+	be = find_pod(pods, UID_BE);
+	assert_int_equal(be->cgroup_id, old_id);
+	assert_int_equal(be->disk_bytes.volumes, 777);
+	assert_int_equal(be->disk_inodes.logs, 7);
+	assert_int_equal(find_pod(pods, UID_G)->disk_bytes.writable, 555);
+
+	/* Recreated at the same path with other numbers. */
+	recreate_dir(root, BE_DIR, old_id);
+	write_cgroup(root, BE_DIR, 5 * MI, 0, 2);
+	new_id = inode_of(root, BE_DIR);
+	assert_true(new_id != old_id);
+
+	/* A usage-only refresh does not read the new cgroup into the old entry. */
+	assert_int_equal(pods_refresh_usage(pods), 0);
+	assert_int_equal(be->cgroup_id, old_id);
+	assert_true(be->stats_missing);
+	assert_true(be->exited);
+	assert_int_equal(be->memory_working_set, 0);
+	assert_int_equal(pods_read_usage(be), -ESTALE);
+	assert_false(pod_is_candidate(be));
+
+	/* The full refresh finds a new cgroup: new id, its own usage, nothing carried over. */
+	assert_int_equal(pods_refresh(pods), 0);
+	be = find_pod(pods, UID_BE);
+	assert_non_null(be);
+	assert_int_equal(be->cgroup_id, new_id);
+	assert_false(be->stats_missing);
+	assert_false(be->exited);
+	assert_int_equal(be->memory_working_set, 5 * MI);
+	assert_int_equal(be->processes, 2);
+	assert_int_equal(be->disk_bytes.volumes, 0);
+	assert_int_equal(be->disk_inodes.logs, 0);
+	/* The other pods are untouched. */
+	assert_int_equal(find_pod(pods, UID_G)->disk_bytes.writable, 555);
+	pods_close(pods);
+}
+
+static void test_workload_id_changes_on_recreation(void **state)
+{
+	const char *root = *state;
+	static const char *const roots[] = { "/workloads" };
+	struct pods_options options = { .root = root, .workload_roots = roots, .n_workload_roots = 1 };
+	char uid[32];
+	uint64_t old_id;
+	struct pods *pods;
+	struct pod **list;
+	size_t n;
+
+	fixture_write(root, CG "/cgroup.controllers", "memory\n");
+	write_cgroup(root, "workloads/alpha", 10 * MI, 0, 1);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	list = pods_list(pods, &n);
+	assert_int_equal(n, 1);
+	old_id = inode_of(root, "workloads/alpha");
+	assert_int_equal(list[0]->cgroup_id, old_id);
+	snprintf(uid, sizeof(uid), "%llu", (unsigned long long)old_id);
+	assert_string_equal(list[0]->uid, uid);
+	list[0]->disk_bytes.volumes = 1;
+
+	recreate_dir(root, "workloads/alpha", old_id);
+	write_cgroup(root, "workloads/alpha", 20 * MI, 0, 1);
+	assert_int_equal(pods_refresh(pods), 0);
+	list = pods_list(pods, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(list[0]->cgroup_id, inode_of(root, "workloads/alpha"));
+	assert_true(list[0]->cgroup_id != old_id);
+	assert_string_not_equal(list[0]->uid, uid);
+	assert_int_equal(list[0]->memory_working_set, 20 * MI);
+	assert_int_equal(list[0]->disk_bytes.volumes, 0);
+	pods_close(pods);
+}
+
 /* ---- join with a pods file ------------------------------------------------------------ */
 
 static void test_join_pods_file(void **state)
@@ -1513,6 +1644,8 @@ int main(void)
 		TT(test_usage_working_set_rules),
 		TT(test_usage_threads_without_pids_controller),
 		TT(test_refresh_usage_only),
+		TT(test_cgroup_id_recorded_and_recreated),
+		TT(test_workload_id_changes_on_recreation),
 		TT(test_join_pods_file),
 		TT(test_no_metadata_source),
 		TT(test_pods_file_reload_only_on_change),
