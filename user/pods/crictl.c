@@ -40,8 +40,29 @@ int pods_crictl_resolve(const char *name, char *buf, size_t len)
 	}
 }
 
-int pods_run_capture(char *const argv[], int64_t timeout_ns, size_t max_out, char **out,
-		     size_t *out_len, char *err_tail, size_t err_len, int *status)
+/* SIGKILL the child's group and reap it, waiting at most PODS_CRICTL_REAP_NS: a child in
+ * uninterruptible sleep (D state, e.g. on a hung runtime socket's filesystem) dies only when
+ * the kernel lets it, and the caller must not wait for that. 0 reaped, else -ETIMEDOUT. */
+static int kill_and_reap(pid_t pid, int *wstatus)
+{
+	int64_t deadline = clock_monotonic_ns() + PODS_CRICTL_REAP_NS;
+
+	kill(-pid, SIGKILL);
+	kill(pid, SIGKILL);
+	for (;;) {
+		pid_t r = waitpid(pid, wstatus, WNOHANG);
+
+		if (r == pid || (r < 0 && errno != EINTR))
+			return 0;	/* reaped, or not our child any more (ECHILD) */
+		if (clock_monotonic_ns() >= deadline)
+			return -ETIMEDOUT;
+		usleep(5000);
+	}
+}
+
+int pods_run_capture(char *const argv[], int64_t timeout_ns, size_t max_out, const int *stop,
+		     char **out, size_t *out_len, char *err_tail, size_t err_len, int *status,
+		     pid_t *unreaped)
 {
 	posix_spawn_file_actions_t actions;
 	posix_spawnattr_t attr;
@@ -55,6 +76,7 @@ int pods_run_capture(char *const argv[], int64_t timeout_ns, size_t max_out, cha
 
 	*out = NULL;
 	*out_len = 0;
+	*unreaped = 0;
 	if (err_len)
 		err_tail[0] = '\0';
 	if (pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC)) {
@@ -100,6 +122,13 @@ int pods_run_capture(char *const argv[], int64_t timeout_ns, size_t max_out, cha
 			err = -ETIMEDOUT;
 			break;
 		}
+		if (stop && __atomic_load_n(stop, __ATOMIC_RELAXED)) {
+			err = -ECANCELED;
+			break;
+		}
+		/* Wake at least every 100 ms to see *stop. */
+		if (remaining > 100000000)
+			remaining = 100000000;
 		if (out_pipe[0] < 0 && err_pipe[0] < 0) {
 			/* Both pipes closed: wait for the exit, still bounded by the deadline. */
 			pid_t r = waitpid(pid, &wstatus, WNOHANG);
@@ -170,12 +199,9 @@ int pods_run_capture(char *const argv[], int64_t timeout_ns, size_t max_out, cha
 			}
 		}
 	}
-	if (!reaped) {
-		kill(-pid, SIGKILL);
-		kill(pid, SIGKILL);
-		while (waitpid(pid, &wstatus, 0) < 0 && errno == EINTR)
-			;
-	}
+	/* Only reached with err set: the loop ends without reaping only through a break. */
+	if (!reaped && kill_and_reap(pid, &wstatus))
+		*unreaped = pid;
 	if (!err) {
 		*status = WIFEXITED(wstatus) ? WEXITSTATUS(wstatus) :
 			  WIFSIGNALED(wstatus) ? 128 + WTERMSIG(wstatus) : 255;

@@ -217,9 +217,49 @@ struct pods_disk_options {
  * max_entries entries or 128 dirs deep (logged once per dir, partial sums kept). A missing
  * or failing crictl leaves writable at 0 and logs one line (repeats at debug level).
  * Parts not asked for are set to 0. Allocates only transiently; may take a few ms per
- * pod plus one crictl run. Returns 0, or -EINVAL (pods NULL).
+ * pod plus one crictl run (bounded by crictl_timeout_ns plus PODS_CRICTL_REAP_NS): it
+ * blocks, so the daemon's loop uses pods_disk_usage_start() below instead.
+ * Returns 0, or -EINVAL (pods NULL).
  */
 int pods_read_disk_usage(struct pods *pods, const struct pods_disk_options *options);
+
+/*
+ * The same measurement off the caller's thread, for the event loop (which never blocks):
+ *
+ * pods_disk_usage_start() snapshots what the measurement needs (every pod's UID and
+ * cgroup_id, the root-joined kubelet and log dirs, crictl resolved in $PATH now, a copy of
+ * the options) and starts a detached worker thread with every signal blocked. The worker
+ * never touches the table, which may be refreshed or closed meanwhile, and logs nothing:
+ * its messages are logged by pods_disk_usage_finish(). options->report, when given, must
+ * stay valid until finish (it is filled there) or cancel (never written).
+ * Returns 0 and *out, -EINVAL, -ENOMEM, or the eventfd/pthread_create error (logged).
+ *
+ * pods_disk_job_fd(): an eventfd (non-blocking, owned by the job: watch it, do not close
+ * it) that becomes readable when the worker is done. pods_disk_job_done() says the same.
+ *
+ * pods_disk_usage_finish(): apply the results to the pods of the table now, as
+ * pods_read_disk_usage() would have: a pod gets the numbers measured for the same UID and
+ * cgroup_id; a pod that is new since the start, or whose cgroup was recreated, keeps what it
+ * has (0 after a refresh). Then free the job; stop watching its fd first. Returns 0;
+ * -EBUSY when the worker is not done yet (the job stays valid; it never waits); -EINVAL.
+ *
+ * pods_disk_job_cancel(): drop a job, done or not (NULL is fine). A running worker is told
+ * to stop (a running crictl is killed within ~100 ms) and frees the job itself when it
+ * ends; the caller must not use the job or its fd afterwards.
+ *
+ * A crictl that does not die of SIGKILL within PODS_CRICTL_REAP_NS is left unreaped (logged
+ * as an error); nothing ever waits for it.
+ */
+struct pods_disk_job;
+
+int pods_disk_usage_start(struct pods *pods, const struct pods_disk_options *options,
+			  struct pods_disk_job **out);
+int pods_disk_job_fd(const struct pods_disk_job *job);
+bool pods_disk_job_done(struct pods_disk_job *job);
+int pods_disk_usage_finish(struct pods *pods, struct pods_disk_job *job);
+void pods_disk_job_cancel(struct pods_disk_job *job);
+/* Worker threads still running (cancelled ones included): for metrics and tests. */
+size_t pods_disk_jobs_running(void);
 
 /* ---- helpers shared with kill.c and the tests ----------------------------------------- */
 
