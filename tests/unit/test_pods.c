@@ -5,6 +5,7 @@
  * writable layers). Static PodLists: tests/fixtures/pods; crictl output: tests/fixtures/pods-disk. */
 #include "testutil.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -1619,6 +1620,187 @@ static void test_disk_standalone_and_arguments(void **state)
 	pods_close(pods);
 }
 
+/* ---- disk usage off the caller's thread ------------------------------------------------ */
+
+/* Wait (in the test, not the library) for the job's eventfd. */
+static void wait_job(struct pods_disk_job *job)
+{
+	struct pollfd pfd = { .fd = pods_disk_job_fd(job), .events = POLLIN };
+
+	assert_true(pfd.fd >= 0);
+	assert_int_equal(poll(&pfd, 1, 20000), 1);
+	assert_true(pfd.revents & POLLIN);
+	assert_true(pods_disk_job_done(job));
+}
+
+static void wait_no_jobs(void)
+{
+	for (int i = 0; i < 1000 && pods_disk_jobs_running(); i++)
+		usleep(10000);
+	assert_int_equal(pods_disk_jobs_running(), 0);
+}
+
+static void clear_disk(struct pods *pods)
+{
+	size_t n;
+	struct pod **list = pods_list(pods, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		memset(&list[i]->disk_bytes, 0, sizeof(list[i]->disk_bytes));
+		memset(&list[i]->disk_inodes, 0, sizeof(list[i]->disk_inodes));
+	}
+}
+
+static void test_disk_async_same_numbers_as_sync(void **state)
+{
+	const char *root = *state;
+	static const char *const uids[] = { UID_G, UID_BU, UID_BE };
+	struct pods_disk_report sync_report, async_report;
+	struct pods_disk_options options = {
+		.runtime_endpoint = "unix:///run/containerd/containerd.sock",
+		.report = &sync_report,
+	};
+	struct pod sync_pods[3];
+	struct pods_disk_job *job;
+	struct pods *pods;
+	char *saved;
+
+	build_disk_fixture(root);
+	write_fake_crictl(root, "bin/crictl",
+			  "--runtime-endpoint unix:///run/containerd/containerd.sock stats -o json",
+			  DISK_FIXTURES "/crictl-stats.json");
+	pods = open_kube_pods(root);
+	saved = path_push(root, "bin");
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	path_restore(saved);
+	for (size_t i = 0; i < 3; i++)
+		sync_pods[i] = *find_pod(pods, uids[i]);
+	assert_true(sync_pods[0].disk_bytes.volumes > 0);
+	assert_int_equal(sync_pods[2].disk_bytes.writable, 123456789);
+
+	clear_disk(pods);
+	options.report = &async_report;
+	memset(&async_report, 0xff, sizeof(async_report));
+	saved = path_push(root, "bin");
+	assert_int_equal(pods_disk_usage_start(pods, &options, &job), 0);
+	/* crictl was looked up at the start: PATH may change while the worker runs. */
+	path_restore(saved);
+	wait_job(job);
+	assert_int_equal(pods_disk_usage_finish(pods, job), 0);
+
+	for (size_t i = 0; i < 3; i++) {
+		struct pod *pod = find_pod(pods, uids[i]);
+
+		assert_memory_equal(&pod->disk_bytes, &sync_pods[i].disk_bytes, sizeof(pod->disk_bytes));
+		assert_memory_equal(&pod->disk_inodes, &sync_pods[i].disk_inodes, sizeof(pod->disk_inodes));
+	}
+	async_report.elapsed_ns = sync_report.elapsed_ns = 0;
+	assert_memory_equal(&async_report, &sync_report, sizeof(sync_report));
+	assert_int_equal(async_report.crictl_status, 0);
+	assert_int_equal(async_report.crictl_containers, 4);
+	assert_int_equal(async_report.walks, 4);
+	wait_no_jobs();
+	pods_close(pods);
+}
+
+/* The table is refreshed while the worker runs; a pod whose cgroup was recreated meanwhile
+ * gets nothing of what was measured for the old one. */
+static void test_disk_async_applies_by_identity(void **state)
+{
+	const char *root = *state;
+	struct pods_disk_options options = { .crictl = "" };
+	struct pods_disk_job *job;
+	struct pods *pods;
+	struct pod *g, *bu;
+	int64_t g_volumes;
+
+	build_disk_fixture(root);
+	pods = open_kube_pods(root);
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	g_volumes = find_pod(pods, UID_G)->disk_bytes.volumes;
+	assert_true(g_volumes > 0);
+	assert_true(find_pod(pods, UID_BU)->disk_bytes.logs > 0);
+	clear_disk(pods);
+
+	assert_int_equal(pods_disk_usage_start(pods, &options, &job), 0);
+	recreate_dir(root, SLICE "/kubepods-burstable.slice/"
+		     "kubepods-burstable-pod7d9e2f10_3a4b_4c5d_8e6f_a1b2c3d4e5f6.slice",
+		     find_pod(pods, UID_BU)->cgroup_id);
+	assert_int_equal(pods_refresh(pods), 0);
+	wait_job(job);
+	assert_int_equal(pods_disk_usage_finish(pods, job), 0);
+	g = find_pod(pods, UID_G);
+	bu = find_pod(pods, UID_BU);
+	assert_int_equal(g->disk_bytes.volumes, g_volumes);
+	assert_int_equal(bu->disk_bytes.logs, 0);
+	assert_int_equal(bu->disk_inodes.logs, 0);
+	pods_close(pods);
+}
+
+static void test_disk_async_cancel_and_busy(void **state)
+{
+	const char *root = *state;
+	struct pods_disk_options options = { .crictl_timeout_ns = 20000000000ll };
+	struct pods_disk_report report;
+	char pidfile[PATH_MAX], body[4 * PATH_MAX], *saved;
+	struct pods_disk_job *job;
+	struct pods *pods;
+	FILE *f;
+	int pid = 0;
+
+	build_disk_fixture(root);
+	snprintf(pidfile, sizeof(pidfile), "%s/crictl.pid", root);
+	snprintf(body, sizeof(body), "echo $$ > '%s.tmp' && mv '%s.tmp' '%s'; exec sleep 30",
+		 pidfile, pidfile, pidfile);
+	write_script(root, "bin/crictl", body);
+	pods = open_kube_pods(root);
+
+	/* Not done yet: finish refuses without waiting, the job stays usable. */
+	saved = path_push(root, "bin");
+	assert_int_equal(pods_disk_usage_start(pods, &options, &job), 0);
+	path_restore(saved);
+	for (int i = 0; i < 1000 && access(pidfile, F_OK); i++)
+		usleep(10000);
+	assert_int_equal(pods_disk_usage_finish(pods, job), -EBUSY);
+	assert_false(pods_disk_job_done(job));
+
+	/* Cancelled while crictl runs, and the table closed at once: the worker owns its
+	 * copy, kills crictl and frees itself (ASan watches). */
+	pods_disk_job_cancel(job);
+	pods_close(pods);
+	wait_no_jobs();
+	f = fopen(pidfile, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	for (int i = 0; i < 200 && !process_dead(pid); i++)
+		usleep(10000);
+	assert_true(process_dead(pid));
+
+	/* Cancelled right after the start, before the worker has done anything. */
+	pods = open_kube_pods(root);
+	options.crictl = "";
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(pods_disk_usage_start(pods, &options, &job), 0);
+		pods_disk_job_cancel(job);
+	}
+	wait_no_jobs();
+
+	/* Cancelled when done: freed there; the report is never written. */
+	memset(&report, 0x5a, sizeof(report));
+	options.report = &report;
+	assert_int_equal(pods_disk_usage_start(pods, &options, &job), 0);
+	wait_job(job);
+	pods_disk_job_cancel(job);
+	assert_int_equal(report.walks, (size_t)0x5a5a5a5a5a5a5a5aull);
+	pods_disk_job_cancel(NULL);
+	assert_int_equal(pods_disk_usage_start(NULL, &options, &job), -EINVAL);
+	assert_int_equal(pods_disk_usage_finish(pods, NULL), -EINVAL);
+	assert_int_equal(pods_disk_job_fd(NULL), -EINVAL);
+	wait_no_jobs();
+	pods_close(pods);
+}
+
 #define T(fn) cmocka_unit_test(fn)
 #define TT(fn) cmocka_unit_test_setup_teardown(fn, setup_tmp, teardown_tmp)
 
@@ -1658,6 +1840,9 @@ int main(void)
 		TT(test_disk_walk_limits),
 		TT(test_disk_crictl_failures),
 		TT(test_disk_standalone_and_arguments),
+		TT(test_disk_async_same_numbers_as_sync),
+		TT(test_disk_async_applies_by_identity),
+		TT(test_disk_async_cancel_and_busy),
 	};
 
 	/* Refusals and parse errors are expected here; keep the TAP stream readable. */
