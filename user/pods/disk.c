@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Per-pod disk use (pods_read_disk_usage): local volume and log dir walks; the writable
- * layers come from crictl.c. */
+/* Per-pod disk use: local volume and log dir walks, the writable layers from crictl.c. One
+ * job type serves both entry points: pods_disk_usage_start() runs it in a worker thread on
+ * a snapshot of the table (the event loop never blocks, doc/DESIGN.md "The loop never
+ * waits"), pods_read_disk_usage() runs it inline. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -222,7 +224,6 @@ struct pods_disk_job {
 	pthread_mutex_t lock;
 	bool done, cancelled;
 	int stop;
-	bool threaded;
 	int efd;
 };
 
@@ -697,7 +698,6 @@ int pods_disk_usage_start(struct pods *pods, const struct pods_disk_options *opt
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	job->threaded = true;
 	__atomic_add_fetch(&jobs_running, 1, __ATOMIC_RELAXED);
 	err = -pthread_create(&thread, &attr, job_thread, job);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);

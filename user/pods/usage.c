@@ -176,9 +176,12 @@ int pods_read_usage(struct pod *pod)
 	 * one whose id was recorded at discovery. */
 	fd = open(pod->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
+		/* Gone: as when none of its files can be read. */
 		err = -errno;
 		pod->memory_working_set = 0;
+		pod->processes = 0;
 		pod->stats_missing = true;
+		pod->exited = false;
 		return err;
 	}
 	if (pod->cgroup_id && (fstat(fd, &st) || (uint64_t)st.st_ino != pod->cgroup_id)) {
@@ -187,6 +190,7 @@ int pods_read_usage(struct pod *pod)
 		 * pods_refresh() finds the new one. */
 		close(fd);
 		pod->memory_working_set = 0;
+		pod->processes = 0;
 		pod->stats_missing = true;
 		pod->exited = true;
 		return -ESTALE;
