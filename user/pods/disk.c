@@ -233,6 +233,7 @@ static void __attribute__((format(printf, 5, 6)))
 note(struct pods_disk_job *job, enum log_level level, const char *kind, const char *key,
      const char *fmt, ...)
 {
+	int saved_errno = errno;	/* for a %m in fmt: the allocations below may change it */
 	struct disk_note *slot;
 	va_list ap;
 	int n;
@@ -252,6 +253,7 @@ note(struct pods_disk_job *job, enum log_level level, const char *kind, const ch
 	slot->kind = strdup(kind);
 	slot->key = strdup(key);
 	va_start(ap, fmt);
+	errno = saved_errno;
 	n = vasprintf(&slot->text, fmt, ap);
 	va_end(ap);
 	if (n < 0 || !slot->kind || !slot->key) {
