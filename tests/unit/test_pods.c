@@ -5,6 +5,7 @@
  * writable layers). Static PodLists: tests/fixtures/pods; crictl output: tests/fixtures/pods-disk. */
 #include "testutil.h"
 
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdint.h>
@@ -621,6 +622,137 @@ static void test_refresh_usage_only(void **state)
 	/* Same pointer, new value: no rediscovery happened. */
 	assert_ptr_equal(find_pod(pods, UID_BE), be);
 	assert_int_equal(be->memory_working_set, 3 * GI);
+	pods_close(pods);
+}
+
+/* ---- cgroup identity ------------------------------------------------------------------ */
+
+static uint64_t inode_of(const char *root, const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	if (stat(path, &st))
+		fail_msg("stat %s: %s", path, strerror(errno));
+	return (uint64_t)st.st_ino;
+}
+
+/* Remove the cgroup dir root/rel and make a new one at the same path. rmdir + mkdir first;
+ * a disk filesystem may hand the freed inode straight back (the kernel never reuses a
+ * cgroup id), so then the new dir is made beside the old one and renamed over its path. */
+static void recreate_dir(const char *root, const char *rel, uint64_t old_ino)
+{
+	char path[PATH_MAX], aside[PATH_MAX + 8], cmd[3 * PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", path);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(mkdir(path, 0755), 0);
+	if (inode_of(root, rel) != old_ino)
+		return;
+	snprintf(aside, sizeof(aside), "%s.new", path);
+	assert_int_equal(mkdir(aside, 0755), 0);
+	assert_int_equal(rmdir(path), 0);
+	assert_int_equal(rename(aside, path), 0);
+	assert_true(inode_of(root, rel) != old_ino);
+}
+
+#define BE_DIR SLICE "/kubepods-besteffort.slice/kubepods-besteffort-podc0ffee00_1234_4abc_8def_0123456789ab.slice"
+
+static void test_cgroup_id_recorded_and_recreated(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	uint64_t old_id, new_id;
+	struct pods *pods;
+	struct pod *be, *g;
+
+	build_systemd_tree(root);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	be = find_pod(pods, UID_BE);
+	g = find_pod(pods, UID_G);
+	old_id = inode_of(root, BE_DIR);
+	assert_int_equal(be->cgroup_id, old_id);
+	assert_int_equal(g->cgroup_id, inode_of(root, SLICE "/kubepods-pod4b5f0c1e_8c7a_4e5b_9d2a_1f3e5a7b9c01.slice"));
+	assert_int_equal(be->memory_working_set, 2 * GI);
+
+	/* Measured disk use stays with the same cgroup across a refresh. */
+	be->disk_bytes.volumes = 777;
+	be->disk_inodes.logs = 7;
+	g->disk_bytes.writable = 555;
+	assert_int_equal(pods_refresh(pods), 0);
+	be = find_pod(pods, UID_BE);
+	assert_int_equal(be->cgroup_id, old_id);
+	assert_int_equal(be->disk_bytes.volumes, 777);
+	assert_int_equal(be->disk_inodes.logs, 7);
+	assert_int_equal(find_pod(pods, UID_G)->disk_bytes.writable, 555);
+
+	/* Recreated at the same path with other numbers. */
+	recreate_dir(root, BE_DIR, old_id);
+	write_cgroup(root, BE_DIR, 5 * MI, 0, 2);
+	new_id = inode_of(root, BE_DIR);
+	assert_true(new_id != old_id);
+
+	/* A usage-only refresh does not read the new cgroup into the old entry. */
+	assert_int_equal(pods_refresh_usage(pods), 0);
+	assert_int_equal(be->cgroup_id, old_id);
+	assert_true(be->stats_missing);
+	assert_true(be->exited);
+	assert_int_equal(be->memory_working_set, 0);
+	assert_int_equal(pods_read_usage(be), -ESTALE);
+	assert_false(pod_is_candidate(be));
+
+	/* The full refresh finds a new cgroup: new id, its own usage, nothing carried over. */
+	assert_int_equal(pods_refresh(pods), 0);
+	be = find_pod(pods, UID_BE);
+	assert_non_null(be);
+	assert_int_equal(be->cgroup_id, new_id);
+	assert_false(be->stats_missing);
+	assert_false(be->exited);
+	assert_int_equal(be->memory_working_set, 5 * MI);
+	assert_int_equal(be->processes, 2);
+	assert_int_equal(be->disk_bytes.volumes, 0);
+	assert_int_equal(be->disk_inodes.logs, 0);
+	/* The other pods are untouched. */
+	assert_int_equal(find_pod(pods, UID_G)->disk_bytes.writable, 555);
+	pods_close(pods);
+}
+
+static void test_workload_id_changes_on_recreation(void **state)
+{
+	const char *root = *state;
+	static const char *const roots[] = { "/workloads" };
+	struct pods_options options = { .root = root, .workload_roots = roots, .n_workload_roots = 1 };
+	char uid[32];
+	uint64_t old_id;
+	struct pods *pods;
+	struct pod **list;
+	size_t n;
+
+	fixture_write(root, CG "/cgroup.controllers", "memory\n");
+	write_cgroup(root, "workloads/alpha", 10 * MI, 0, 1);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	list = pods_list(pods, &n);
+	assert_int_equal(n, 1);
+	old_id = inode_of(root, "workloads/alpha");
+	assert_int_equal(list[0]->cgroup_id, old_id);
+	snprintf(uid, sizeof(uid), "%llu", (unsigned long long)old_id);
+	assert_string_equal(list[0]->uid, uid);
+	list[0]->disk_bytes.volumes = 1;
+
+	recreate_dir(root, "workloads/alpha", old_id);
+	write_cgroup(root, "workloads/alpha", 20 * MI, 0, 1);
+	assert_int_equal(pods_refresh(pods), 0);
+	list = pods_list(pods, &n);
+	assert_int_equal(n, 1);
+	assert_int_equal(list[0]->cgroup_id, inode_of(root, "workloads/alpha"));
+	assert_true(list[0]->cgroup_id != old_id);
+	assert_string_not_equal(list[0]->uid, uid);
+	assert_int_equal(list[0]->memory_working_set, 20 * MI);
+	assert_int_equal(list[0]->disk_bytes.volumes, 0);
 	pods_close(pods);
 }
 
@@ -1488,6 +1620,187 @@ static void test_disk_standalone_and_arguments(void **state)
 	pods_close(pods);
 }
 
+/* ---- disk usage off the caller's thread ------------------------------------------------ */
+
+/* Wait (in the test, not the library) for the job's eventfd. */
+static void wait_job(struct pods_disk_job *job)
+{
+	struct pollfd pfd = { .fd = pods_disk_job_fd(job), .events = POLLIN };
+
+	assert_true(pfd.fd >= 0);
+	assert_int_equal(poll(&pfd, 1, 20000), 1);
+	assert_true(pfd.revents & POLLIN);
+	assert_true(pods_disk_job_done(job));
+}
+
+static void wait_no_jobs(void)
+{
+	for (int i = 0; i < 1000 && pods_disk_jobs_running(); i++)
+		usleep(10000);
+	assert_int_equal(pods_disk_jobs_running(), 0);
+}
+
+static void clear_disk(struct pods *pods)
+{
+	size_t n;
+	struct pod **list = pods_list(pods, &n);
+
+	for (size_t i = 0; i < n; i++) {
+		memset(&list[i]->disk_bytes, 0, sizeof(list[i]->disk_bytes));
+		memset(&list[i]->disk_inodes, 0, sizeof(list[i]->disk_inodes));
+	}
+}
+
+static void test_disk_async_same_numbers_as_sync(void **state)
+{
+	const char *root = *state;
+	static const char *const uids[] = { UID_G, UID_BU, UID_BE };
+	struct pods_disk_report sync_report, async_report;
+	struct pods_disk_options options = {
+		.runtime_endpoint = "unix:///run/containerd/containerd.sock",
+		.report = &sync_report,
+	};
+	struct pod sync_pods[3];
+	struct pods_disk_job *job;
+	struct pods *pods;
+	char *saved;
+
+	build_disk_fixture(root);
+	write_fake_crictl(root, "bin/crictl",
+			  "--runtime-endpoint unix:///run/containerd/containerd.sock stats -o json",
+			  DISK_FIXTURES "/crictl-stats.json");
+	pods = open_kube_pods(root);
+	saved = path_push(root, "bin");
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	path_restore(saved);
+	for (size_t i = 0; i < 3; i++)
+		sync_pods[i] = *find_pod(pods, uids[i]);
+	assert_true(sync_pods[0].disk_bytes.volumes > 0);
+	assert_int_equal(sync_pods[2].disk_bytes.writable, 123456789);
+
+	clear_disk(pods);
+	options.report = &async_report;
+	memset(&async_report, 0xff, sizeof(async_report));
+	saved = path_push(root, "bin");
+	assert_int_equal(pods_disk_usage_start(pods, &options, &job), 0);
+	/* crictl was looked up at the start: PATH may change while the worker runs. */
+	path_restore(saved);
+	wait_job(job);
+	assert_int_equal(pods_disk_usage_finish(pods, job), 0);
+
+	for (size_t i = 0; i < 3; i++) {
+		struct pod *pod = find_pod(pods, uids[i]);
+
+		assert_memory_equal(&pod->disk_bytes, &sync_pods[i].disk_bytes, sizeof(pod->disk_bytes));
+		assert_memory_equal(&pod->disk_inodes, &sync_pods[i].disk_inodes, sizeof(pod->disk_inodes));
+	}
+	async_report.elapsed_ns = sync_report.elapsed_ns = 0;
+	assert_memory_equal(&async_report, &sync_report, sizeof(sync_report));
+	assert_int_equal(async_report.crictl_status, 0);
+	assert_int_equal(async_report.crictl_containers, 4);
+	assert_int_equal(async_report.walks, 4);
+	wait_no_jobs();
+	pods_close(pods);
+}
+
+/* The table is refreshed while the worker runs; a pod whose cgroup was recreated meanwhile
+ * gets nothing of what was measured for the old one. */
+static void test_disk_async_applies_by_identity(void **state)
+{
+	const char *root = *state;
+	struct pods_disk_options options = { .crictl = "" };
+	struct pods_disk_job *job;
+	struct pods *pods;
+	struct pod *g, *bu;
+	int64_t g_volumes;
+
+	build_disk_fixture(root);
+	pods = open_kube_pods(root);
+	assert_int_equal(pods_read_disk_usage(pods, &options), 0);
+	g_volumes = find_pod(pods, UID_G)->disk_bytes.volumes;
+	assert_true(g_volumes > 0);
+	assert_true(find_pod(pods, UID_BU)->disk_bytes.logs > 0);
+	clear_disk(pods);
+
+	assert_int_equal(pods_disk_usage_start(pods, &options, &job), 0);
+	recreate_dir(root, SLICE "/kubepods-burstable.slice/"
+		     "kubepods-burstable-pod7d9e2f10_3a4b_4c5d_8e6f_a1b2c3d4e5f6.slice",
+		     find_pod(pods, UID_BU)->cgroup_id);
+	assert_int_equal(pods_refresh(pods), 0);
+	wait_job(job);
+	assert_int_equal(pods_disk_usage_finish(pods, job), 0);
+	g = find_pod(pods, UID_G);
+	bu = find_pod(pods, UID_BU);
+	assert_int_equal(g->disk_bytes.volumes, g_volumes);
+	assert_int_equal(bu->disk_bytes.logs, 0);
+	assert_int_equal(bu->disk_inodes.logs, 0);
+	pods_close(pods);
+}
+
+static void test_disk_async_cancel_and_busy(void **state)
+{
+	const char *root = *state;
+	struct pods_disk_options options = { .crictl_timeout_ns = 20000000000ll };
+	struct pods_disk_report report;
+	char pidfile[PATH_MAX], body[4 * PATH_MAX], *saved;
+	struct pods_disk_job *job;
+	struct pods *pods;
+	FILE *f;
+	int pid = 0;
+
+	build_disk_fixture(root);
+	snprintf(pidfile, sizeof(pidfile), "%s/crictl.pid", root);
+	snprintf(body, sizeof(body), "echo $$ > '%s.tmp' && mv '%s.tmp' '%s'; exec sleep 30",
+		 pidfile, pidfile, pidfile);
+	write_script(root, "bin/crictl", body);
+	pods = open_kube_pods(root);
+
+	/* Not done yet: finish refuses without waiting, the job stays usable. */
+	saved = path_push(root, "bin");
+	assert_int_equal(pods_disk_usage_start(pods, &options, &job), 0);
+	path_restore(saved);
+	for (int i = 0; i < 1000 && access(pidfile, F_OK); i++)
+		usleep(10000);
+	assert_int_equal(pods_disk_usage_finish(pods, job), -EBUSY);
+	assert_false(pods_disk_job_done(job));
+
+	/* Cancelled while crictl runs, and the table closed at once: the worker owns its
+	 * copy, kills crictl and frees itself (ASan watches). */
+	pods_disk_job_cancel(job);
+	pods_close(pods);
+	wait_no_jobs();
+	f = fopen(pidfile, "r");
+	assert_non_null(f);
+	assert_int_equal(fscanf(f, "%d", &pid), 1);
+	fclose(f);
+	for (int i = 0; i < 200 && !process_dead(pid); i++)
+		usleep(10000);
+	assert_true(process_dead(pid));
+
+	/* Cancelled right after the start, before the worker has done anything. */
+	pods = open_kube_pods(root);
+	options.crictl = "";
+	for (int i = 0; i < 20; i++) {
+		assert_int_equal(pods_disk_usage_start(pods, &options, &job), 0);
+		pods_disk_job_cancel(job);
+	}
+	wait_no_jobs();
+
+	/* Cancelled when done: freed there; the report is never written. */
+	memset(&report, 0x5a, sizeof(report));
+	options.report = &report;
+	assert_int_equal(pods_disk_usage_start(pods, &options, &job), 0);
+	wait_job(job);
+	pods_disk_job_cancel(job);
+	assert_int_equal(report.walks, (size_t)0x5a5a5a5a5a5a5a5aull);
+	pods_disk_job_cancel(NULL);
+	assert_int_equal(pods_disk_usage_start(NULL, &options, &job), -EINVAL);
+	assert_int_equal(pods_disk_usage_finish(pods, NULL), -EINVAL);
+	assert_int_equal(pods_disk_job_fd(NULL), -EINVAL);
+	wait_no_jobs();
+	pods_close(pods);
+}
+
 #define T(fn) cmocka_unit_test(fn)
 #define TT(fn) cmocka_unit_test_setup_teardown(fn, setup_tmp, teardown_tmp)
 
@@ -1513,6 +1826,8 @@ int main(void)
 		TT(test_usage_working_set_rules),
 		TT(test_usage_threads_without_pids_controller),
 		TT(test_refresh_usage_only),
+		TT(test_cgroup_id_recorded_and_recreated),
+		TT(test_workload_id_changes_on_recreation),
 		TT(test_join_pods_file),
 		TT(test_no_metadata_source),
 		TT(test_pods_file_reload_only_on_change),
@@ -1525,6 +1840,9 @@ int main(void)
 		TT(test_disk_walk_limits),
 		TT(test_disk_crictl_failures),
 		TT(test_disk_standalone_and_arguments),
+		TT(test_disk_async_same_numbers_as_sync),
+		TT(test_disk_async_applies_by_identity),
+		TT(test_disk_async_cancel_and_busy),
 	};
 
 	/* Refusals and parse errors are expected here; keep the TAP stream readable. */

@@ -110,8 +110,11 @@ void pods_close(struct pods *pods);
 /*
  * Bring the table up to date: refresh metadata (the source decides whether anything is
  * re-read), rediscover the cgroups, re-read every pod's usage, mark evictd's own pod
- * (is_self). Allocates only when the number of pods grows. Pointers from an earlier
- * pods_list() are invalid afterwards.
+ * (is_self). Every pod and workload gets its cgroup_id (the cgroup directory's inode, read
+ * through the same fd as its usage). Disk use measured earlier (disk_bytes, disk_inodes)
+ * is kept for a pod with the same UID and cgroup_id; a cgroup recreated at the same path
+ * (a new id) starts at 0. Allocates only when the number of pods grows. Pointers from an
+ * earlier pods_list() are invalid afterwards.
  *
  * Kubernetes mode joins by UID. A pod the source lists without a cgroup is skipped (nothing
  * to kill) and logged once. A cgroup without metadata stays evictable, logged once, with
@@ -125,7 +128,9 @@ void pods_close(struct pods *pods);
 int pods_refresh(struct pods *pods);
 
 /* Re-read only the usage of the pods found by the last pods_refresh(): no readdir, no
- * metadata. A pod whose cgroup has gone is marked stats_missing. Returns 0. */
+ * metadata. A pod whose cgroup has gone is marked stats_missing; one whose cgroup was
+ * recreated (another cgroup_id at the path) also exited, with its old cgroup_id kept: it is
+ * no victim until pods_refresh() finds the new cgroup. Returns 0. */
 int pods_refresh_usage(struct pods *pods);
 
 /* The pods of the last refresh, as an array of pointers the caller may reorder (rank_pods)
@@ -212,9 +217,49 @@ struct pods_disk_options {
  * max_entries entries or 128 dirs deep (logged once per dir, partial sums kept). A missing
  * or failing crictl leaves writable at 0 and logs one line (repeats at debug level).
  * Parts not asked for are set to 0. Allocates only transiently; may take a few ms per
- * pod plus one crictl run. Returns 0, or -EINVAL (pods NULL).
+ * pod plus one crictl run (bounded by crictl_timeout_ns plus PODS_CRICTL_REAP_NS): it
+ * blocks, so the daemon's loop uses pods_disk_usage_start() below instead.
+ * Returns 0, or -EINVAL (pods NULL).
  */
 int pods_read_disk_usage(struct pods *pods, const struct pods_disk_options *options);
+
+/*
+ * The same measurement off the caller's thread, for the event loop (which never blocks):
+ *
+ * pods_disk_usage_start() snapshots what the measurement needs (every pod's UID and
+ * cgroup_id, the root-joined kubelet and log dirs, crictl resolved in $PATH now, a copy of
+ * the options) and starts a detached worker thread with every signal blocked. The worker
+ * never touches the table, which may be refreshed or closed meanwhile, and logs nothing:
+ * its messages are logged by pods_disk_usage_finish(). options->report, when given, must
+ * stay valid until finish (it is filled there) or cancel (never written).
+ * Returns 0 and *out, -EINVAL, -ENOMEM, or the eventfd/pthread_create error (logged).
+ *
+ * pods_disk_job_fd(): an eventfd (non-blocking, owned by the job: watch it, do not close
+ * it) that becomes readable when the worker is done. pods_disk_job_done() says the same.
+ *
+ * pods_disk_usage_finish(): apply the results to the pods of the table now, as
+ * pods_read_disk_usage() would have: a pod gets the numbers measured for the same UID and
+ * cgroup_id; a pod that is new since the start, or whose cgroup was recreated, keeps what it
+ * has (0 after a refresh). Then free the job; stop watching its fd first. Returns 0;
+ * -EBUSY when the worker is not done yet (the job stays valid; it never waits); -EINVAL.
+ *
+ * pods_disk_job_cancel(): drop a job, done or not (NULL is fine). A running worker is told
+ * to stop (a running crictl is killed within ~100 ms) and frees the job itself when it
+ * ends; the caller must not use the job or its fd afterwards.
+ *
+ * A crictl that does not die of SIGKILL within PODS_CRICTL_REAP_NS is left unreaped (logged
+ * as an error); nothing ever waits for it.
+ */
+struct pods_disk_job;
+
+int pods_disk_usage_start(struct pods *pods, const struct pods_disk_options *options,
+			  struct pods_disk_job **out);
+int pods_disk_job_fd(const struct pods_disk_job *job);
+bool pods_disk_job_done(struct pods_disk_job *job);
+int pods_disk_usage_finish(struct pods *pods, struct pods_disk_job *job);
+void pods_disk_job_cancel(struct pods_disk_job *job);
+/* Worker threads still running (cancelled ones included): for metrics and tests. */
+size_t pods_disk_jobs_running(void);
 
 /* ---- helpers shared with kill.c and the tests ----------------------------------------- */
 
@@ -229,7 +274,9 @@ int pods_read_self_cgroup(const char *root, const char *mount, char *buf, size_t
 /* Re-read pod->cgroup_path's memory.current, memory.stat (working set = current -
  * inactive_file, floored at 0) and pids.current (or cgroup.threads counted through the
  * subtree when the pids controller is absent). stats_missing when memory cannot be read.
- * 0 or negative errno of the memory read. No allocation. */
+ * When pod->cgroup_id is set and the directory's id differs (recreated), nothing is read:
+ * stats_missing and exited, -ESTALE. 0 or negative errno of the open or the memory read.
+ * No allocation. */
 int pods_read_usage(struct pod *pod);
 
 /* true when `ancestor` is `path` or one of its parent directories (lexically, both

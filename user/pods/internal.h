@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/* What the pods modules (pods.c, meta.c, usage.c, disk.c, crictl.c) share and nothing else
+ * uses: the table itself and small helpers. Not an API. */
+#ifndef EVICTD_PODS_INTERNAL_H
+#define EVICTD_PODS_INTERNAL_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "pods/pods.h"
+
+/* Remembered "logged once" keys; past this, repeats may be logged again. */
+#define WARNED_MAX 4096
+
+#define KUBEPODS_DIRS 2		/* kubepods.slice (systemd), kubepods (cgroupfs) */
+
+struct pods {
+	char root[PATH_MAX];
+	char mount[PATH_MAX];
+	char kubepods[KUBEPODS_DIRS][PATH_MAX];
+	char workload_roots[PODS_MAX_WORKLOAD_ROOTS][PATH_MAX];
+	size_t n_workload_roots;
+	bool standalone;
+
+	struct pods_meta_source *meta_source;
+	struct pod_meta_list meta;
+	bool warned_no_source;
+
+	struct pod *items;
+	struct pod **ptrs;
+	size_t n_items, cap_items, cap_ptrs;
+	/* The table of the refresh before, kept to carry measured disk use over (pods.c). */
+	struct pod *prev;
+	size_t n_prev, cap_prev;
+
+	uint64_t *warned;	/* FNV-1a of "logged once" keys */
+	size_t n_warned, cap_warned;
+};
+
+/* root NULL, "" or "/": paths are this machine's. */
+bool pods_root_is_host(const char *root);
+/* buf = root + path (root ignored when it is the host). 0 or -ENAMETOOLONG. */
+int pods_join_path(char *buf, size_t len, const char *root, const char *path);
+/* A whole non-negative decimal, optionally followed by whitespace. 0, -EINVAL, -ERANGE. */
+int pods_parse_u64_text(const char *text, int64_t *value);
+/* name (relative to dir_fd, AT_FDCWD for a path) holding one such decimal. */
+int pods_read_i64_at(int dir_fd, const char *name, int64_t *value);
+/* pods_read_usage() through the open cgroup dir dir_fd, with no identity check. */
+int pods_read_usage_at(struct pod *pod, int dir_fd);
+/* The value of `key` in a "key value\n" file held in buf; -ENOENT when absent. */
+int pods_flat_keyed_value(const char *buf, const char *key, int64_t *value);
+/* true the first time (kind, key) is seen: the caller logs then. */
+bool pods_first_time(struct pods *pods, const char *kind, const char *key);
+/* A UID as the kubelet uses it in cgroup names: letters, digits and '-' only. */
+bool pods_uid_is_valid(const char *uid);
+/* qsort/bsearch order of pod_meta by cgroup_uid. */
+int pods_cmp_meta_cgroup_uid(const void *a, const void *b);
+
+#endif

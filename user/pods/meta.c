@@ -1,0 +1,714 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Pod metadata sources: `kubectl get pods -o json` documents (json-c) and the --pods-file
+ * source; static and mirror pods are recognised here (pods.h, struct pod_meta). */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <json.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sys/log.h"
+#include "pods/internal.h"
+#include "core/quantity.h"
+
+/* A pods file larger than this is not a node's pod list. */
+#define PODS_FILE_MAX_BYTES (256u << 20)
+
+/* ---- PodList parsing (json-c) ------------------------------------------------------------ */
+
+struct parse_ctx {
+	const char *name;	/* file name for messages */
+	char *errbuf;
+	size_t errlen;
+	char message[512];
+};
+
+static int __attribute__((format(printf, 3, 4)))
+parse_fail(struct parse_ctx *ctx, const char *path, const char *fmt, ...)
+{
+	char detail[256];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(detail, sizeof(detail), fmt, ap);
+	va_end(ap);
+	snprintf(ctx->message, sizeof(ctx->message), "%s: %s%s%s", ctx->name, path,
+		 path[0] ? ": " : "", detail);
+	return -EINVAL;
+}
+
+static const char *json_kind(const struct json_object *obj)
+{
+	return obj ? json_type_to_name(json_object_get_type(obj)) : "null";
+}
+
+/* Child path "parent.key" or "parent[i]" into buf. */
+static const char *path_key(char *buf, size_t len, const char *parent, const char *key)
+{
+	/* A path too deep for the buffer is cut; it only ever names a field in a message. */
+	if (snprintf(buf, len, "%s%s%s", parent, parent[0] ? "." : "", key) >= (int)len)
+		buf[len - 1] = '\0';
+	return buf;
+}
+
+static const char *path_index(char *buf, size_t len, const char *parent, size_t index)
+{
+	if (snprintf(buf, len, "%s[%zu]", parent, index) >= (int)len)
+		buf[len - 1] = '\0';
+	return buf;
+}
+
+/* Member `key` of obj with the wanted type. Returns 1 found, 0 absent (or JSON null),
+ * negative on a wrong type (message set). */
+static int get_member(struct parse_ctx *ctx, struct json_object *obj, const char *path,
+		      const char *key, enum json_type type, struct json_object **out)
+{
+	struct json_object *value;
+	char child[512];
+
+	if (!json_object_object_get_ex(obj, key, &value) || !value)
+		return 0;
+	if (!json_object_is_type(value, type))
+		return parse_fail(ctx, path_key(child, sizeof(child), path, key),
+				  "expected %s, got %s", json_type_to_name(type), json_kind(value));
+	*out = value;
+	return 1;
+}
+
+/* A string member copied into dst (dst_len includes the NUL). */
+static int get_string(struct parse_ctx *ctx, struct json_object *obj, const char *path,
+		      const char *key, bool required, char *dst, size_t dst_len)
+{
+	struct json_object *value;
+	char child[512];
+	size_t len;
+	int found;
+
+	found = get_member(ctx, obj, path, key, json_type_string, &value);
+	if (found < 0)
+		return found;
+	path_key(child, sizeof(child), path, key);
+	if (!found)
+		return required ? parse_fail(ctx, child, "missing") : 0;
+	len = (size_t)json_object_get_string_len(value);
+	if (strlen(json_object_get_string(value)) != len)
+		return parse_fail(ctx, child, "contains a NUL character");
+	if (len >= dst_len)
+		return parse_fail(ctx, child, "too long (%zu bytes, at most %zu)", len, dst_len - 1);
+	memcpy(dst, json_object_get_string(value), len + 1);
+	return 1;
+}
+
+/* An integer member within [min, max]. json-c saturates what does not fit in 64 bits, so
+ * the two extremes are treated as out of range too (no field here can hold them). */
+static int get_integer(struct parse_ctx *ctx, struct json_object *obj, const char *path,
+		       const char *key, int64_t min, int64_t max, int64_t *out)
+{
+	struct json_object *value;
+	char child[512];
+	int64_t v;
+	int found;
+
+	found = get_member(ctx, obj, path, key, json_type_int, &value);
+	if (found <= 0)
+		return found;
+	v = json_object_get_int64(value);
+	if (v == INT64_MAX || v == INT64_MIN || v < min || v > max)
+		return parse_fail(ctx, path_key(child, sizeof(child), path, key),
+				  "%s out of range [%" PRId64 ", %" PRId64 "]",
+				  json_object_to_json_string(value), min, max);
+	*out = v;
+	return 1;
+}
+
+/* A resource quantity in a map (requests, overhead): a string ("128Mi") or an integer, as
+ * resource.Quantity unmarshals both. Absent = 0. */
+static int get_quantity(struct parse_ctx *ctx, struct json_object *map, const char *path,
+			const char *key, int64_t *out)
+{
+	struct json_object *value;
+	char child[512];
+	int err;
+
+	*out = 0;
+	if (!map || !json_object_object_get_ex(map, key, &value) || !value)
+		return 0;
+	path_key(child, sizeof(child), path, key);
+	if (json_object_is_type(value, json_type_int)) {
+		int64_t v = json_object_get_int64(value);
+
+		if (v < 0 || v == INT64_MAX)
+			return parse_fail(ctx, child, "%s out of range",
+					  json_object_to_json_string(value));
+		*out = v;
+		return 1;
+	}
+	if (!json_object_is_type(value, json_type_string))
+		return parse_fail(ctx, child, "expected a quantity string, got %s", json_kind(value));
+	err = quantity_parse(json_object_get_string(value), out);
+	if (err == -ERANGE)
+		return parse_fail(ctx, child, "quantity \"%s\" out of range",
+				  json_object_get_string(value));
+	if (err || *out < 0)
+		return parse_fail(ctx, child, "\"%s\" is not a valid non-negative quantity",
+				  json_object_get_string(value));
+	return 1;
+}
+
+/* resources.requests[memory] and [ephemeral-storage] of a container or the pod. */
+static int get_requests(struct parse_ctx *ctx, struct json_object *obj, const char *path,
+			int64_t *memory, int64_t *ephemeral, bool *memory_set)
+{
+	struct json_object *resources = NULL, *requests = NULL;
+	char resources_path[512], requests_path[512];
+	int err;
+
+	*memory = *ephemeral = 0;
+	if (memory_set)
+		*memory_set = false;
+	err = get_member(ctx, obj, path, "resources", json_type_object, &resources);
+	if (err <= 0)
+		return err;
+	path_key(resources_path, sizeof(resources_path), path, "resources");
+	err = get_member(ctx, resources, resources_path, "requests", json_type_object, &requests);
+	if (err <= 0)
+		return err;
+	path_key(requests_path, sizeof(requests_path), resources_path, "requests");
+	err = get_quantity(ctx, requests, requests_path, "memory", memory);
+	if (err < 0)
+		return err;
+	if (memory_set)
+		*memory_set = err > 0;
+	err = get_quantity(ctx, requests, requests_path, "ephemeral-storage", ephemeral);
+	return err < 0 ? err : 0;
+}
+
+/* Containers (regular or init) appended to the two request arrays. */
+static int get_containers(struct parse_ctx *ctx, struct json_object *spec, const char *path,
+			  const char *key, bool init, struct rank_container_request *memory,
+			  struct rank_container_request *ephemeral, size_t *n)
+{
+	struct json_object *array = NULL;
+	char array_path[512], item_path[512];
+	size_t count;
+	int err;
+
+	err = get_member(ctx, spec, path, key, json_type_array, &array);
+	if (err <= 0)
+		return err;
+	path_key(array_path, sizeof(array_path), path, key);
+	count = json_object_array_length(array);
+	for (size_t i = 0; i < count; i++) {
+		struct json_object *container = json_object_array_get_idx(array, i);
+		char restart_policy[32] = "";
+		int64_t mem, eph;
+
+		path_index(item_path, sizeof(item_path), array_path, i);
+		if (!json_object_is_type(container, json_type_object))
+			return parse_fail(ctx, item_path, "expected object, got %s", json_kind(container));
+		err = get_requests(ctx, container, item_path, &mem, &eph, NULL);
+		if (err < 0)
+			return err;
+		if (init) {
+			err = get_string(ctx, container, item_path, "restartPolicy", false,
+					 restart_policy, sizeof(restart_policy));
+			if (err < 0)
+				return err;
+		}
+		memory[*n] = (struct rank_container_request){
+			.request = mem, .init = init,
+			.restartable = init && strcmp(restart_policy, "Always") == 0,
+		};
+		ephemeral[*n] = memory[*n];
+		ephemeral[*n].request = eph;
+		(*n)++;
+	}
+	return 0;
+}
+
+static size_t array_len_or_zero(struct json_object *obj, const char *key)
+{
+	struct json_object *array;
+
+	if (!json_object_object_get_ex(obj, key, &array) || !json_object_is_type(array, json_type_array))
+		return 0;
+	return json_object_array_length(array);
+}
+
+static int pod_requests(struct parse_ctx *ctx, struct json_object *spec, const char *path,
+			struct pod_meta *meta)
+{
+	struct rank_container_request *memory, *ephemeral;
+	struct json_object *overhead = NULL;
+	int64_t pod_memory, pod_ephemeral, overhead_memory, overhead_ephemeral;
+	size_t max = array_len_or_zero(spec, "containers") + array_len_or_zero(spec, "initContainers");
+	char overhead_path[512];
+	bool pod_memory_set;
+	size_t n = 0;
+	int err;
+
+	memory = calloc(max ? max : 1, sizeof(*memory));
+	ephemeral = calloc(max ? max : 1, sizeof(*ephemeral));
+	if (!memory || !ephemeral) {
+		free(memory);
+		free(ephemeral);
+		return -ENOMEM;
+	}
+	/* Regular containers first, then init containers in spec order: rank_pod_request
+	 * wants sidecars in the order they start. */
+	err = get_containers(ctx, spec, path, "containers", false, memory, ephemeral, &n);
+	if (!err)
+		err = get_containers(ctx, spec, path, "initContainers", true, memory, ephemeral, &n);
+	/* Pod-level resources (PodLevelResources) replace the containers' sum for memory. */
+	if (!err)
+		err = get_requests(ctx, spec, path, &pod_memory, &pod_ephemeral, &pod_memory_set);
+	if (!err)
+		err = get_member(ctx, spec, path, "overhead", json_type_object, &overhead) < 0 ? -EINVAL : 0;
+	path_key(overhead_path, sizeof(overhead_path), path, "overhead");
+	if (!err)
+		err = get_quantity(ctx, overhead, overhead_path, "memory", &overhead_memory) < 0 ? -EINVAL : 0;
+	if (!err)
+		err = get_quantity(ctx, overhead, overhead_path, "ephemeral-storage",
+				   &overhead_ephemeral) < 0 ? -EINVAL : 0;
+	if (!err) {
+		meta->memory_request = rank_pod_request(memory, n, pod_memory_set ? pod_memory : -1,
+							overhead_memory);
+		meta->ephemeral_storage_request = rank_pod_request(ephemeral, n, -1, overhead_ephemeral);
+	}
+	free(memory);
+	free(ephemeral);
+	return err;
+}
+
+static int parse_qos(const char *text, enum pod_qos *qos)
+{
+	if (strcmp(text, "Guaranteed") == 0)
+		*qos = POD_QOS_GUARANTEED;
+	else if (strcmp(text, "Burstable") == 0)
+		*qos = POD_QOS_BURSTABLE;
+	else if (strcmp(text, "BestEffort") == 0)
+		*qos = POD_QOS_BESTEFFORT;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+/* A UID as the kubelet uses it in cgroup names: letters, digits and '-' only. */
+bool pods_uid_is_valid(const char *uid)
+{
+	if (!uid[0])
+		return false;
+	for (const char *p = uid; *p; p++) {
+		if (!((*p >= '0' && *p <= '9') || (*p >= 'a' && *p <= 'z') ||
+		      (*p >= 'A' && *p <= 'Z') || *p == '-'))
+			return false;
+	}
+	return true;
+}
+
+static int parse_metadata(struct parse_ctx *ctx, struct json_object *pod, const char *path,
+			  struct pod_meta *meta)
+{
+	struct json_object *metadata = NULL, *annotations = NULL, *owners = NULL;
+	char metadata_path[512], annotations_path[512], owners_path[512], item_path[512];
+	char source[64] = "", mirror[64] = "", hash[64] = "";
+	int err, has_mirror;
+
+	path_key(metadata_path, sizeof(metadata_path), path, "metadata");
+	err = get_member(ctx, pod, path, "metadata", json_type_object, &metadata);
+	if (err == 0)
+		return parse_fail(ctx, metadata_path, "missing");
+	if (err < 0)
+		return err;
+	if ((err = get_string(ctx, metadata, metadata_path, "uid", true, meta->uid, sizeof(meta->uid))) < 0 ||
+	    (err = get_string(ctx, metadata, metadata_path, "name", true, meta->name, sizeof(meta->name))) < 0 ||
+	    (err = get_string(ctx, metadata, metadata_path, "namespace", false, meta->namespace_,
+			      sizeof(meta->namespace_))) < 0)
+		return err;
+	if (!pods_uid_is_valid(meta->uid))
+		return parse_fail(ctx, path_key(item_path, sizeof(item_path), metadata_path, "uid"),
+				  "\"%s\" is not a UID", meta->uid);
+
+	err = get_member(ctx, metadata, metadata_path, "annotations", json_type_object, &annotations);
+	if (err < 0)
+		return err;
+	path_key(annotations_path, sizeof(annotations_path), metadata_path, "annotations");
+	if (annotations) {
+		if ((err = get_string(ctx, annotations, annotations_path, POD_ANNOTATION_CONFIG_SOURCE,
+				      false, source, sizeof(source))) < 0 ||
+		    (has_mirror = err = get_string(ctx, annotations, annotations_path,
+						   POD_ANNOTATION_CONFIG_MIRROR, false, mirror,
+						   sizeof(mirror))) < 0 ||
+		    (err = get_string(ctx, annotations, annotations_path, POD_ANNOTATION_CONFIG_HASH,
+				      false, hash, sizeof(hash))) < 0)
+			return err;
+		/* [pod_update.go] IsStaticPod: a source annotation other than "api";
+		 * IsMirrorPod: the mirror annotation exists (whatever its value). */
+		meta->is_static = source[0] && strcmp(source, "api") != 0;
+		meta->is_mirror = has_mirror > 0;
+	}
+	/* The kubelet names a static pod's cgroup after its own UID (config.hash); the mirror
+	 * pod the API server holds has another UID and carries that hash in config.mirror. */
+	if (meta->is_mirror && pods_uid_is_valid(mirror))
+		strcpy(meta->cgroup_uid, mirror);
+	else if (meta->is_static && pods_uid_is_valid(hash))
+		strcpy(meta->cgroup_uid, hash);
+	else
+		strcpy(meta->cgroup_uid, meta->uid);
+
+	err = get_member(ctx, metadata, metadata_path, "ownerReferences", json_type_array, &owners);
+	if (err < 0)
+		return err;
+	path_key(owners_path, sizeof(owners_path), metadata_path, "ownerReferences");
+	for (size_t i = 0; owners && i < json_object_array_length(owners); i++) {
+		struct json_object *owner = json_object_array_get_idx(owners, i);
+		struct json_object *controller = NULL;
+		char kind[64] = "";
+
+		path_index(item_path, sizeof(item_path), owners_path, i);
+		if (!json_object_is_type(owner, json_type_object))
+			return parse_fail(ctx, item_path, "expected object, got %s", json_kind(owner));
+		if ((err = get_string(ctx, owner, item_path, "kind", true, kind, sizeof(kind))) < 0 ||
+		    (err = get_member(ctx, owner, item_path, "controller", json_type_boolean,
+				      &controller)) < 0)
+			return err;
+		/* The kubelet's IsDaemonSetPod-like check: the controlling owner is a DaemonSet. */
+		if (strcmp(kind, "DaemonSet") == 0 && controller && json_object_get_boolean(controller))
+			meta->is_daemonset = true;
+	}
+	return 0;
+}
+
+/* One Pod object. Returns 1 to keep it, 0 to skip it (another node), negative on error. */
+static int parse_pod(struct parse_ctx *ctx, struct json_object *pod, const char *path,
+		     const char *node_name, struct pod_meta *meta)
+{
+	struct json_object *spec = NULL, *status = NULL;
+	char spec_path[512], status_path[512], field[512];
+	char node[256] = "", qos[32] = "", phase[32] = "";
+	int64_t value;
+	int err;
+
+	if (!json_object_is_type(pod, json_type_object))
+		return parse_fail(ctx, path, "expected object, got %s", json_kind(pod));
+	memset(meta, 0, sizeof(*meta));
+	meta->termination_grace_period_s = -1;
+	err = parse_metadata(ctx, pod, path, meta);
+	if (err < 0)
+		return err;
+
+	path_key(spec_path, sizeof(spec_path), path, "spec");
+	path_key(status_path, sizeof(status_path), path, "status");
+	if ((err = get_member(ctx, pod, path, "spec", json_type_object, &spec)) < 0 ||
+	    (err = get_member(ctx, pod, path, "status", json_type_object, &status)) < 0)
+		return err;
+	if (spec) {
+		err = get_string(ctx, spec, spec_path, "nodeName", false, node, sizeof(node));
+		if (err < 0)
+			return err;
+		err = get_integer(ctx, spec, spec_path, "priority", INT32_MIN, INT32_MAX, &value);
+		if (err < 0)
+			return err;
+		meta->priority = err ? (int32_t)value : 0;
+		err = get_integer(ctx, spec, spec_path, "terminationGracePeriodSeconds", 0,
+				  INT64_MAX - 1, &value);
+		if (err < 0)
+			return err;
+		if (err)
+			meta->termination_grace_period_s = value;
+		err = pod_requests(ctx, spec, spec_path, meta);
+		if (err < 0)
+			return err;
+	}
+	if (status) {
+		if ((err = get_string(ctx, status, status_path, "qosClass", false, qos, sizeof(qos))) < 0 ||
+		    (err = get_string(ctx, status, status_path, "phase", false, phase, sizeof(phase))) < 0)
+			return err;
+		if (qos[0]) {
+			if (parse_qos(qos, &meta->qos))
+				return parse_fail(ctx, path_key(field, sizeof(field), status_path, "qosClass"),
+						  "\"%s\" is not Guaranteed, Burstable or BestEffort", qos);
+			meta->qos_known = true;
+		}
+		meta->terminal = strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
+	}
+	if (node_name && strcmp(node, node_name) != 0)
+		return 0;
+	return 1;
+}
+
+int pods_cmp_meta_cgroup_uid(const void *a, const void *b)
+{
+	return strcmp(((const struct pod_meta *)a)->cgroup_uid, ((const struct pod_meta *)b)->cgroup_uid);
+}
+
+void pod_meta_list_free(struct pod_meta_list *list)
+{
+	if (!list)
+		return;
+	free(list->items);
+	list->items = NULL;
+	list->n_items = 0;
+}
+
+static int parse_document(struct parse_ctx *ctx, struct json_object *doc, const char *node_name,
+			  struct pod_meta_list *out)
+{
+	struct json_object *items = NULL;
+	char kind[64] = "", item_path[64];
+	struct pod_meta *metas;
+	size_t count, kept = 0;
+	int err;
+
+	if (!json_object_is_type(doc, json_type_object))
+		return parse_fail(ctx, "", "expected a PodList object, got %s", json_kind(doc));
+	err = get_string(ctx, doc, "", "kind", false, kind, sizeof(kind));
+	if (err < 0)
+		return err;
+	if (strcmp(kind, "Pod") == 0) {
+		metas = calloc(1, sizeof(*metas));
+		if (!metas)
+			return -ENOMEM;
+		err = parse_pod(ctx, doc, "", node_name, metas);
+		if (err < 0) {
+			free(metas);
+			return err;
+		}
+		out->items = metas;
+		out->n_items = (size_t)err;
+		return 0;
+	}
+	if (kind[0] && strcmp(kind, "List") != 0 && strcmp(kind, "PodList") != 0)
+		return parse_fail(ctx, "kind", "\"%s\" is not List, PodList or Pod", kind);
+	err = get_member(ctx, doc, "", "items", json_type_array, &items);
+	if (err < 0)
+		return err;
+	if (err == 0)
+		return parse_fail(ctx, "items", "missing");
+	count = json_object_array_length(items);
+	metas = calloc(count ? count : 1, sizeof(*metas));
+	if (!metas)
+		return -ENOMEM;
+	for (size_t i = 0; i < count; i++) {
+		path_index(item_path, sizeof(item_path), "items", i);
+		err = parse_pod(ctx, json_object_array_get_idx(items, i), item_path, node_name,
+				&metas[kept]);
+		if (err < 0) {
+			free(metas);
+			return err;
+		}
+		kept += (size_t)err;
+	}
+	/* Sorted by the join key: the join is a bsearch per cgroup. */
+	qsort(metas, kept, sizeof(*metas), pods_cmp_meta_cgroup_uid);
+	for (size_t i = 1; i < kept; i++) {
+		if (strcmp(metas[i - 1].cgroup_uid, metas[i].cgroup_uid) == 0) {
+			parse_fail(ctx, "items", "two pods with UID %s", metas[i].cgroup_uid);
+			free(metas);
+			return -EINVAL;
+		}
+	}
+	out->items = metas;
+	out->n_items = kept;
+	return 0;
+}
+
+int pods_parse_podlist(const char *json, size_t len, const char *name, const char *node_name,
+		       struct pod_meta_list *list, char *errbuf, size_t errlen)
+{
+	struct parse_ctx ctx = { .name = name ? name : "pods", .errbuf = errbuf, .errlen = errlen };
+	struct pod_meta_list parsed = { 0 };
+	struct json_tokener *tok;
+	struct json_object *doc;
+	size_t end;
+	int err;
+
+	if (!json || !list)
+		return -EINVAL;
+	if (errbuf && errlen)
+		errbuf[0] = '\0';
+	if (len > INT32_MAX) {
+		err = parse_fail(&ctx, "", "too large (%zu bytes)", len);
+		goto out;
+	}
+	/* kubectl output nests managedFields deeply; json-c's default depth is 32. */
+	tok = json_tokener_new_ex(64);
+	if (!tok)
+		return -ENOMEM;
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
+	doc = json_tokener_parse_ex(tok, json, (int)len);
+	if (!doc) {
+		enum json_tokener_error jerr = json_tokener_get_error(tok);
+
+		/* A document cut short leaves the tokener waiting for more. */
+		if (jerr == json_tokener_continue)
+			parse_fail(&ctx, "", "truncated JSON at byte %zu", len);
+		else
+			parse_fail(&ctx, "", "malformed JSON at byte %zu: %s",
+				   json_tokener_get_parse_end(tok), json_tokener_error_desc(jerr));
+		json_tokener_free(tok);
+		err = -EINVAL;
+		goto out;
+	}
+	end = json_tokener_get_parse_end(tok);
+	json_tokener_free(tok);
+	while (end < len && (json[end] == ' ' || json[end] == '\n' || json[end] == '\r' ||
+			     json[end] == '\t'))
+		end++;
+	if (end < len) {
+		json_object_put(doc);
+		err = parse_fail(&ctx, "", "trailing data at byte %zu", end);
+		goto out;
+	}
+	err = parse_document(&ctx, doc, node_name, &parsed);
+	json_object_put(doc);
+	if (!err) {
+		pod_meta_list_free(list);
+		*list = parsed;
+		return 0;
+	}
+out:
+	if (err == -EINVAL) {
+		log_err("%s", ctx.message);
+		if (errbuf && errlen)
+			snprintf(errbuf, errlen, "%s", ctx.message);
+	}
+	return err;
+}
+
+/* ---- the pods-file source -------------------------------------------------------------- */
+
+struct pods_file_source {
+	struct pods_meta_source source;
+	char path[PATH_MAX];
+	char node_name[256];
+	bool filter_node;
+	bool have_stamp;	/* the stamp below names the last version tried */
+	struct stat stamp;
+	int last_err;		/* of the last version tried: 0 or negative errno */
+};
+
+static bool same_version(const struct stat *a, const struct stat *b)
+{
+	return a->st_dev == b->st_dev && a->st_ino == b->st_ino && a->st_size == b->st_size &&
+	       a->st_mtim.tv_sec == b->st_mtim.tv_sec && a->st_mtim.tv_nsec == b->st_mtim.tv_nsec &&
+	       a->st_ctim.tv_sec == b->st_ctim.tv_sec && a->st_ctim.tv_nsec == b->st_ctim.tv_nsec;
+}
+
+static int read_whole_file(const char *path, char **data, size_t *len)
+{
+	struct stat st;
+	size_t total = 0;
+	char *buf;
+	int fd, err;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if ((uint64_t)st.st_size > PODS_FILE_MAX_BYTES) {
+		close(fd);
+		return -EFBIG;
+	}
+	buf = malloc((size_t)st.st_size + 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	while (total < (size_t)st.st_size) {
+		ssize_t n = read(fd, buf + total, (size_t)st.st_size - total);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			free(buf);
+			close(fd);
+			return err;
+		}
+		if (n == 0)
+			break;
+		total += (size_t)n;
+	}
+	close(fd);
+	buf[total] = '\0';
+	*data = buf;
+	*len = total;
+	return 0;
+}
+
+static int pods_file_refresh(struct pods_meta_source *source, struct pod_meta_list *list)
+{
+	struct pods_file_source *file = (struct pods_file_source *)source;
+	struct stat st;
+	char *data = NULL;
+	size_t len = 0;
+	int err;
+
+	if (stat(file->path, &st)) {
+		err = -errno;
+		if (file->last_err != err)
+			log_err("pods file %s: %m; keeping the last pod list", file->path);
+		file->last_err = err;
+		file->have_stamp = false;
+		return err;
+	}
+	/* Unchanged since the last try: nothing to do, and a bad version is not re-logged. */
+	if (file->have_stamp && same_version(&st, &file->stamp))
+		return file->last_err ? file->last_err : 0;
+	file->stamp = st;
+	file->have_stamp = true;
+
+	err = read_whole_file(file->path, &data, &len);
+	if (err) {
+		errno = -err;
+		log_err("reading pods file %s: %m; keeping the last pod list", file->path);
+		file->last_err = err;
+		return err;
+	}
+	err = pods_parse_podlist(data, len, file->path, file->filter_node ? file->node_name : NULL,
+				 list, NULL, 0);
+	free(data);
+	file->last_err = err;
+	if (err)
+		return err;
+	log_info("pods file %s: %zu pods", file->path, list->n_items);
+	return 1;
+}
+
+static void pods_file_destroy(struct pods_meta_source *source)
+{
+	free(source);
+}
+
+struct pods_meta_source *pods_file_source_new(const char *path, const char *node_name)
+{
+	struct pods_file_source *file;
+
+	if (!path || strlen(path) >= sizeof(file->path) ||
+	    (node_name && strlen(node_name) >= sizeof(file->node_name)))
+		return NULL;
+	file = calloc(1, sizeof(*file));
+	if (!file)
+		return NULL;
+	strcpy(file->path, path);
+	if (node_name) {
+		strcpy(file->node_name, node_name);
+		file->filter_node = true;
+	}
+	file->source.name = file->path;
+	file->source.refresh = pods_file_refresh;
+	file->source.destroy = pods_file_destroy;
+	return &file->source;
+}

@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* Per-pod usage from cgroup v2 files (the cAdvisor view the kubelet ranks by), the cgroup
+ * mount and evictd's own cgroup. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "sys/fileio.h"
+#include "sys/log.h"
+#include "pods/internal.h"
+
+/* cgroup.threads recursion: the kubelet's tree is 3 deep below a pod; containers may nest. */
+#define THREADS_MAX_DEPTH 16
+
+/* ---- cgroup mount, own cgroup, usage --------------------------------------------------- */
+
+int pods_detect_cgroup_mount(const char *root, char *buf, size_t len)
+{
+	static const char *const candidates[] = { "/sys/fs/cgroup", "/sys/fs/cgroup/unified" };
+	char probe[PATH_MAX];
+
+	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
+		if (pods_join_path(probe, sizeof(probe), root, candidates[i]) ||
+		    strlen(probe) + sizeof("/cgroup.controllers") > sizeof(probe))
+			return -ENAMETOOLONG;
+		strcat(probe, "/cgroup.controllers");
+		if (access(probe, F_OK) == 0)
+			return pods_join_path(buf, len, root, candidates[i]);
+	}
+	return -ENOENT;
+}
+
+int pods_read_self_cgroup(const char *root, const char *mount, char *buf, size_t len)
+{
+	char path[PATH_MAX], text[4096];
+	const char *line;
+	ssize_t n;
+	int err;
+
+	if (!mount || !buf)
+		return -EINVAL;
+	err = pods_join_path(path, sizeof(path), root, "/proc/self/cgroup");
+	if (err)
+		return err;
+	n = fileio_read_at(AT_FDCWD, path, text, sizeof(text));
+	if (n < 0)
+		return (int)n;
+	/* cgroup v2's line is "0::/path"; v1 hierarchies have non-zero ids. */
+	for (line = text; line && *line; line = strchr(line, '\n') ? strchr(line, '\n') + 1 : NULL) {
+		const char *rel, *nl;
+		size_t rel_len, mount_len = strlen(mount);
+
+		if (strncmp(line, "0::", 3) != 0)
+			continue;
+		rel = line + 3;
+		nl = strchr(rel, '\n');
+		rel_len = nl ? (size_t)(nl - rel) : strlen(rel);
+		/* "/" itself adds nothing: the mount is the cgroup. */
+		if (rel_len == 1 && rel[0] == '/')
+			rel_len = 0;
+		while (mount_len > 1 && mount[mount_len - 1] == '/')
+			mount_len--;
+		if (mount_len + rel_len + 1 > len)
+			return -ENAMETOOLONG;
+		memcpy(buf, mount, mount_len);
+		memcpy(buf + mount_len, rel, rel_len);
+		buf[mount_len + rel_len] = '\0';
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/* Tasks in the cgroup at dir_fd and every cgroup below it, from cgroup.threads (one TID per
+ * line). dir_fd stays open. */
+static int64_t count_threads(int dir_fd, int depth)
+{
+	char buf[8192];
+	int64_t count = 0;
+	struct dirent *entry;
+	ssize_t n;
+	DIR *d;
+	int fd;
+
+	if (depth > THREADS_MAX_DEPTH)
+		return 0;
+	/* O_NONBLOCK as in fileio_read_at: a FIFO planted here must not hang the caller. */
+	fd = openat(dir_fd, "cgroup.threads", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* Read in chunks: a busy pod can list far more than a stack buffer holds. */
+	while ((n = read(fd, buf, sizeof(buf))) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			count += buf[i] == '\n';
+	}
+	close(fd);
+
+	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return count;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return count;
+	}
+	while ((entry = readdir(d))) {
+		int64_t sub;
+		int child;
+
+		if (entry->d_name[0] == '.' || entry->d_type != DT_DIR)
+			continue;
+		child = openat(dirfd(d), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		if (child < 0)
+			continue;
+		sub = count_threads(child, depth + 1);
+		close(child);
+		if (sub > 0)
+			count += sub;
+	}
+	closedir(d);
+	return count;
+}
+
+int pods_read_usage_at(struct pod *pod, int dir_fd)
+{
+	char stat_buf[8192];
+	int64_t current, inactive = 0, tasks;
+	ssize_t n;
+	int err;
+
+	err = pods_read_i64_at(dir_fd, "memory.current", &current);
+	if (!err) {
+		n = fileio_read_at(dir_fd, "memory.stat", stat_buf, sizeof(stat_buf));
+		/* cAdvisor subtracts nothing when inactive_file is missing. */
+		if (n < 0 || pods_flat_keyed_value(stat_buf, "inactive_file", &inactive) < 0)
+			inactive = 0;
+		pod->memory_working_set = current > inactive ? current - inactive : 0;
+		pod->stats_missing = false;
+	} else {
+		pod->memory_working_set = 0;
+		pod->stats_missing = true;
+	}
+
+	/* populated 0 is the kernel's word that no live task is left; pids.current still
+	 * counts zombies until they are reaped. */
+	n = fileio_read_at(dir_fd, "cgroup.events", stat_buf, sizeof(stat_buf));
+	{
+		int64_t populated = 1;
+
+		pod->exited = n >= 0 && pods_flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
+			      populated == 0;
+	}
+	if (pods_read_i64_at(dir_fd, "pids.current", &tasks) < 0) {
+		tasks = count_threads(dir_fd, 0);
+		if (tasks < 0)
+			tasks = 0;
+	}
+	pod->processes = tasks;
+	return err;
+}
+
+int pods_read_usage(struct pod *pod)
+{
+	struct stat st;
+	int fd, err;
+
+	if (!pod)
+		return -EINVAL;
+	/* Every file through one fd of the directory: all of it is the same cgroup's, and the
+	 * one whose id was recorded at discovery. */
+	fd = open(pod->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		/* Gone: as when none of its files can be read. */
+		err = -errno;
+		pod->memory_working_set = 0;
+		pod->processes = 0;
+		pod->stats_missing = true;
+		pod->exited = false;
+		return err;
+	}
+	if (pod->cgroup_id && (fstat(fd, &st) || (uint64_t)st.st_ino != pod->cgroup_id)) {
+		/* Removed and recreated since discovery: a different cgroup that this entry must
+		 * not describe. The old one has no task left (nothing to kill); the next
+		 * pods_refresh() finds the new one. */
+		close(fd);
+		pod->memory_working_set = 0;
+		pod->processes = 0;
+		pod->stats_missing = true;
+		pod->exited = true;
+		return -ESTALE;
+	}
+	err = pods_read_usage_at(pod, fd);
+	close(fd);
+	return err;
+}
