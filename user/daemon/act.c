@@ -431,6 +431,10 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 			daemon_ops_record(daemon, &entry);
 			break;
 		}
+		if (daemon_is_disk_signal(threshold->signal) && !daemon_disk_usage_ready(daemon)) {
+			log_debug("%s: measuring per-pod disk usage before ranking", signal_name(threshold->signal));
+			break;
+		}
 		if (!policy_metadata_ready(policy)) {
 			/* Static pods are known from their mirror pods: without the first list
 			 * they would rank as ordinary pods. The wait ends with the list or at

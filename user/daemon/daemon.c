@@ -43,6 +43,8 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config, int a
 
 void daemon_destroy(struct daemon *daemon)
 {
+	if (daemon->loop)
+		daemon_disk_usage_cancel(daemon);
 	executor_free(daemon->executor);
 	daemon->executor = NULL;
 	policy_unref(daemon->policy);
@@ -326,7 +328,8 @@ int daemon_once(struct daemon *daemon)
 	for (int round = 0; round < 16; round++) {
 		daemon->pending_mask = 0;
 		daemon_handle(daemon, 0);
-		while (executor_in_flight(daemon->executor) || reclaim_busy(&daemon->policy->reclaim))
+		while (executor_in_flight(daemon->executor) || reclaim_busy(&daemon->policy->reclaim) ||
+		       daemon->disk_job)
 			if (loop_run_once(daemon->loop, -1, NULL, NULL) < 0)
 				return 1;
 		if (!daemon->pending_mask)

@@ -62,6 +62,10 @@ struct daemon {
 	 * it, so the next decision for it evicts instead of reclaiming again. */
 	bool reclaim_tried[EV_SIGNAL_COUNT];
 	enum ev_signal reclaim_signal;	/* what the running reclaim job is for */
+	/* Per-pod disk usage, measured in a worker (daemon/disk_usage.c). */
+	struct pods_disk_job *disk_job;
+	struct loop_source *disk_source;
+	int64_t disk_usage_at_ns;	/* when the last measurement was applied; 0: never */
 
 	/* Operations (metrics, decision log, control socket). */
 	struct daemon_ops *ops;

@@ -16,6 +16,11 @@ void daemon_handle(struct daemon *daemon, uint32_t mask);
 void daemon_log_decision(struct daemon *daemon);
 bool daemon_is_disk_signal(enum ev_signal signal);
 
+/* disk_usage.c: true when the pods' disk numbers are recent enough to rank by; else a
+ * measurement is started (or running) and a re-evaluation follows when it ends. */
+bool daemon_disk_usage_ready(struct daemon *daemon);
+void daemon_disk_usage_cancel(struct daemon *daemon);
+
 /* daemon.c */
 /* Keep the per-pod PSI triggers in step with the pods table. */
 void daemon_sync_pod_psi(struct daemon *daemon);

@@ -164,11 +164,8 @@ void policy_rank(struct policy *policy, enum ev_signal signal)
 {
 	if (policy_refresh_pods(policy))
 		return;
-	/* Disk use per pod costs walks and a crictl call: only when disk is what is ranked. */
-	if (signal_condition(signal) == EV_CONDITION_DISK_PRESSURE)
-		pods_read_disk_usage(policy->pods, &(struct pods_disk_options){
-			.kubelet_dir = policy->config.kubelet_dir,
-		});
+	/* Disk ranking uses the per-pod disk numbers the daemon measures off the loop
+	 * (daemon/disk_usage.c); the refresh keeps them for cgroups that are unchanged. */
 	policy->candidates = pods_list(policy->pods, &policy->n_candidates);
 	policy->rank_options.fs_layout = policy->obs.fs_layout;
 	rank_pods(signal, &policy->rank_options, policy->candidates, policy->n_candidates);

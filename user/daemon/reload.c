@@ -45,6 +45,7 @@ int daemon_reload(struct daemon *daemon)
 	daemon->policy = policy;
 	/* A reclaim job reads the old policy's signals: it ends with it, the new one decides. */
 	reclaim_cancel(&old->reclaim);
+	daemon_disk_usage_cancel(daemon);
 	policy_unref(old);
 	daemon_kube_watch_policy(daemon);
 	/* The new pods table starts empty: its triggers follow at the next evaluation. */
