@@ -393,11 +393,7 @@ static bool field_bool(struct json_object *object, const char *name)
 
 static bool lookup_signal(const char *name, enum ev_signal *signal)
 {
-	if (name && !strcmp(name, signal_name(EV_SIGNAL_OOM_GUARD))) {
-		*signal = EV_SIGNAL_OOM_GUARD;
-		return true;
-	}
-	return name && signal_from_name(name, signal) == 0;
+	return signal_lookup(name, signal) == 0;
 }
 
 static void amount(const char *signal_text, int64_t value, char *buf, size_t len)

@@ -30,8 +30,7 @@ static int64_t now_ns(void)
 
 static bool signal_is_inodes(enum ev_signal signal)
 {
-	return signal == EV_SIGNAL_NODEFS_INODES_FREE || signal == EV_SIGNAL_IMAGEFS_INODES_FREE ||
-	       signal == EV_SIGNAL_CONTAINERFS_INODES_FREE;
+	return signal_meta(signal)->unit == SIGNAL_UNIT_INODES;
 }
 
 /* A signed amount in the signal's unit, for the log. */

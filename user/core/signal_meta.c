@@ -69,6 +69,17 @@ int signal_from_name(const char *name, enum ev_signal *signal)
 	return -ENOENT;
 }
 
+int signal_lookup(const char *name, enum ev_signal *signal)
+{
+	for (int i = 0; name && i < EV_SIGNAL_COUNT; i++) {
+		if (strcmp(name, signal_table[i].name) == 0) {
+			*signal = (enum ev_signal)i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
 const char *signal_valid_names(void)
 {
 	/* Built from the table; every signal name fits many times over. */

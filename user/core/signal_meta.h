@@ -66,7 +66,9 @@ const char *signal_name(enum ev_signal signal);
 int signal_from_name(const char *name, enum ev_signal *signal);
 /* Comma-separated list of the configurable signal names, for error messages. */
 const char *signal_valid_names(void);
-const char *signal_unit_name(enum ev_signal signal);	/* "bytes", "inodes", "tasks" */
+const char *signal_unit_name(enum ev_signal signal);
+/* Any signal by name, the OOM guard's too (signal_from_name takes configurable ones only). */
+int signal_lookup(const char *name, enum ev_signal *signal);	/* "bytes", "inodes", "tasks" */
 const char *signal_resource(enum ev_signal signal);	/* "memory", "ephemeral-storage", ... */
 enum node_condition signal_condition(enum ev_signal signal);
 const char *condition_name(enum node_condition condition); /* "MemoryPressure" ... */

@@ -42,7 +42,7 @@ bool daemon_is_disk_signal(enum ev_signal signal)
 
 static bool is_memory_signal(enum ev_signal signal)
 {
-	return signal == EV_SIGNAL_MEMORY_AVAILABLE || signal == EV_SIGNAL_OOM_GUARD;
+	return signal_meta(signal)->group == SIGNAL_GROUP_MEMORY;
 }
 
 static const char *victim_name(const struct pod *pod, char *buf, size_t len)

@@ -82,23 +82,7 @@ enum kube_quantity_format kube_threshold_format(const struct threshold_value *va
 
 const char *kube_signal_resource(enum ev_signal signal)
 {
-	switch (signal) {
-	case EV_SIGNAL_MEMORY_AVAILABLE:
-	case EV_SIGNAL_OOM_GUARD:
-		return "memory";
-	case EV_SIGNAL_NODEFS_AVAILABLE:
-	case EV_SIGNAL_IMAGEFS_AVAILABLE:
-	case EV_SIGNAL_CONTAINERFS_AVAILABLE:
-		return "ephemeral-storage";
-	case EV_SIGNAL_NODEFS_INODES_FREE:
-	case EV_SIGNAL_IMAGEFS_INODES_FREE:
-	case EV_SIGNAL_CONTAINERFS_INODES_FREE:
-		return "inodes";
-	case EV_SIGNAL_PID_AVAILABLE:
-		return "pids";
-	default:
-		return "unknown";
-	}
+	return signal_resource(signal);
 }
 
 /* makeSignalObservations: bytes as binary SI, inode and PID counts as decimal SI. */

@@ -64,15 +64,6 @@ static struct json_object *error_reply(const char *fmt, ...)
 	return reply;
 }
 
-static int signal_by_name(const char *name, enum ev_signal *signal)
-{
-	if (!strcmp(name, signal_name(EV_SIGNAL_OOM_GUARD))) {
-		*signal = EV_SIGNAL_OOM_GUARD;
-		return 0;
-	}
-	return signal_from_name(name, signal);
-}
-
 static struct json_object *status_reply(struct control *control, const struct control_view *view)
 {
 	static const struct evaluation no_eval = { .act_on = -1 };
@@ -181,7 +172,7 @@ static struct json_object *pods_reply(const struct control_view *view, const cha
 	bool victim_found = false;
 
 	if (requested) {
-		if (signal_by_name(requested, &signal))
+		if (signal_lookup(requested, &signal))
 			return error_reply("unknown signal \"%s\"; expected one of %s, oom.guard", requested,
 					   signal_valid_names());
 	} else {

@@ -71,23 +71,12 @@ void eventlog_format_time(int64_t unix_ns, char *buf, size_t len)
 
 static bool signal_in_bytes(enum ev_signal signal)
 {
-	switch (signal) {
-	case EV_SIGNAL_MEMORY_AVAILABLE:
-	case EV_SIGNAL_NODEFS_AVAILABLE:
-	case EV_SIGNAL_IMAGEFS_AVAILABLE:
-	case EV_SIGNAL_CONTAINERFS_AVAILABLE:
-	case EV_SIGNAL_OOM_GUARD:
-		return true;
-	default:
-		return false;
-	}
+	return signal_meta(signal)->unit == SIGNAL_UNIT_BYTES;
 }
 
 const char *eventlog_signal_unit(enum ev_signal signal)
 {
-	if (signal_in_bytes(signal))
-		return "bytes";
-	return signal == EV_SIGNAL_PID_AVAILABLE ? "tasks" : "inodes";
+	return signal_unit_name(signal);
 }
 
 static void format_bytes(int64_t value, char *buf, size_t len)

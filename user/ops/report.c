@@ -120,11 +120,7 @@ struct json_object *report_json(const struct evictd_config *config,
 
 static void format_amount(enum ev_signal signal, int64_t value, char *buf, size_t len)
 {
-	bool bytes = signal == EV_SIGNAL_MEMORY_AVAILABLE || signal == EV_SIGNAL_OOM_GUARD ||
-		     signal == EV_SIGNAL_NODEFS_AVAILABLE || signal == EV_SIGNAL_IMAGEFS_AVAILABLE ||
-		     signal == EV_SIGNAL_CONTAINERFS_AVAILABLE;
-
-	if (bytes)
+	if (signal_meta(signal)->unit == SIGNAL_UNIT_BYTES)
 		snprintf(buf, len, "%.1fMi", (double)value / (1 << 20));
 	else
 		snprintf(buf, len, "%lld", (long long)value);
