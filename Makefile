@@ -35,6 +35,8 @@ UNIT_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests/%,$(UNIT_SRCS))
 UNIT_SAN_BINS := $(patsubst tests/unit/%.c,$(BUILD)/tests-san/%,$(UNIT_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(BUILD)/fuzz/%,$(FUZZ_SRCS))
+TEST_PROG_SRCS := $(wildcard tests/progs/*.c)
+TEST_PROGS := $(patsubst tests/progs/%.c,$(BUILD)/tests-progs/%,$(TEST_PROG_SRCS))
 BPF_TEST_SRCS := $(wildcard tests/bpf/test_*.c)
 BPF_TEST_BINS := $(patsubst tests/bpf/%.c,$(BUILD)/tests-bpf/%,$(BPF_TEST_SRCS))
 
@@ -102,6 +104,11 @@ $(BUILD)/tests-bpf/%: tests/bpf/%.c $(BUILD)/libevictd.a $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/libevictd.a $(PKG_LIBS) -lcmocka -o $@
 
+# Helper programs the CLI tests run (a stand-in logind, ...).
+$(BUILD)/tests-progs/%: tests/progs/%.c | $(DEPS_STAMP)
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(PKG_CFLAGS) $< $(PKG_LIBS) -o $@
+
 # libFuzzer wants the code under test built by clang with coverage instrumentation.
 FUZZ_FLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iuser -Ibpf -I$(BUILD) \
 	-fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all
@@ -117,7 +124,7 @@ fuzz: $(FUZZ_BINS)
 bpftest: $(BPF_TEST_BINS)
 
 # Runs every suite, prints a TAP stream per suite and "N passed, N failed" at the end.
-test: $(BUILD)/evictd $(BUILD)/evictd-san $(BUILD)/evictctl unit fuzz bpftest
+test: $(BUILD)/evictd $(BUILD)/evictd-san $(BUILD)/evictctl $(TEST_PROGS) unit fuzz bpftest
 	@tools/install-deps.sh vm
 	@tests/run-all.sh $(TESTS)
 

@@ -21,10 +21,9 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
+. tests/cli/daemonlib.sh
 EVICTD_SAN=${EVICTD_SAN:-$BUILD_DIR/evictd-san}
 EVICTCTL=${EVICTCTL:-$BUILD_DIR/evictctl}
-SAN_ENV=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1)
-SAN_PATTERN='ERROR: AddressSanitizer|runtime error|LeakSanitizer|SUMMARY: UndefinedBehaviorSanitizer'
 
 for bin in "$EVICTD" "$EVICTCTL"; do
 	if [ ! -x "$bin" ]; then
@@ -70,90 +69,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-# A free TCP port on 127.0.0.1: nothing accepts on it now.
-free_port() {
-	local candidate
-	for _ in $(seq 1 50); do
-		candidate=$((20000 + RANDOM % 40000))
-		if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then
-			echo "$candidate"
-			return 0
-		fi
-	done
-	return 1
-}
-
-# start NAME BIN [ENV=VALUE...] -- ARGS...: BIN ARGS under timeout(1) (300 s), stdout and
-# stderr to $tmp/NAME.out and $tmp/NAME.err. Sets tpid (the wrapper) and dpid (the daemon).
-start() {
-	local name=$1 bin=$2 envs=()
-	shift 2
-	while [ $# -gt 0 ] && [ "$1" != -- ]; do envs+=("$1"); shift; done
-	shift
-	env "${envs[@]}" timeout -s KILL 300 "$bin" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
-	tpid=$!
-	tpids+=("$tpid")
-	dpid=""
-	for _ in $(seq 1 50); do
-		dpid=$(pgrep -P "$tpid" | head -1)
-		[ -n "$dpid" ] && break
-		sleep 0.02
-	done
-	[ -n "$dpid" ] || dpid=$tpid
-}
-# wait_up SOCKET PORT: until the control socket exists and /healthz answers (10 s at most).
-wait_up() {
-	for _ in $(seq 1 100); do
-		[ -S "$1" ] && curl -sf -m 1 "http://127.0.0.1:$2/healthz" >/dev/null 2>&1 && return 0
-		kill -0 "$dpid" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
-# wait_log FILE PATTERN SECONDS: until grep -E PATTERN matches FILE.
-wait_log() {
-	local i
-	for ((i = 0; i < $3 * 10; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		sleep 0.1
-	done
-	return 1
-}
-# stop TPID: SIGTERM the daemon, wait up to 10 s; sets rc to its exit status ("" when it
-# hung: then it is killed). Not in a subshell: wait needs the child.
-stop() {
-	local tp=$1 d
-	rc=""
-	d=$(pgrep -P "$tp" | head -1)
-	[ -n "$d" ] && kill -TERM "$d" 2>/dev/null
-	for _ in $(seq 1 100); do
-		if ! kill -0 "$tp" 2>/dev/null; then
-			wait "$tp"
-			rc=$?
-			return 0
-		fi
-		sleep 0.1
-	done
-	[ -n "$d" ] && kill -KILL "$d" 2>/dev/null
-	wait "$tp" 2>/dev/null
-	return 0
-}
-# ms_since NS: milliseconds since a date +%s%N timestamp.
-ms_since() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
-# healthz_ok PORT: /healthz answers 200 within 1 s; sets hz to the code and the body.
-healthz_ok() {
-	hz=$(curl -s -m 1 -w ' [%{http_code}]' "http://127.0.0.1:$1/healthz" 2>/dev/null | tr '\n' ' ')
-	[ "${hz##*\[}" = "200]" ]
-}
-# loop_max PORT: evictd_loop_iteration_max_seconds from /metrics ("" when absent).
-loop_max() {
-	curl -s -m 1 "http://127.0.0.1:$1/metrics" 2>/dev/null |
-		awk '$1 == "evictd_loop_iteration_max_seconds" {print $2}'
-}
-# below_1s VALUE: a number below 1.
-below_1s() { [ -n "$1" ] && awk -v v="$1" 'BEGIN { exit !(v < 1) }'; }
-no_sanitizer_report() { ! grep -qE "$SAN_PATTERN" "$1"; }
 
 # Kubernetes-mode arguments: an API server that refuses connections, a token, a PEM-looking
 # CA bundle (the client only hands the path to libcurl).

@@ -14,6 +14,7 @@
 #include "core/arith.h"
 #include "kube/kube.h"
 #include "ops/eventlog.h"
+#include "ops/metrics.h"
 #include "sys/clock.h"
 #include "sys/log.h"
 #include "sys/notify.h"
@@ -255,6 +256,8 @@ static void after_batch(void *ctx)
 	struct policy *policy;
 	uint32_t mask = daemon->pending_mask;
 
+	metrics_set_loop(daemon_ops_metrics(daemon), loop_longest_iteration_ns(daemon->loop),
+			 loop_last_iteration_ns(daemon->loop), executor_in_flight(daemon->executor));
 	if (!mask || daemon->stop)
 		return;
 	daemon->pending_mask = 0;

@@ -358,6 +358,18 @@ void metrics_set_shutdown_times(struct metrics *metrics, int64_t start_unix_s, i
 	pthread_mutex_unlock(&metrics->lock);
 }
 
+void metrics_set_loop(struct metrics *metrics, int64_t iteration_max_ns, int64_t iteration_last_ns,
+		      uint64_t actions_in_flight)
+{
+	if (!metrics)
+		return;
+	pthread_mutex_lock(&metrics->lock);
+	metrics->snap.loop_iteration_max_ns = iteration_max_ns;
+	metrics->snap.loop_iteration_last_ns = iteration_last_ns;
+	metrics->snap.actions_in_flight = actions_in_flight;
+	pthread_mutex_unlock(&metrics->lock);
+}
+
 void metrics_record_eviction(struct metrics *metrics, enum ev_signal signal,
 			     enum metrics_eviction_result result, int64_t latency_ns)
 {

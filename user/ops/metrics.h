@@ -113,6 +113,10 @@ int metrics_port(const struct metrics *metrics);
 void metrics_update(struct metrics *metrics, const struct metrics_snapshot *snap);
 /* Only the graceful-shutdown times (the shutdown sequence runs outside evaluations). */
 void metrics_set_shutdown_times(struct metrics *metrics, int64_t start_unix_s, int64_t end_unix_s);
+/* The event loop's iteration times and the actions in flight, after every iteration (they do
+ * not wait for an evaluation). */
+void metrics_set_loop(struct metrics *metrics, int64_t iteration_max_ns, int64_t iteration_last_ns,
+		      uint64_t actions_in_flight);
 /* One eviction outcome for signal. latency_ns >= 0 is also observed in the detection-to-kill
  * histogram (pass -1 when nothing was killed). */
 void metrics_record_eviction(struct metrics *metrics, enum ev_signal signal,
