@@ -258,6 +258,26 @@ static void test_pods_most_pressing(void **state)
 	json_object_put(reply);
 }
 
+/* One victim predicate (pod_is_candidate): a pod whose cgroup says populated 0 is gone even
+ * while zombies keep its task count up; evictctl used to mark it VICTIM where the daemon
+ * skipped it. */
+static void test_pods_victim_is_the_daemons(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *reply, *pods;
+
+	f->pods[1].exited = true;	/* hog: populated 0, processes still 2 */
+	reply = roundtrip(f, "{\"command\":\"pods\"}\n");
+	pods = get(reply, "pods");
+	assert_string_equal(json_object_get_string(get(json_object_array_get_idx(pods, 0), "name")), "hog");
+	assert_false(json_object_get_boolean(get(json_object_array_get_idx(pods, 0), "victim")));
+	assert_string_equal(json_object_get_string(get(json_object_array_get_idx(pods, 1), "name")), "important");
+	assert_true(json_object_get_boolean(get(json_object_array_get_idx(pods, 1), "victim")));
+	assert_true(pod_is_candidate(&f->pods[2]));
+	assert_false(pod_is_candidate(&f->pods[1]));
+	json_object_put(reply);
+}
+
 static void test_pods_requested_signal(void **state)
 {
 	struct fixture *f = *state;
@@ -459,6 +479,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_socket_file_mode_and_dir, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_status, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pods_most_pressing, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_pods_victim_is_the_daemons, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pods_requested_signal, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_pods_no_pressure_defaults_to_memory, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_events, setup, teardown),
