@@ -23,11 +23,6 @@
 #include "sys/subprocess.h"
 #include "act/reclaim.h"
 
-static int64_t now_ns(void)
-{
-	return clock_monotonic_ns();
-}
-
 static bool signal_is_inodes(enum ev_signal signal)
 {
 	return signal_meta(signal)->unit == SIGNAL_UNIT_INODES;
@@ -397,12 +392,12 @@ static int write_reclaim(int dir_fd, int64_t bytes)
 static void *mem_worker(void *opaque)
 {
 	struct mem_work *work = opaque;
-	int64_t start = now_ns();
+	int64_t start = clock_monotonic_ns();
 	uint64_t one = 1;
 	int err;
 
 	err = write_reclaim(work->dir_fd, work->bytes);
-	__atomic_store_n(&work->elapsed_ns, now_ns() - start, __ATOMIC_RELAXED);
+	__atomic_store_n(&work->elapsed_ns, clock_monotonic_ns() - start, __ATOMIC_RELAXED);
 	__atomic_store_n(&work->err, err, __ATOMIC_RELEASE);
 	/* An eventfd write of 1 cannot fail short of a bad fd, which refs rule out. */
 	if (write(work->event_fd, &one, sizeof(one)) != sizeof(one))

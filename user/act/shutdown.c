@@ -26,6 +26,8 @@
 
 #include "sys/log.h"
 #include "act/shutdown.h"
+#include "sys/clock.h"
+#include "sys/fileio.h"
 
 #define NS_PER_S 1000000000ll
 /* The kubelet's scheduling.DefaultPriorityWhenNoDefaultClassExists. */
@@ -43,14 +45,6 @@ struct shutdown_pod {
 	enum pod_kill_state state;
 	int err;
 };
-
-static int64_t real_realtime_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (int64_t)ts.tv_sec * NS_PER_S + ts.tv_nsec;
-}
 
 static int64_t seconds_to_ns(int64_t s)
 {
@@ -262,89 +256,27 @@ int shutdown_parse_time(const char *text, int64_t *unix_ns)
 }
 
 /* mkdir -p for the state dir. */
-static int make_dirs(const char *dir)
-{
-	char buf[PATH_MAX];
-	size_t len = strlen(dir);
-
-	if (len >= sizeof(buf))
-		return -ENAMETOOLONG;
-	memcpy(buf, dir, len + 1);
-	for (char *p = buf + 1; ; p++) {
-		if (*p && *p != '/')
-			continue;
-		char saved = *p;
-
-		*p = '\0';
-		if (mkdir(buf, 0755) && errno != EEXIST) {
-			int err = -errno;
-
-			log_err("shutdown: mkdir %s: %m", buf);
-			return err;
-		}
-		*p = saved;
-		if (!saved)
-			return 0;
-	}
-}
-
 int shutdown_state_save(const char *path, int64_t start_ns, int64_t end_ns)
 {
-	char dir[PATH_MAX], tmp[PATH_MAX + 16], start[48], end[48], text[160];
+	char dir[PATH_MAX], start[48], end[48], text[160];
 	const char *slash = strrchr(path, '/');
 	size_t len;
-	ssize_t n;
-	int fd, dir_fd, err = 0;
+	int err;
 
-	if (!slash || (size_t)(slash - path) >= sizeof(dir) ||
-	    snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path) >= (int)sizeof(tmp))
+	if (!slash || (size_t)(slash - path) >= sizeof(dir))
 		return -EINVAL;
 	memcpy(dir, path, (size_t)(slash - path));
 	dir[slash - path] = '\0';
-	if (!dir[0])
-		strcpy(dir, "/");
-	err = make_dirs(dir);
-	if (err)
+	if (dir[0] && (err = fileio_mkdir_p(dir, 0755))) {
+		log_err("shutdown: mkdir -p %s: %s", dir, strerror(-err));
 		return err;
-
+	}
 	shutdown_format_time(start_ns, start, sizeof(start));
 	shutdown_format_time(end_ns, end, sizeof(end));
 	len = (size_t)snprintf(text, sizeof(text), "{\"startTime\":\"%s\",\"endTime\":\"%s\"}", start, end);
-
-	fd = mkstemp(tmp);
-	if (fd < 0) {
-		err = -errno;
-		log_err("shutdown: creating a temp file for %s: %m", path);
-		return err;
-	}
-	n = write(fd, text, len);
-	if (n < 0 || (size_t)n != len) {
-		err = n < 0 ? -errno : -EIO;
-		log_err("shutdown: writing %s: %s", tmp, strerror(-err));
-	} else if (fchmod(fd, 0644) || fsync(fd)) {
-		err = -errno;
-		log_err("shutdown: fsync %s: %m", tmp);
-	}
-	if (close(fd) && !err) {
-		err = -errno;
-		log_err("shutdown: close %s: %m", tmp);
-	}
-	if (!err && rename(tmp, path)) {
-		err = -errno;
-		log_err("shutdown: rename %s to %s: %m", tmp, path);
-	}
-	if (err) {
-		unlink(tmp);
-		return err;
-	}
-	/* The rename is durable only once the directory is. */
-	dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dir_fd < 0 || fsync(dir_fd)) {
-		err = -errno;
-		log_err("shutdown: fsync of directory %s: %m", dir);
-	}
-	if (dir_fd >= 0)
-		close(dir_fd);
+	err = fileio_write_atomic(path, text, len, 0644);
+	if (err)
+		log_err("shutdown: writing %s: %s", path, strerror(-err));
 	return err;
 }
 
@@ -428,7 +360,7 @@ int shutdown_init(struct shutdown_manager *m, const struct shutdown_options *opt
 		m->plan = *options->plan;
 	m->ops = options->ops;
 	m->ops_ctx = options->ops_ctx;
-	m->realtime_ns = options->realtime_ns ? options->realtime_ns : real_realtime_ns;
+	m->realtime_ns = options->realtime_ns ? options->realtime_ns : clock_realtime_ns;
 	m->pod_done = options->pod_done;
 	m->pod_done_ctx = options->pod_done_ctx;
 	m->phase = SHUTDOWN_IDLE;

@@ -15,6 +15,8 @@
 #include <unistd.h>
 
 #include "ops/control.h"
+#include "sys/clock.h"
+#include "sys/fileio.h"
 #include "sys/log.h"
 
 struct control_client {
@@ -38,14 +40,6 @@ struct control {
 	char version[64];
 	struct control_client clients[CONTROL_MAX_CLIENTS];
 };
-
-static int64_t monotonic_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
-}
 
 /* ---- replies --------------------------------------------------------------------------- */
 
@@ -314,6 +308,7 @@ char *control_reply(struct control *control, const char *request)
 
 static int make_parent_dirs(const char *path)
 {
+	int err;
 	char dir[PATH_MAX];
 	char *slash;
 
@@ -322,23 +317,10 @@ static int make_parent_dirs(const char *path)
 	if (!slash || slash == dir)
 		return 0;
 	*slash = '\0';
-	for (char *p = dir + 1; ; p++) {
-		bool last = *p == '\0';
-
-		if (*p != '/' && !last)
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0755) && errno != EEXIST) {
-			int err = -errno;
-
-			log_err("control socket: mkdir %s: %m", dir);
-			return err;
-		}
-		if (last)
-			break;
-		*p = '/';
-	}
-	return 0;
+	err = fileio_mkdir_p(dir, 0755);
+	if (err)
+		log_err("control socket: mkdir -p %s: %s", dir, strerror(-err));
+	return err;
 }
 
 /* A socket file at path: live (someone accepts) or left by a dead daemon? */
@@ -537,7 +519,7 @@ static void accept_clients(struct control *control)
 		}
 		client = client_slot(control);
 		client->fd = fd;
-		client->opened_ns = monotonic_ns();
+		client->opened_ns = clock_monotonic_ns();
 		if (epoll_add(control, fd, EPOLLIN | EPOLLRDHUP)) {
 			log_warn("control socket: epoll_ctl: %m");
 			close(fd);
@@ -619,7 +601,7 @@ static int client_readable(struct control *control, struct control_client *clien
 int control_handle_ready(struct control *control)
 {
 	struct epoll_event events[CONTROL_MAX_CLIENTS + 1];
-	int64_t now = monotonic_ns();
+	int64_t now = clock_monotonic_ns();
 	int answered = 0, n;
 
 	/* Drop clients that sent nothing or take no reply: they must not hold a slot forever. */

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ops/eventlog.h"
+#include "sys/clock.h"
 #include "sys/log.h"
 
 enum eventlog_sink {
@@ -47,14 +48,6 @@ const char *eventlog_action_name(enum eventlog_action action)
 	case EVENTLOG_FAILED: return "failed";
 	}
 	return "unknown";
-}
-
-static int64_t clock_realtime_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
 void eventlog_format_time(int64_t unix_ns, char *buf, size_t len)

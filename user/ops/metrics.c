@@ -17,6 +17,7 @@
 
 #include "sys/log.h"
 #include "ops/metrics.h"
+#include "sys/clock.h"
 
 static const double latency_buckets[METRICS_N_LATENCY_BUCKETS] = METRICS_LATENCY_BUCKETS;
 
@@ -53,14 +54,6 @@ const char *metrics_result_name(enum metrics_eviction_result result)
 	case METRICS_RESULT_COUNT: break;
 	}
 	return "unknown";
-}
-
-static int64_t monotonic_ns(void)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	return (int64_t)now.tv_sec * 1000000000 + now.tv_nsec;
 }
 
 void metrics_snapshot_fill(struct metrics_snapshot *snap, const struct eviction_engine *engine,
@@ -344,7 +337,7 @@ void metrics_update(struct metrics *metrics, const struct metrics_snapshot *snap
 		return;
 	pthread_mutex_lock(&metrics->lock);
 	metrics->snap = *snap;
-	metrics->updated_at_ns = monotonic_ns();
+	metrics->updated_at_ns = clock_monotonic_ns();
 	pthread_mutex_unlock(&metrics->lock);
 }
 
@@ -421,7 +414,7 @@ static enum MHD_Result handle_healthz(struct metrics *metrics, struct MHD_Connec
 	int len;
 
 	pthread_mutex_lock(&metrics->lock);
-	age_ns = monotonic_ns() - metrics->updated_at_ns;
+	age_ns = clock_monotonic_ns() - metrics->updated_at_ns;
 	pthread_mutex_unlock(&metrics->lock);
 	if (metrics->stale_after_ns <= 0 || age_ns <= metrics->stale_after_ns)
 		return respond(connection, MHD_HTTP_OK, "text/plain; charset=utf-8", "ok\n", 3, false);
@@ -579,7 +572,7 @@ int metrics_open(struct metrics **out, const struct metrics_options *options)
 	pthread_mutex_init(&metrics->lock, NULL);
 	metrics->listen_fd = -1;
 	metrics->stale_after_ns = options->stale_after_ns;
-	metrics->updated_at_ns = monotonic_ns();
+	metrics->updated_at_ns = clock_monotonic_ns();
 	metrics->start_unix_s = time(NULL);
 	snprintf(metrics->version, sizeof(metrics->version), "%s", options->version ? options->version : "unknown");
 	if (ret == 1) {
