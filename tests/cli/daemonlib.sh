@@ -87,3 +87,20 @@ loop_max() {
 below_1s() { [ -n "$1" ] && awk -v v="$1" 'BEGIN { exit !(v < 1) }'; }
 no_sanitizer_report() { ! grep -qE "$SAN_PATTERN" "$1"; }
 
+
+# cleanup_daemons: kill the daemons started (their timeout wrappers too), then every workload
+# cgroup below $root and $root itself, and remove $tmp.
+cleanup_daemons() {
+	local p c cg
+	for p in "${tpids[@]}"; do
+		for c in $(pgrep -P "$p"); do kill -KILL "$c" 2>/dev/null; done	# the daemon
+		kill -KILL "$p" 2>/dev/null
+	done
+	if [ -n "${root:-}" ] && [ -d "$root" ]; then
+		for cg in "$root"/*/; do [ -d "$cg" ] && echo 1 > "$cg/cgroup.kill" 2>/dev/null; done
+		sleep 0.3
+		for cg in "$root"/*/; do [ -d "$cg" ] && rmdir "$cg" 2>/dev/null; done
+		rmdir "$root" 2>/dev/null
+	fi
+	rm -rf "$tmp"
+}

@@ -28,20 +28,9 @@ bus_pid="" fake_pid=""
 . tests/cli/daemonlib.sh
 
 cleanup() {
-	local p c
-	for p in "${tpids[@]}"; do
-		for c in $(pgrep -P "$p"); do kill -KILL "$c" 2>/dev/null; done
-		kill -KILL "$p" 2>/dev/null
-	done
 	[ -n "$fake_pid" ] && kill "$fake_pid" 2>/dev/null
 	[ -n "$bus_pid" ] && kill "$bus_pid" 2>/dev/null
-	if [ -n "$root" ] && [ -d "$root" ]; then
-		for cg in "$root"/*/; do [ -d "$cg" ] && echo 1 > "$cg/cgroup.kill" 2>/dev/null; done
-		sleep 0.3
-		for cg in "$root"/*/; do [ -d "$cg" ] && rmdir "$cg" 2>/dev/null; done
-		rmdir "$root" 2>/dev/null
-	fi
-	rm -rf "$tmp"
+	cleanup_daemons
 }
 trap cleanup EXIT
 

@@ -54,19 +54,8 @@ kill_reclaim() {
 	return 0
 }
 cleanup() {
-	local p c
-	for p in "${tpids[@]}"; do
-		for c in $(pgrep -P "$p"); do kill -KILL "$c" 2>/dev/null; done	# the daemon
-		kill -KILL "$p" 2>/dev/null
-	done
 	kill_reclaim
-	if [ -n "$root" ] && [ -d "$root" ]; then
-		for cg in "$root"/*/; do [ -d "$cg" ] && echo 1 > "$cg/cgroup.kill" 2>/dev/null; done
-		sleep 0.3
-		for cg in "$root"/*/; do [ -d "$cg" ] && rmdir "$cg" 2>/dev/null; done
-		rmdir "$root" 2>/dev/null
-	fi
-	rm -rf "$tmp"
+	cleanup_daemons
 }
 trap cleanup EXIT
 

@@ -154,35 +154,58 @@ static void run_until(struct loop *loop, struct done_record *done, int64_t limit
 		assert_true(loop_run_once(loop, 50, NULL, NULL) >= 0);
 }
 
+/* A loop, an executor, the kill rules and what the done callback saw. */
+struct rig {
+	struct loop *loop;
+	struct executor *executor;
+	struct kill_config rules;
+	struct done_record done;
+};
+
+static void rig_open(struct rig *rig)
+{
+	memset(rig, 0, sizeof(*rig));
+	rig->rules = config();
+	assert_int_equal(loop_new(&rig->loop), 0);
+	assert_int_equal(executor_new(&rig->executor, rig->loop), 0);
+}
+
+static void rig_close(struct rig *rig)
+{
+	executor_free(rig->executor);
+	loop_free(rig->loop);
+}
+
+static int rig_start(struct rig *rig, const struct pod *pod, enum kill_mode mode, int64_t grace_ns,
+		     bool any_priority)
+{
+	return executor_start(rig->executor, &rig->rules, &(struct exec_request){
+		.pod = pod, .mode = mode, .grace_ns = grace_ns, .done = on_done, .ctx = &rig->done,
+		.any_priority = any_priority }, NULL);
+}
+
 static void test_hard_kill_ends_through_cgroup_events(void **state)
 {
-	struct kill_config rules = config();
-	struct done_record done = { 0 };
-	struct executor *executor;
-	struct loop *loop;
+	struct rig rig;
 	struct pod pod;
 	pid_t pid;
 
 	NEED_CGROUP2();
 	pid = start_workload("hard", &pod, true);
-	assert_int_equal(loop_new(&loop), 0);
-	assert_int_equal(executor_new(&executor, loop), 0);
-	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
-		.pod = &pod, .mode = KILL_HARD, .done = on_done, .ctx = &done }, NULL), 0);
-	assert_int_equal(executor_in_flight(executor), 1);
-	assert_non_null(executor_find(executor, &pod));
+	rig_open(&rig);
+	assert_int_equal(rig_start(&rig, &pod, KILL_HARD, 0, false), 0);
+	assert_int_equal(executor_in_flight(rig.executor), 1);
+	assert_non_null(executor_find(rig.executor, &pod));
 	/* The same cgroup twice is refused while the first is in flight. */
-	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
-		.pod = &pod, .mode = KILL_HARD, .done = on_done, .ctx = &done }, NULL), -EALREADY);
-	run_until(loop, &done, 5000 * MS);
-	assert_int_equal(done.calls, 1);
-	assert_int_equal(done.err, 0);
-	assert_true(done.result.used_cgroup_kill);
-	assert_true(done.result.kill_to_empty_ns >= 0);
-	assert_int_equal(executor_in_flight(executor), 0);
+	assert_int_equal(rig_start(&rig, &pod, KILL_HARD, 0, false), -EALREADY);
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.result.used_cgroup_kill);
+	assert_true(rig.done.result.kill_to_empty_ns >= 0);
+	assert_int_equal(executor_in_flight(rig.executor), 0);
 	reap(pid, SIGKILL);
-	executor_free(executor);
-	loop_free(loop);
+	rig_close(&rig);
 	assert_int_equal(rmdir(pod.cgroup_path), 0);
 }
 
@@ -195,10 +218,7 @@ static void on_tick(void *ctx)
  * sources (a 20 ms periodic timer ticks through the grace). */
 static void test_soft_kill_grace_does_not_block_the_loop(void **state)
 {
-	struct kill_config rules = config();
-	struct done_record done = { 0 };
-	struct executor *executor;
-	struct loop *loop;
+	struct rig rig;
 	struct pod pod;
 	int64_t start;
 	int ticks = 0;
@@ -206,88 +226,70 @@ static void test_soft_kill_grace_does_not_block_the_loop(void **state)
 
 	NEED_CGROUP2();
 	pid = start_workload("soft", &pod, true);
-	assert_int_equal(loop_new(&loop), 0);
-	assert_int_equal(executor_new(&executor, loop), 0);
-	assert_non_null(loop_add_periodic(loop, 20 * MS, on_tick, &ticks));
+	rig_open(&rig);
+	assert_non_null(loop_add_periodic(rig.loop, 20 * MS, on_tick, &ticks));
 	start = clock_monotonic_ns();
-	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
-		.pod = &pod, .mode = KILL_SOFT, .grace_ns = 400 * MS, .done = on_done, .ctx = &done }, NULL), 0);
+	assert_int_equal(rig_start(&rig, &pod, KILL_SOFT, 400 * MS, false), 0);
 	/* executor_start returned at once: no wait inside it. */
 	assert_true(clock_monotonic_ns() - start < 200 * MS);
-	assert_int_equal(executor_action_phase(executor_find(executor, &pod)), EXEC_GRACE);
-	run_until(loop, &done, 5000 * MS);
-	assert_int_equal(done.err, 0);
-	assert_false(done.result.exited_in_grace);
-	assert_true(done.result.used_cgroup_kill);
-	assert_true(done.at_ns - start >= 400 * MS);
+	assert_int_equal(executor_action_phase(executor_find(rig.executor, &pod)), EXEC_GRACE);
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.err, 0);
+	assert_false(rig.done.result.exited_in_grace);
+	assert_true(rig.done.result.used_cgroup_kill);
+	assert_true(rig.done.at_ns - start >= 400 * MS);
 	assert_true(ticks >= 10);	/* ~20 in 400 ms; the loop was never held */
 	reap(pid, SIGKILL);
-	executor_free(executor);
-	loop_free(loop);
+	rig_close(&rig);
 	assert_int_equal(rmdir(pod.cgroup_path), 0);
 }
 
 static void test_soft_kill_exits_in_grace(void **state)
 {
-	struct kill_config rules = config();
-	struct done_record done = { 0 };
-	struct executor *executor;
-	struct loop *loop;
+	struct rig rig;
 	struct pod pod;
 	pid_t pid;
 
 	NEED_CGROUP2();
 	pid = start_workload("polite", &pod, false);
-	assert_int_equal(loop_new(&loop), 0);
-	assert_int_equal(executor_new(&executor, loop), 0);
-	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
-		.pod = &pod, .mode = KILL_SOFT, .grace_ns = 10000 * MS, .done = on_done, .ctx = &done }, NULL), 0);
-	run_until(loop, &done, 5000 * MS);
-	assert_int_equal(done.err, 0);
-	assert_true(done.result.exited_in_grace);
-	assert_false(done.result.used_cgroup_kill);
+	rig_open(&rig);
+	assert_int_equal(rig_start(&rig, &pod, KILL_SOFT, 10000 * MS, false), 0);
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.result.exited_in_grace);
+	assert_false(rig.done.result.used_cgroup_kill);
 	reap(pid, SIGTERM);
-	executor_free(executor);
-	loop_free(loop);
+	rig_close(&rig);
 	assert_int_equal(rmdir(pod.cgroup_path), 0);
 }
 
 /* A hard threshold names a pod in its 60 s grace: cgroup.kill now. */
 static void test_escalate_cuts_the_grace(void **state)
 {
-	struct kill_config rules = config();
-	struct done_record done = { 0 };
-	struct executor *executor;
-	struct loop *loop;
+	struct rig rig;
 	struct pod pod;
 	int64_t start;
 	pid_t pid;
 
 	NEED_CGROUP2();
 	pid = start_workload("escalate", &pod, true);
-	assert_int_equal(loop_new(&loop), 0);
-	assert_int_equal(executor_new(&executor, loop), 0);
-	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
-		.pod = &pod, .mode = KILL_SOFT, .grace_ns = 60000 * MS, .done = on_done, .ctx = &done }, NULL), 0);
+	rig_open(&rig);
+	assert_int_equal(rig_start(&rig, &pod, KILL_SOFT, 60000 * MS, false), 0);
 	start = clock_monotonic_ns();
-	assert_int_equal(executor_escalate(executor, executor_find(executor, &pod)), 0);
-	run_until(loop, &done, 5000 * MS);
-	assert_int_equal(done.calls, 1);
-	assert_int_equal(done.err, 0);
-	assert_true(done.at_ns - start < 5000 * MS);
+	assert_int_equal(executor_escalate(rig.executor, executor_find(rig.executor, &pod)), 0);
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.at_ns - start < 5000 * MS);
 	reap(pid, SIGKILL);
-	executor_free(executor);
-	loop_free(loop);
+	rig_close(&rig);
 	assert_int_equal(rmdir(pod.cgroup_path), 0);
 }
 
 /* Check-then-act: the cgroup was removed and made again at the same path since it was ranked. */
 static void test_recreated_cgroup_is_refused(void **state)
 {
-	struct kill_config rules = config();
-	struct done_record done = { 0 };
-	struct executor *executor;
-	struct loop *loop;
+	struct rig rig;
 	struct pod pod;
 	pid_t pid, second;
 
@@ -304,68 +306,52 @@ static void test_recreated_cgroup_is_refused(void **state)
 		second = start_workload("recreated", &fresh, false);
 		assert_true(fresh.cgroup_id != old_id);
 	}
-	assert_int_equal(loop_new(&loop), 0);
-	assert_int_equal(executor_new(&executor, loop), 0);
-	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
-		.pod = &pod, .mode = KILL_HARD, .done = on_done, .ctx = &done }, NULL), -ESTALE);
-	assert_int_equal(done.calls, 0);
+	rig_open(&rig);
+	assert_int_equal(rig_start(&rig, &pod, KILL_HARD, 0, false), -ESTALE);
+	assert_int_equal(rig.done.calls, 0);
 	/* The new workload is untouched. */
 	assert_int_equal(kill(second, 0), 0);
 	kill(second, SIGKILL);
 	waitpid(second, NULL, 0);
-	executor_free(executor);
-	loop_free(loop);
+	rig_close(&rig);
 	for (int i = 0; i < 100 && rmdir(pod.cgroup_path); i++)
 		usleep(10000);
 }
 
 static void test_never_evict_unless_shutdown(void **state)
 {
-	struct kill_config rules = config();
-	struct done_record done = { 0 };
-	struct executor *executor;
-	struct loop *loop;
+	struct rig rig;
 	struct pod pod;
 	pid_t pid;
 
 	NEED_CGROUP2();
 	pid = start_workload("critical", &pod, false);
 	pod.priority = 2000000000;
-	assert_int_equal(loop_new(&loop), 0);
-	assert_int_equal(executor_new(&executor, loop), 0);
-	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
-		.pod = &pod, .mode = KILL_HARD, .done = on_done, .ctx = &done }, NULL), -EPERM);
+	rig_open(&rig);
+	assert_int_equal(rig_start(&rig, &pod, KILL_HARD, 0, false), -EPERM);
 	assert_int_equal(kill(pid, 0), 0);
 	/* Graceful shutdown terminates critical pods too, in their own group. */
-	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
-		.pod = &pod, .mode = KILL_SOFT, .grace_ns = 5000 * MS, .done = on_done, .ctx = &done,
-		.any_priority = true }, NULL), 0);
-	run_until(loop, &done, 5000 * MS);
-	assert_int_equal(done.err, 0);
+	assert_int_equal(rig_start(&rig, &pod, KILL_SOFT, 5000 * MS, true), 0);
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.err, 0);
 	reap(pid, SIGTERM);
 	/* Empty now: nothing is started, the caller hears it at once. */
-	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){
-		.pod = &pod, .mode = KILL_HARD, .done = on_done, .ctx = &done, .any_priority = true }, NULL), 1);
-	executor_free(executor);
-	loop_free(loop);
+	assert_int_equal(rig_start(&rig, &pod, KILL_HARD, 0, true), 1);
+	rig_close(&rig);
 	assert_int_equal(rmdir(pod.cgroup_path), 0);
 }
 
 /* A target outside the allowed roots is refused before anything is written. */
 static void test_outside_roots_refused(void **state)
 {
-	struct kill_config rules = config();
-	struct executor *executor;
-	struct loop *loop;
+	struct rig rig;
 	struct pod pod = { .cgroup_path = "/sys/fs/cgroup/unified/system.slice", .processes = 1 };
 
 	NEED_CGROUP2();
-	assert_int_equal(loop_new(&loop), 0);
-	assert_int_equal(executor_new(&executor, loop), 0);
-	assert_int_equal(executor_start(executor, &rules, &(struct exec_request){ .pod = &pod }, NULL), -EPERM);
-	assert_int_equal(executor_in_flight(executor), 0);
-	executor_free(executor);
-	loop_free(loop);
+	rig_open(&rig);
+	assert_int_equal(rig_start(&rig, &pod, KILL_HARD, 0, false), -EPERM);
+	assert_int_equal(executor_in_flight(rig.executor), 0);
+	rig_close(&rig);
 }
 
 int main(void)
