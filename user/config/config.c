@@ -7,7 +7,7 @@
 
 #include "config/options.h"
 #include "core/quantity.h"
-#include "ops/metrics.h"
+#include "sys/netaddr.h"
 #include "sys/log.h"
 
 void config_init_defaults(struct evictd_config *config)
@@ -136,7 +136,7 @@ int config_finalize(struct evictd_config *config)
 		socklen_t len;
 
 		/* A bad address is a configuration error (exit 2), found before anything starts. */
-		if (metrics_parse_address(config->metrics_address, &addr, &len) < 0)
+		if (netaddr_parse_listen("metrics-address", config->metrics_address, &addr, &len) < 0)
 			err = -EINVAL;
 	}
 

@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "sys/log.h"
 #include "core/rank.h"
 
 /* [policy.go] guaranteedOOMScoreAdj, besteffortOOMScoreAdj */
@@ -425,9 +424,8 @@ void rank_pods(enum ev_signal signal, const struct rank_options *options, struct
 		ADD_KEYS(&sorter, rank_disk_keys);
 		break;
 	case RANK_KIND_NONE:
-		/* [helpers.go] has no rank function for it either; keep evictd's own keys. */
-		log_warn("rank: no ranking for signal %d, ordering by never-evict/DaemonSet only",
-			 (int)signal);
+		/* [helpers.go] has no rank function for it either; keep evictd's own keys
+		 * (never-evict, DaemonSet). */
 		break;
 	}
 
@@ -440,7 +438,6 @@ void rank_pods(enum ev_signal signal, const struct rank_options *options, struct
 	scratch = malloc((n_pods / 2 + 1) * sizeof(*scratch));
 	if (!scratch) {
 		/* Still correct and stable, only quadratic. */
-		log_warn("rank: no memory for merge sort of %zu pods, using insertion sort", n_pods);
 		insertion_sort(&sorter, pods, n_pods);
 		return;
 	}

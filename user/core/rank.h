@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "signals/signals.h"
+#include "core/observations.h"
 
 /* The kubelet's system-critical priority (scheduling.SystemCriticalPriority). */
 #define RANK_SYSTEM_CRITICAL_PRIORITY 2000000000

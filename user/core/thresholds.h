@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "signals/signals.h"
+#include "core/observations.h"
 
 #define EV_MAX_THRESHOLDS 32
 

@@ -6,14 +6,6 @@
 #include "core/quantity.h"
 #include "ops/report.h"
 
-static const char *cgroup_layout_name(enum cgroup_layout layout)
-{
-	switch (layout) {
-	case CGROUP_LAYOUT_V2: return "v2";
-	case CGROUP_LAYOUT_V1: return "v1";
-	default: return "unknown";
-	}
-}
 
 static struct json_object *decision_json(const struct eviction_engine *engine,
 					 const struct observations *obs,

@@ -36,15 +36,6 @@
 
 /* ---- names ----------------------------------------------------------------------------- */
 
-const char *fs_layout_name(enum fs_layout layout)
-{
-	switch (layout) {
-	case FS_LAYOUT_SINGLE: return "single";
-	case FS_LAYOUT_SPLIT_DISK: return "split-disk";
-	case FS_LAYOUT_SPLIT_IMAGE: return "split-image";
-	default: return "unknown";
-	}
-}
 
 /* ---- failure logging ------------------------------------------------------------------ */
 
