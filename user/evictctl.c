@@ -442,8 +442,11 @@ static void print_status(struct json_object *reply, const struct options *opts)
 		printf("BPF:         off (%s): polling and PSI only\n", field_string(bpf, "reason", "disabled"));
 	printf("Evaluations: %lld, last at %s\n", (long long)field_int(reply, "evaluations"),
 	       field_string(reply, "last_evaluation", "never"));
-	printf("Evictions:   %lld killed, %lld failed\n", (long long)field_int(evictions, "killed"),
-	       (long long)field_int(evictions, "failed"));
+	printf("Evictions:   %lld killed, %lld failed, %lld refused (cgroup replaced), %lld in flight\n",
+	       (long long)field_int(evictions, "killed"), (long long)field_int(evictions, "failed"),
+	       (long long)field_int(evictions, "refused_stale"), (long long)field_int(evictions, "in_flight"));
+	printf("Event loop:  longest iteration %.3f ms\n",
+	       (double)field_int(reply, "loop_iteration_max_ns") / 1e6);
 	if (field_bool(guard, "enabled")) {
 		eventlog_format_amount(EV_SIGNAL_OOM_GUARD, field_int(guard, "mem_available"), a, sizeof(a));
 		eventlog_format_amount(EV_SIGNAL_OOM_GUARD, field_int(guard, "mem_total"), b, sizeof(b));

@@ -130,6 +130,9 @@ static int ops_view(void *ctx, enum control_command command, struct control_view
 		.last_evaluation_unix_ns = daemon->ops->last_evaluation_unix_ns,
 		.evictions = daemon->evictions,
 		.evictions_failed = daemon->evictions_failed,
+		.evictions_stale = daemon->evictions_stale,
+		.loop_iteration_max_ns = loop_longest_iteration_ns(daemon->loop),
+		.actions_in_flight = executor_in_flight(daemon->executor),
 	};
 	return 0;
 }

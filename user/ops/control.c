@@ -100,7 +100,10 @@ static struct json_object *status_reply(struct control *control, const struct co
 	evictions = json_object_new_object();
 	json_object_object_add(evictions, "killed", json_object_new_int64((int64_t)view->evictions));
 	json_object_object_add(evictions, "failed", json_object_new_int64((int64_t)view->evictions_failed));
+	json_object_object_add(evictions, "refused_stale", json_object_new_int64((int64_t)view->evictions_stale));
+	json_object_object_add(evictions, "in_flight", json_object_new_int64((int64_t)view->actions_in_flight));
 	json_object_object_add(reply, "evictions", evictions);
+	json_object_object_add(reply, "loop_iteration_max_ns", json_object_new_int64(view->loop_iteration_max_ns));
 	json_object_object_add(reply, "events_kept", json_object_new_int64((int64_t)eventlog_count(view->eventlog)));
 	return reply;
 }

@@ -77,6 +77,9 @@ struct control_view {
 	int64_t last_evaluation_unix_ns;	/* 0: none yet */
 	uint64_t evictions;		/* pods killed */
 	uint64_t evictions_failed;
+	uint64_t evictions_stale;	/* refused: not the cgroup that was ranked */
+	int64_t loop_iteration_max_ns;	/* the event loop's longest iteration */
+	uint64_t actions_in_flight;	/* kills under way */
 };
 
 /* Fill *view for command (zeroed beforehand). Return 0, or negative errno to answer

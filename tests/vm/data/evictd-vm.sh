@@ -24,9 +24,13 @@ ev_start() {
     vm_info "evictd: $(grep -m1 'evictd running' "$EV_LOG" | sed 's/^[^ ]* //')"
 }
 
-# ev_stop: SIGTERM evictd and wait for it; ev_rc is its exit status.
+# ev_stop: SIGTERM evictd and wait for it; ev_rc is its exit status. First the loop's longest
+# iteration from /metrics (the default address) goes into an INFO "loop-max:" line.
 ev_stop() {
     [ -n "$EV_PID" ] || return 0
+    _lmax=$(wget -q -T 2 -O - http://127.0.0.1:9808/metrics 2>/dev/null |
+        awk '$1 == "evictd_loop_iteration_max_seconds" { print $2 }')
+    [ -n "$_lmax" ] && vm_info "loop-max: evictd_loop_iteration_max_seconds=$_lmax"
     kill "$EV_PID" 2>/dev/null
     wait "$EV_PID"
     ev_rc=$?
