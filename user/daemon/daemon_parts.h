@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /* The daemon's parts, one file each, and what they share. Private to user/daemon/.
  *   daemon.c    set-up, the loop's sources (signals, timers, PSI), run and exit
+ *   pod_psi.c   a PSI trigger per pod cgroup
+ *   disk_usage.c per-pod disk usage measured off the loop
  *   act.c       act on a decision: reclaim first, choose and start evictions, their ends
  *   reload.c    SIGHUP: a new policy built whole, swapped in
  *   daemon_bpf.c, daemon_ops.c, daemon_shutdown.c, daemon_kube.c: the other event sources */
@@ -21,9 +23,9 @@ bool daemon_is_disk_signal(enum ev_signal signal);
 bool daemon_disk_usage_ready(struct daemon *daemon);
 void daemon_disk_usage_cancel(struct daemon *daemon);
 
-/* daemon.c */
-/* Keep the per-pod PSI triggers in step with the pods table. */
+/* pod_psi.c: keep the per-pod PSI triggers in step with the pods table. */
 void daemon_sync_pod_psi(struct daemon *daemon);
+void daemon_pod_psi_close(struct daemon *daemon);
 
 /* reload.c */
 /* Re-read the configuration from argv; on any error keep the running policy and say why.

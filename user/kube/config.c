@@ -13,18 +13,6 @@
 #include "sys/fileio.h"
 #include "sys/log.h"
 
-static bool root_is_host(const char *root)
-{
-	return !root || !root[0] || !strcmp(root, "/");
-}
-
-static int join_root(char *buf, size_t len, const char *root, const char *path)
-{
-	int n = snprintf(buf, len, "%s%s", root_is_host(root) ? "" : root, path);
-
-	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
-}
-
 static int copy_path(char *dst, size_t len, const char *src)
 {
 	if (strlen(src) >= len)
@@ -106,9 +94,9 @@ int kube_config_load(struct kube_config *config, const struct kube_config_option
 	int err;
 
 	memset(config, 0, sizeof(*config));
-	if ((err = join_root(sa_token, sizeof(sa_token), options->root, KUBE_SERVICE_ACCOUNT_DIR "/token")) ||
-	    (err = join_root(sa_ca, sizeof(sa_ca), options->root, KUBE_SERVICE_ACCOUNT_DIR "/ca.crt")) ||
-	    (err = join_root(sa_namespace, sizeof(sa_namespace), options->root,
+	if ((err = fileio_join_root(sa_token, sizeof(sa_token), options->root, KUBE_SERVICE_ACCOUNT_DIR "/token")) ||
+	    (err = fileio_join_root(sa_ca, sizeof(sa_ca), options->root, KUBE_SERVICE_ACCOUNT_DIR "/ca.crt")) ||
+	    (err = fileio_join_root(sa_namespace, sizeof(sa_namespace), options->root,
 			     KUBE_SERVICE_ACCOUNT_DIR "/namespace"))) {
 		log_err("kube: the service-account paths under %s are too long", options->root);
 		return err;

@@ -24,6 +24,7 @@
 #include "sys/log.h"
 #include "pods/crictl.h"
 #include "pods/internal.h"
+#include "sys/fileio.h"
 
 
 /* ---- disk usage (DESIGN.md §5) ----------------------------------------------------------------
@@ -611,11 +612,11 @@ static int job_new(struct pods *pods, const struct pods_disk_options *options,
 	if (!job->measure)
 		goto done;
 
-	err = pods_join_path(job->kubelet_dir, sizeof(job->kubelet_dir), pods->root,
+	err = fileio_join_root(job->kubelet_dir, sizeof(job->kubelet_dir), pods->root,
 			     options->kubelet_dir && options->kubelet_dir[0] ? options->kubelet_dir :
 									       PODS_DEFAULT_KUBELET_DIR);
 	if (!err)
-		err = pods_join_path(job->log_dir, sizeof(job->log_dir), pods->root,
+		err = fileio_join_root(job->log_dir, sizeof(job->log_dir), pods->root,
 				     options->log_dir && options->log_dir[0] ? options->log_dir :
 									   PODS_DEFAULT_LOG_DIR);
 	if (err) {

@@ -41,9 +41,7 @@ struct pods {
 };
 
 /* root NULL, "" or "/": paths are this machine's. */
-bool pods_root_is_host(const char *root);
 /* buf = root + path (root ignored when it is the host). 0 or -ENAMETOOLONG. */
-int pods_join_path(char *buf, size_t len, const char *root, const char *path);
 /* A whole non-negative decimal, optionally followed by whitespace. 0, -EINVAL, -ERANGE. */
 int pods_parse_u64_text(const char *text, int64_t *value);
 /* name (relative to dir_fd, AT_FDCWD for a path) holding one such decimal. */

@@ -36,75 +36,6 @@
 #include "sys/log.h"
 #include "pods/internal.h"
 
-bool pods_root_is_host(const char *root)
-{
-	return !root || !root[0] || (root[0] == '/' && !root[1]);
-}
-
-int pods_join_path(char *buf, size_t len, const char *root, const char *path)
-{
-	int n = snprintf(buf, len, "%s%s", pods_root_is_host(root) ? "" : root, path);
-
-	if (n < 0 || (size_t)n >= len)
-		return -ENAMETOOLONG;
-	return 0;
-}
-
-/* A whole non-negative decimal, optionally followed by whitespace. */
-int pods_parse_u64_text(const char *text, int64_t *value)
-{
-	char *end;
-	unsigned long long v;
-
-	if (*text < '0' || *text > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno || v > INT64_MAX)
-		return -ERANGE;
-	while (*end == ' ' || *end == '\n' || *end == '\t')
-		end++;
-	if (*end)
-		return -EINVAL;
-	*value = (int64_t)v;
-	return 0;
-}
-
-int pods_read_i64_at(int dir_fd, const char *name, int64_t *value)
-{
-	char buf[64];
-	ssize_t n = fileio_read_at(dir_fd, name, buf, sizeof(buf));
-
-	if (n < 0)
-		return (int)n;
-	return pods_parse_u64_text(buf, value);
-}
-
-/* The value of `key` in a "key value\n" file held in buf; -ENOENT when absent. */
-int pods_flat_keyed_value(const char *buf, const char *key, int64_t *value)
-{
-	size_t key_len = strlen(key);
-	const char *line = buf;
-
-	while (line && *line) {
-		if (strncmp(line, key, key_len) == 0 && line[key_len] == ' ') {
-			char *end;
-			long long v;
-
-			errno = 0;
-			v = strtoll(line + key_len + 1, &end, 10);
-			if (errno || end == line + key_len + 1)
-				return -EINVAL;
-			*value = v;
-			return 0;
-		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	return -ENOENT;
-}
-
 bool pods_path_is_ancestor(const char *ancestor, const char *path)
 {
 	size_t len;
@@ -183,7 +114,7 @@ int pods_open(struct pods **out, const struct pods_options *options)
 		return -ENOMEM;
 	}
 	pods->meta_source = options->meta_source;
-	err = copy_checked(pods->root, sizeof(pods->root), pods_root_is_host(options->root) ? "" : options->root);
+	err = copy_checked(pods->root, sizeof(pods->root), fileio_root_is_host(options->root) ? "" : options->root);
 	if (err)
 		goto fail;
 	if (options->n_workload_roots > PODS_MAX_WORKLOAD_ROOTS) {
@@ -194,7 +125,7 @@ int pods_open(struct pods **out, const struct pods_options *options)
 	}
 
 	if (options->cgroup_dir && options->cgroup_dir[0])
-		err = pods_join_path(pods->mount, sizeof(pods->mount), pods->root, options->cgroup_dir);
+		err = fileio_join_root(pods->mount, sizeof(pods->mount), pods->root, options->cgroup_dir);
 	else
 		err = pods_detect_cgroup_mount(pods->root, pods->mount, sizeof(pods->mount));
 	if (err) {
@@ -216,7 +147,7 @@ int pods_open(struct pods **out, const struct pods_options *options)
 			err = -EINVAL;
 			goto fail;
 		}
-		err = pods_join_path(pods->workload_roots[i], PATH_MAX, pods->root, dir);
+		err = fileio_join_root(pods->workload_roots[i], PATH_MAX, pods->root, dir);
 		if (err)
 			goto fail;
 	}

@@ -16,6 +16,62 @@
 #include "sys/log.h"
 #include "pods/internal.h"
 
+/* A whole non-negative decimal, optionally followed by whitespace. */
+int pods_parse_u64_text(const char *text, int64_t *value)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*text < '0' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || v > INT64_MAX)
+		return -ERANGE;
+	while (*end == ' ' || *end == '\n' || *end == '\t')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*value = (int64_t)v;
+	return 0;
+}
+
+int pods_read_i64_at(int dir_fd, const char *name, int64_t *value)
+{
+	char buf[64];
+	ssize_t n = fileio_read_at(dir_fd, name, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	return pods_parse_u64_text(buf, value);
+}
+
+/* The value of `key` in a "key value\n" file held in buf; -ENOENT when absent. */
+int pods_flat_keyed_value(const char *buf, const char *key, int64_t *value)
+{
+	size_t key_len = strlen(key);
+	const char *line = buf;
+
+	while (line && *line) {
+		if (strncmp(line, key, key_len) == 0 && line[key_len] == ' ') {
+			char *end;
+			long long v;
+
+			errno = 0;
+			v = strtoll(line + key_len + 1, &end, 10);
+			if (errno || end == line + key_len + 1)
+				return -EINVAL;
+			*value = v;
+			return 0;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return -ENOENT;
+}
+
+
 /* cgroup.threads recursion: the kubelet's tree is 3 deep below a pod; containers may nest. */
 #define THREADS_MAX_DEPTH 16
 
@@ -27,12 +83,12 @@ int pods_detect_cgroup_mount(const char *root, char *buf, size_t len)
 	char probe[PATH_MAX];
 
 	for (size_t i = 0; i < sizeof(candidates) / sizeof(candidates[0]); i++) {
-		if (pods_join_path(probe, sizeof(probe), root, candidates[i]) ||
+		if (fileio_join_root(probe, sizeof(probe), root, candidates[i]) ||
 		    strlen(probe) + sizeof("/cgroup.controllers") > sizeof(probe))
 			return -ENAMETOOLONG;
 		strcat(probe, "/cgroup.controllers");
 		if (access(probe, F_OK) == 0)
-			return pods_join_path(buf, len, root, candidates[i]);
+			return fileio_join_root(buf, len, root, candidates[i]);
 	}
 	return -ENOENT;
 }
@@ -46,7 +102,7 @@ int pods_read_self_cgroup(const char *root, const char *mount, char *buf, size_t
 
 	if (!mount || !buf)
 		return -EINVAL;
-	err = pods_join_path(path, sizeof(path), root, "/proc/self/cgroup");
+	err = fileio_join_root(path, sizeof(path), root, "/proc/self/cgroup");
 	if (err)
 		return err;
 	n = fileio_read_at(AT_FDCWD, path, text, sizeof(text));

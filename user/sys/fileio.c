@@ -112,6 +112,18 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t m
 	return 0;
 }
 
+bool fileio_root_is_host(const char *root)
+{
+	return !root || !root[0] || (root[0] == '/' && !root[1]);
+}
+
+int fileio_join_root(char *buf, size_t len, const char *root, const char *path)
+{
+	int n = snprintf(buf, len, "%s%s", fileio_root_is_host(root) ? "" : root, path);
+
+	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
 int fileio_mkdir_p(const char *path, mode_t mode)
 {
 	char copy[PATH_MAX];

@@ -5,6 +5,7 @@
 #ifndef EVICTD_SYS_FILEIO_H
 #define EVICTD_SYS_FILEIO_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -21,6 +22,11 @@ int fileio_write_at(int dir_fd, const char *name, const char *text);
 /* Write data to path atomically: a temporary file beside it, fsync, rename, fsync of the
  * directory. mode for the new file. 0 or negative errno; the temporary file never stays. */
 int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* The root prefix every path of evictd is read under (--root, tests' fixture trees): NULL,
+ * "" and "/" are this machine. */
+bool fileio_root_is_host(const char *root);
+/* root + path into buf; -ENAMETOOLONG when it does not fit. */
+int fileio_join_root(char *buf, size_t len, const char *root, const char *path);
 /* mkdir -p: create path and its missing parents with mode. 0 (also when it exists as a
  * directory) or negative errno. */
 int fileio_mkdir_p(const char *path, mode_t mode);
