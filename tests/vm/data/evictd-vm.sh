@@ -28,9 +28,9 @@ ev_start() {
 # iteration from /metrics (the default address) goes into an INFO "loop-max:" line.
 ev_stop() {
     [ -n "$EV_PID" ] || return 0
-    _lmax=$(wget -q -T 2 -O - http://127.0.0.1:9808/metrics 2>/dev/null |
+    _lmax=$(wget -q -O - http://127.0.0.1:9808/metrics 2>/dev/null |
         awk '$1 == "evictd_loop_iteration_max_seconds" { print $2 }')
-    [ -n "$_lmax" ] && vm_info "loop-max: evictd_loop_iteration_max_seconds=$_lmax"
+    vm_info "loop-max: evictd_loop_iteration_max_seconds=${_lmax:-unavailable}"
     kill "$EV_PID" 2>/dev/null
     wait "$EV_PID"
     ev_rc=$?
