@@ -172,6 +172,20 @@ static void test_long_line_truncated(void **state)
 	free(c.buf);
 }
 
+/* A pod name with a newline and a terminal escape stays on one line, the bytes shown. */
+static void test_control_characters_escaped(void **state)
+{
+	struct capture c;
+
+	log_set_level(LOGLEVEL_INFO);
+	capture_start(&c);
+	log_info("evicted %s now", "ns/evil\n2026-01-01T00:00:00.000Z error: forged\x1b[2J");
+	capture_stop(&c);
+	assert_non_null(strstr(c.buf, "evicted ns/evil\\x0a2026-01-01T00:00:00.000Z error: forged\\x1b[2J now\n"));
+	assert_ptr_equal(strchr(c.buf, '\n'), c.buf + strlen(c.buf) - 1);
+	free(c.buf);
+}
+
 /* The journal check is made once per process: a child makes it with JOURNAL_STREAM set. */
 static void test_journal_prefix(void **state)
 {
@@ -206,6 +220,7 @@ int main(void)
 		cmocka_unit_test(test_journal_prefix),
 		cmocka_unit_test(test_threads_whole_lines),
 		cmocka_unit_test(test_long_line_truncated),
+		cmocka_unit_test(test_control_characters_escaped),
 	};
 
 	unsetenv("JOURNAL_STREAM");

@@ -69,6 +69,33 @@ static void write_all(int fd, const char *buf, size_t len)
 	}
 }
 
+/* Control characters in the message (a pod name, a namespace or an xattr value with a newline
+ * or a terminal escape) would forge log lines or drive the reader's terminal: shown as \xNN.
+ * Returns the new length; the text may be cut to fit. */
+static size_t escape_controls(char *text, size_t len, size_t size)
+{
+	char copy[LOG_LINE_MAX];
+	size_t out = 0;
+
+	if (len > sizeof(copy))
+		len = sizeof(copy);
+	for (size_t i = 0; i < len; i++)
+		if ((unsigned char)text[i] < 0x20 || text[i] == 0x7f)
+			goto escape;
+	return len;
+escape:
+	memcpy(copy, text, len);
+	for (size_t i = 0; i < len && out + 4 < size; i++) {
+		unsigned char c = (unsigned char)copy[i];
+
+		if (c < 0x20 || c == 0x7f)
+			out += (size_t)snprintf(text + out, size - out, "\\x%02x", c);
+		else
+			text[out++] = (char)c;
+	}
+	return out;
+}
+
 void log_msg(enum log_level level, const char *fmt, ...)
 {
 	int saved_errno = errno;
@@ -103,6 +130,9 @@ void log_msg(enum log_level level, const char *fmt, ...)
 	va_end(ap);
 	if (n < 0)
 		n = 0;
+	if ((size_t)n >= room)
+		n = (int)room - 1;
+	n = (int)escape_controls(line + len, (size_t)n, room);
 	if ((size_t)n + 1 < room) {
 		len += (size_t)n;
 		line[len++] = '\n';
