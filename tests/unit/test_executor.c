@@ -341,6 +341,26 @@ static void test_never_evict_unless_shutdown(void **state)
 	assert_int_equal(rmdir(pod.cgroup_path), 0);
 }
 
+/* A cgroup that went away by itself since the ranking: -ENOENT, which the daemon does not
+ * count as a failed eviction. */
+static void test_vanished_cgroup(void **state)
+{
+	struct rig rig;
+	struct pod pod;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("vanished", &pod, false);
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	for (int i = 0; i < 100 && rmdir(pod.cgroup_path); i++)
+		usleep(10000);
+	rig_open(&rig);
+	assert_int_equal(rig_start(&rig, &pod, KILL_HARD, 0, false), -ENOENT);
+	assert_int_equal(executor_in_flight(rig.executor), 0);
+	rig_close(&rig);
+}
+
 /* A target outside the allowed roots is refused before anything is written. */
 static void test_outside_roots_refused(void **state)
 {
@@ -364,6 +384,7 @@ int main(void)
 		cmocka_unit_test(test_recreated_cgroup_is_refused),
 		cmocka_unit_test(test_never_evict_unless_shutdown),
 		cmocka_unit_test(test_outside_roots_refused),
+		cmocka_unit_test(test_vanished_cgroup),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

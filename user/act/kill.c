@@ -150,7 +150,11 @@ static int open_without_symlinks(const char *path, int *out_fd)
 		next = openat(fd, component, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 		if (next < 0) {
 			err = -errno;
-			log_err("kill: refusing %s: open component \"%s\": %m", path, component);
+			/* A cgroup that is gone has ended by itself: not a refusal. */
+			if (err == -ENOENT)
+				log_info("kill: %s is gone (no \"%s\"): nothing to kill", path, component);
+			else
+				log_err("kill: refusing %s: open component \"%s\": %m", path, component);
 			close(fd);
 			return err;
 		}

@@ -371,6 +371,11 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 
 			daemon_ops_record(daemon, &entry);
 		}
+		if (err == -ENOENT) {
+			/* The cgroup went away by itself since the ranking: no failure, decide again. */
+			daemon->pending_mask |= SIGNAL_MASK_ALL;
+			err = 1;
+		}
 		if (err) {
 			if (err < 0) {
 				struct eventlog_decision entry = eviction_entry(eviction, pod, EVENTLOG_FAILED, -1,
