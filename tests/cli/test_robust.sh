@@ -212,7 +212,13 @@ else
 	fail "c. a hanging reclaim command: /healthz and evictctl answer in 1 s, the memory hog is killed meanwhile, loop max < 1 s" \
 		"$(printf '%s\n' "${problems[@]}")"
 fi
+# SIGTERM while the command still hangs: the daemon leaves at once (the command is its own
+# process group's problem, cancelled, never waited for).
+t=$(date +%s%N)
 stop "$tpid"
+term_ms=$(ms_since "$t")
+check "c. SIGTERM during the hanging reclaim command: exits 0 within 1 s (${term_ms} ms, rc '${rc}')" \
+	[ "$rc" = 0 -a "$term_ms" -lt 1000 ]
 kill_reclaim
 echo 1 > "$root/hog/cgroup.kill" 2>/dev/null
 
