@@ -1333,6 +1333,104 @@ static void test_standalone_workloads(void **state)
 	nftw(shm, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* Delegated cgroups (not owned by root) cannot rank themselves with user.* xattrs; trusted.*
+ * counts everywhere; a value holding a NUL is no value. */
+static void delegated_on(const char *root)
+{
+	const char *workload_roots[] = { "/workloads" };
+	struct pods_options options = { .root = root, .workload_roots = workload_roots, .n_workload_roots = 1 };
+	struct pod *owned = NULL, *delegated = NULL, *trusted = NULL, *nul = NULL;
+	char dir[PATH_MAX];
+	struct pod **list;
+	struct pods *pods;
+	bool have_trusted;
+	size_t n;
+
+	fixture_write(root, CG "/cgroup.controllers", "memory\n");
+	write_cgroup(root, "workloads/owned", 10 * MI, 0, 1);
+	write_cgroup(root, "workloads/delegated", 10 * MI, 0, 1);
+	write_cgroup(root, "workloads/trusted", 10 * MI, 0, 1);
+	write_cgroup(root, "workloads/nul", 10 * MI, 0, 1);
+	snprintf(dir, sizeof(dir), "%s/workloads/owned", root);
+	set_attr(dir, PODS_XATTR_PRIORITY, "100");
+	snprintf(dir, sizeof(dir), "%s/workloads/delegated", root);
+	set_attr(dir, PODS_XATTR_PRIORITY, "2147483647");
+	set_attr(dir, PODS_XATTR_MEMORY_REQUEST, "64Gi");
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	snprintf(dir, sizeof(dir), "%s/workloads/trusted", root);
+	have_trusted = setxattr(dir, PODS_XATTR_TRUSTED_PRIORITY, "7", 1, 0) == 0;
+	set_attr(dir, PODS_XATTR_PRIORITY, "9");
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	snprintf(dir, sizeof(dir), "%s/workloads/nul", root);
+	assert_int_equal(setxattr(dir, PODS_XATTR_PRIORITY, "5\0junk", 6, 0), 0);
+	assert_int_equal(setxattr(dir, PODS_XATTR_MEMORY_REQUEST, "1Gi\0", 4, 0), 0);
+
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	list = pods_list(pods, &n);
+	assert_int_equal(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(list[i]->name, "owned")) owned = list[i];
+		if (!strcmp(list[i]->name, "delegated")) delegated = list[i];
+		if (!strcmp(list[i]->name, "trusted")) trusted = list[i];
+		if (!strcmp(list[i]->name, "nul")) nul = list[i];
+	}
+	assert_non_null(owned);
+	assert_non_null(delegated);
+	assert_non_null(trusted);
+	assert_non_null(nul);
+	assert_int_equal(owned->priority, 100);
+	assert_int_equal(delegated->priority, 0);
+	assert_int_equal(delegated->memory_request, 0);
+	assert_false(pod_never_evict(delegated));
+	if (have_trusted)
+		assert_int_equal(trusted->priority, 7);
+	else
+		print_message("trusted.* xattrs not settable here: that case is not checked\n");
+	assert_int_equal(nul->priority, 0);
+	assert_int_equal(nul->memory_request, 0);
+	pods_close(pods);
+}
+
+static void test_workload_xattrs_delegated_and_nul(void **state)
+{
+	char shm[PATH_MAX] = "/dev/shm/evictd-test-pods-XXXXXX";
+
+	if (geteuid() != 0) {
+		print_message("not root: cannot chown a workload to another user\n");
+		skip();
+	}
+	if (xattrs_work(*state)) {
+		delegated_on(*state);
+		return;
+	}
+	if (!mkdtemp(shm) || !xattrs_work(shm)) {
+		rmdir(shm);
+		skip();
+	}
+	delegated_on(shm);
+	nftw(shm, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void test_usage_threads_at_any_depth(void **state)
+{
+	const char *root = *state;
+	char rel[PATH_MAX] = "deep", file[PATH_MAX + 32];
+	struct pod pod = { 0 };
+
+	/* No pids.current: every level's cgroup.threads counts, 40 levels down too. */
+	fixture_write(root, "deep/memory.current", "1\n");
+	fixture_write(root, "deep/cgroup.threads", "1\n");
+	for (int level = 1; level <= 40; level++) {
+		strcat(rel, "/c");
+		snprintf(file, sizeof(file), "%s/cgroup.threads", rel);
+		fixture_write(root, file, "%d\n", 100 + level);
+	}
+	snprintf(pod.cgroup_path, sizeof(pod.cgroup_path), "%s/deep", root);
+	pods_read_usage(&pod);
+	assert_int_equal(pod.processes, 41);
+}
+
 static void test_open_rejects_bad_workload_roots(void **state)
 {
 	static const char *const bad[] = { "/", "relative", "/a/../b", "/a//b", "/a/", "/a/./b" };
@@ -2081,6 +2179,8 @@ int main(void)
 		TT(test_self_pod),
 		T(test_path_is_ancestor),
 		TT(test_standalone_workloads),
+		TT(test_workload_xattrs_delegated_and_nul),
+		TT(test_usage_threads_at_any_depth),
 		TT(test_open_rejects_bad_workload_roots),
 		TT(test_disk_usage_volumes_logs_writable),
 		TT(test_disk_memory_volume_and_other_mounts),
