@@ -10,6 +10,7 @@
 #include <signal.h>
 #include <stdint.h>
 #include <sys/mount.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
 
@@ -785,6 +786,8 @@ static void test_join_pods_file(void **state)
 	options.meta_source = pods_file_source_new(PODS_FIXTURES "/node-a.json", "node-a");
 	assert_non_null(options.meta_source);
 	assert_int_equal(pods_open(&pods, &options), 0);
+	/* The file is parsed in a worker; --once waits for it like this. */
+	assert_int_equal(pods_meta_wait(pods, 30ll * 1000000000), 0);
 	assert_int_equal(pods_refresh(pods), 0);
 	pods_list(pods, &n);
 	/* 3 + apiserver + DaemonSet + critical + 2 unknown; the file's pods without a cgroup
@@ -868,6 +871,17 @@ static void set_mtime(const char *path, time_t sec)
 	assert_int_equal(utimensat(AT_FDCWD, path, times, 0), 0);
 }
 
+/* refresh(), and when a read was started, wait for the worker and refresh() again. */
+static int refresh_settled(struct pods_meta_source *source, struct pod_meta_list *list)
+{
+	int ret = source->refresh(source, list);
+
+	if (ret == 1)
+		return ret;
+	assert_int_equal(source->wait(source, 30ll * 1000000000), 0);
+	return source->refresh(source, list);
+}
+
 static void test_pods_file_reload_only_on_change(void **state)
 {
 	const char *root = *state;
@@ -881,7 +895,7 @@ static void test_pods_file_reload_only_on_change(void **state)
 	source = pods_file_source_new(path, NULL);
 	assert_non_null(source);
 
-	assert_int_equal(source->refresh(source, &list), 1);
+	assert_int_equal(refresh_settled(source, &list), 1);
 	assert_int_equal(list.items[0].priority, 5);
 	/* Unchanged: not re-read. */
 	assert_int_equal(source->refresh(source, &list), 0);
@@ -890,14 +904,14 @@ static void test_pods_file_reload_only_on_change(void **state)
 	/* Changed: re-parsed. */
 	fixture_write(root, "pods.json", POD_WITH("{\"priority\":7}"));
 	set_mtime(path, 2000);
-	assert_int_equal(source->refresh(source, &list), 1);
+	assert_int_equal(refresh_settled(source, &list), 1);
 	assert_int_equal(list.items[0].priority, 7);
 
 	/* A broken version: error, the last good list stays, and it is not retried (nor
 	 * re-logged) until the file changes again. */
 	fixture_write(root, "pods.json", POD_WITH("{\"priority\":\"x\"}"));
 	set_mtime(path, 3000);
-	assert_int_equal(source->refresh(source, &list), -EINVAL);
+	assert_int_equal(refresh_settled(source, &list), -EINVAL);
 	assert_int_equal(list.items[0].priority, 7);
 	assert_int_equal(source->refresh(source, &list), -EINVAL);
 	assert_int_equal(list.items[0].priority, 7);
@@ -907,11 +921,241 @@ static void test_pods_file_reload_only_on_change(void **state)
 	assert_int_equal(source->refresh(source, &list), -ENOENT);
 	assert_int_equal(list.items[0].priority, 7);
 	fixture_write(root, "pods.json", POD_WITH("{\"priority\":9}"));
-	assert_int_equal(source->refresh(source, &list), 1);
+	assert_int_equal(refresh_settled(source, &list), 1);
 	assert_int_equal(list.items[0].priority, 9);
 
 	source->destroy(source);
 	pod_meta_list_free(&list);
+}
+
+/* ---- hostile pods files and log volume --------------------------------------------------- */
+
+/* stderr (fd 2) into a temp file while capturing; the captured text back, malloc'd. */
+struct capture {
+	int saved;
+	char path[PATH_MAX];
+};
+
+static void capture_start(struct capture *c)
+{
+	int fd;
+
+	snprintf(c->path, sizeof(c->path), "/tmp/evictd-test-stderr-XXXXXX");
+	fd = mkstemp(c->path);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	c->saved = dup(2);
+	assert_true(c->saved >= 0);
+	assert_int_equal(dup2(fd, 2), 2);
+	close(fd);
+}
+
+static char *capture_end(struct capture *c, size_t *lines)
+{
+	size_t len;
+	char *text;
+
+	fflush(stderr);
+	assert_int_equal(dup2(c->saved, 2), 2);
+	close(c->saved);
+	text = slurp(c->path, &len);
+	unlink(c->path);
+	*lines = 0;
+	for (size_t i = 0; i < len; i++)
+		*lines += text[i] == '\n';
+	return text;
+}
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* A PodList of n tiny pods (UIDs u-<i>, no cgroups), names padded to pad bytes, then the
+ * Guaranteed fixture pod UID_G with the given priority; written beside path and renamed over
+ * it (a new version, as kubectl > tmp && mv would). Returns the size. */
+static size_t write_big_podlist(const char *path, size_t n, size_t pad, int priority)
+{
+	char tmp[PATH_MAX + 8], name[512];
+	size_t size;
+	FILE *f;
+
+	assert_true(pad < sizeof(name));
+	memset(name, 'x', pad);
+	name[pad] = '\0';
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	assert_non_null(f);
+	fputs("{\"kind\":\"List\",\"items\":[", f);
+	for (size_t i = 0; i < n; i++)
+		fprintf(f, "{\"metadata\":{\"uid\":\"u-%zu\",\"name\":\"%s%zu\"}},", i, name, i);
+	fprintf(f, "{\"metadata\":{\"uid\":\"%s\",\"name\":\"g\"},\"spec\":{\"priority\":%d}}]}\n",
+		UID_G, priority);
+	size = (size_t)ftell(f);
+	fclose(f);
+	assert_int_equal(rename(tmp, path), 0);
+	return size;
+}
+
+#define SECOND (1000000000ll)
+
+static void test_pods_file_parsed_off_the_loop(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	struct pod_meta_list list = { 0 };
+	struct pods_meta_source *over;
+	struct capture cap;
+	struct pods *pods;
+	char path[PATH_MAX], big[PATH_MAX], *text;
+	size_t size, lines;
+	int64_t start, took;
+	FILE *f;
+
+	build_systemd_tree(root);
+	snprintf(path, sizeof(path), "%s/pods.json", root);
+	write_big_podlist(path, 0, 0, 5);
+	options.meta_source = pods_file_source_new(path, NULL);
+	assert_non_null(options.meta_source);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_meta_wait(pods, 30 * SECOND), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	assert_int_equal(find_pod(pods, UID_G)->priority, 5);
+
+	/* 100,000 pods, just under the cap: seconds of json-c. The refresh only starts the
+	 * worker and returns; the old list stays in force meanwhile. */
+	size = write_big_podlist(path, 100000, 110, 9);
+	assert_true(size > PODS_FILE_MAX_BYTES - PODS_FILE_MAX_BYTES / 8 && size <= PODS_FILE_MAX_BYTES);
+	start = now_ns();
+	assert_int_equal(pods_refresh(pods), 0);
+	took = now_ns() - start;
+	print_message("pods_refresh with a %zu-byte pods file being parsed: %lld us\n", size,
+		      (long long)(took / 1000));
+	assert_true(took < 100 * 1000000ll);
+	assert_int_equal(find_pod(pods, UID_G)->priority, 5);
+	start = now_ns();
+	assert_int_equal(pods_refresh(pods), 0);
+	assert_true(now_ns() - start < 100 * 1000000ll);
+
+	/* Done: the next refresh has the new metadata. */
+	assert_int_equal(pods_meta_wait(pods, 60 * SECOND), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	assert_int_equal(find_pod(pods, UID_G)->priority, 9);
+	pods_close(pods);
+
+	/* Over the cap: refused at once, one line naming the file and the cap. */
+	snprintf(big, sizeof(big), "%s/huge.json", root);
+	f = fopen(big, "w");
+	assert_non_null(f);
+	assert_int_equal(ftruncate(fileno(f), (off_t)PODS_FILE_MAX_BYTES + 1), 0);
+	fclose(f);
+	log_set_level(LOGLEVEL_ERR);
+	capture_start(&cap);
+	start = now_ns();
+	over = pods_file_source_new(big, NULL);
+	assert_non_null(over);
+	assert_int_equal(over->refresh(over, &list), -EFBIG);
+	assert_int_equal(over->refresh(over, &list), -EFBIG);
+	took = now_ns() - start;
+	text = capture_end(&cap, &lines);
+	log_set_level(LOGLEVEL_ERR - 1);
+	assert_int_equal(lines, 1);
+	assert_non_null(strstr(text, big));
+	assert_non_null(strstr(text, "16 MiB"));
+	assert_true(took < 100 * 1000000ll);
+	assert_int_equal(list.n_items, 0);
+	free(text);
+	over->destroy(over);
+}
+
+/* Runs fn in a child; fails unless it exits 0 within timeout_ms (a hang is killed). */
+static void in_child_within(void (*fn)(const char *), const char *arg, int timeout_ms)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		fn(arg);
+		_exit(0);
+	}
+	for (int waited = 0; waited <= timeout_ms; waited += 10) {
+		if (waitpid(pid, &status, WNOHANG) == pid) {
+			assert_true(WIFEXITED(status));
+			assert_int_equal(WEXITSTATUS(status), 0);
+			return;
+		}
+		usleep(10000);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	fail_msg("hung for %d ms", timeout_ms);
+}
+
+static void fifo_body(const char *root)
+{
+	struct pods_options options = { .root = root };
+	struct pod_meta_list list = { 0 };
+	struct pods_meta_source *source;
+	struct pods *pods;
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/pods.fifo", root);
+	source = pods_file_source_new(path, NULL);
+	if (!source || source->refresh(source, &list) != -EINVAL)
+		_exit(1);
+	if (source->refresh(source, &list) != -EINVAL || list.n_items)
+		_exit(2);
+	source->destroy(source);
+	/* Through the table: no hold, the pods are there without metadata. */
+	options.meta_source = pods_file_source_new(path, NULL);
+	if (pods_open(&pods, &options) || pods_refresh(pods) || pods_refresh(pods))
+		_exit(3);
+	pods_close(pods);
+}
+
+static void test_pods_file_fifo_does_not_hang(void **state)
+{
+	const char *root = *state;
+	char path[PATH_MAX];
+
+	build_systemd_tree(root);
+	snprintf(path, sizeof(path), "%s/pods.fifo", root);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	in_child_within(fifo_body, root, 3000);
+}
+
+static void test_log_lines_bounded_with_many_pods(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	struct capture cap;
+	struct pods *pods;
+	char path[PATH_MAX], *text;
+	size_t lines;
+
+	/* 100,000 pods in the file without a cgroup: one distinct "no-cgroup" key each. */
+	build_systemd_tree(root);
+	snprintf(path, sizeof(path), "%s/pods.json", root);
+	write_big_podlist(path, 100000, 0, 1);
+	options.meta_source = pods_file_source_new(path, NULL);
+	assert_non_null(options.meta_source);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_meta_wait(pods, 60 * SECOND), 0);
+
+	log_set_level(LOGLEVEL_DEBUG);
+	capture_start(&cap);
+	for (int i = 0; i < 10; i++)
+		assert_int_equal(pods_refresh(pods), 0);
+	text = capture_end(&cap, &lines);
+	log_set_level(LOGLEVEL_ERR - 1);
+	print_message("%zu lines over 10 refreshes of 100,000 pods\n", lines);
+	assert_true(lines < 200);
+	free(text);
+	pods_close(pods);
 }
 
 static void test_self_pod(void **state)
@@ -1087,6 +1331,104 @@ static void test_standalone_workloads(void **state)
 	}
 	standalone_on(shm);
 	nftw(shm, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+/* Delegated cgroups (not owned by root) cannot rank themselves with user.* xattrs; trusted.*
+ * counts everywhere; a value holding a NUL is no value. */
+static void delegated_on(const char *root)
+{
+	const char *workload_roots[] = { "/workloads" };
+	struct pods_options options = { .root = root, .workload_roots = workload_roots, .n_workload_roots = 1 };
+	struct pod *owned = NULL, *delegated = NULL, *trusted = NULL, *nul = NULL;
+	char dir[PATH_MAX];
+	struct pod **list;
+	struct pods *pods;
+	bool have_trusted;
+	size_t n;
+
+	fixture_write(root, CG "/cgroup.controllers", "memory\n");
+	write_cgroup(root, "workloads/owned", 10 * MI, 0, 1);
+	write_cgroup(root, "workloads/delegated", 10 * MI, 0, 1);
+	write_cgroup(root, "workloads/trusted", 10 * MI, 0, 1);
+	write_cgroup(root, "workloads/nul", 10 * MI, 0, 1);
+	snprintf(dir, sizeof(dir), "%s/workloads/owned", root);
+	set_attr(dir, PODS_XATTR_PRIORITY, "100");
+	snprintf(dir, sizeof(dir), "%s/workloads/delegated", root);
+	set_attr(dir, PODS_XATTR_PRIORITY, "2147483647");
+	set_attr(dir, PODS_XATTR_MEMORY_REQUEST, "64Gi");
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	snprintf(dir, sizeof(dir), "%s/workloads/trusted", root);
+	have_trusted = setxattr(dir, PODS_XATTR_TRUSTED_PRIORITY, "7", 1, 0) == 0;
+	set_attr(dir, PODS_XATTR_PRIORITY, "9");
+	assert_int_equal(chown(dir, 65534, 65534), 0);
+	snprintf(dir, sizeof(dir), "%s/workloads/nul", root);
+	assert_int_equal(setxattr(dir, PODS_XATTR_PRIORITY, "5\0junk", 6, 0), 0);
+	assert_int_equal(setxattr(dir, PODS_XATTR_MEMORY_REQUEST, "1Gi\0", 4, 0), 0);
+
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	list = pods_list(pods, &n);
+	assert_int_equal(n, 4);
+	for (size_t i = 0; i < n; i++) {
+		if (!strcmp(list[i]->name, "owned")) owned = list[i];
+		if (!strcmp(list[i]->name, "delegated")) delegated = list[i];
+		if (!strcmp(list[i]->name, "trusted")) trusted = list[i];
+		if (!strcmp(list[i]->name, "nul")) nul = list[i];
+	}
+	assert_non_null(owned);
+	assert_non_null(delegated);
+	assert_non_null(trusted);
+	assert_non_null(nul);
+	assert_int_equal(owned->priority, 100);
+	assert_int_equal(delegated->priority, 0);
+	assert_int_equal(delegated->memory_request, 0);
+	assert_false(pod_never_evict(delegated));
+	if (have_trusted)
+		assert_int_equal(trusted->priority, 7);
+	else
+		print_message("trusted.* xattrs not settable here: that case is not checked\n");
+	assert_int_equal(nul->priority, 0);
+	assert_int_equal(nul->memory_request, 0);
+	pods_close(pods);
+}
+
+static void test_workload_xattrs_delegated_and_nul(void **state)
+{
+	char shm[PATH_MAX] = "/dev/shm/evictd-test-pods-XXXXXX";
+
+	if (geteuid() != 0) {
+		print_message("not root: cannot chown a workload to another user\n");
+		skip();
+	}
+	if (xattrs_work(*state)) {
+		delegated_on(*state);
+		return;
+	}
+	if (!mkdtemp(shm) || !xattrs_work(shm)) {
+		rmdir(shm);
+		skip();
+	}
+	delegated_on(shm);
+	nftw(shm, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void test_usage_threads_at_any_depth(void **state)
+{
+	const char *root = *state;
+	char rel[PATH_MAX] = "deep", file[PATH_MAX + 32];
+	struct pod pod = { 0 };
+
+	/* No pids.current: every level's cgroup.threads counts, 40 levels down too. */
+	fixture_write(root, "deep/memory.current", "1\n");
+	fixture_write(root, "deep/cgroup.threads", "1\n");
+	for (int level = 1; level <= 40; level++) {
+		strcat(rel, "/c");
+		snprintf(file, sizeof(file), "%s/cgroup.threads", rel);
+		fixture_write(root, file, "%d\n", 100 + level);
+	}
+	snprintf(pod.cgroup_path, sizeof(pod.cgroup_path), "%s/deep", root);
+	pods_read_usage(&pod);
+	assert_int_equal(pod.processes, 41);
 }
 
 static void test_open_rejects_bad_workload_roots(void **state)
@@ -1831,9 +2173,14 @@ int main(void)
 		TT(test_join_pods_file),
 		TT(test_no_metadata_source),
 		TT(test_pods_file_reload_only_on_change),
+		TT(test_pods_file_parsed_off_the_loop),
+		TT(test_pods_file_fifo_does_not_hang),
+		TT(test_log_lines_bounded_with_many_pods),
 		TT(test_self_pod),
 		T(test_path_is_ancestor),
 		TT(test_standalone_workloads),
+		TT(test_workload_xattrs_delegated_and_nul),
+		TT(test_usage_threads_at_any_depth),
 		TT(test_open_rejects_bad_workload_roots),
 		TT(test_disk_usage_volumes_logs_writable),
 		TT(test_disk_memory_volume_and_other_mounts),

@@ -12,8 +12,31 @@
 
 #include "pods/pods.h"
 
-/* Remembered "logged once" keys; past this, repeats may be logged again. */
-#define WARNED_MAX 4096
+/*
+ * "Logged once" (pods_first_time, pods.c): keys are remembered while they keep coming up, in a
+ * hash set bounded by the size of the tables (WARNED_PER_POD keys per pod, at least
+ * WARNED_MIN), and each kind of message has a token bucket of WARN_BURST lines refilled at one
+ * per WARN_REFILL_NS: 100,000 pods without metadata give WARN_BURST lines and a count, not a
+ * line per pod per evaluation.
+ */
+#define WARNED_MIN 4096
+#define WARNED_PER_POD 4
+#define WARN_BURST 20
+#define WARN_REFILL_NS (1000000000ll)
+#define WARN_KINDS 16
+
+struct warned_key {
+	uint64_t hash;		/* 0: empty slot */
+	uint32_t seen;		/* the refresh generation it was last asked about */
+};
+
+struct warn_bucket {
+	const char *kind;	/* NULL: free slot; compared by content */
+	char kind_copy[32];
+	int64_t tokens_ns;	/* tokens in units of WARN_REFILL_NS, up to WARN_BURST of them */
+	int64_t last_ns;
+	size_t held;		/* lines held back since the last one logged */
+};
 
 #define KUBEPODS_DIRS 2		/* kubepods.slice (systemd), kubepods (cgroupfs) */
 
@@ -28,6 +51,7 @@ struct pods {
 	struct pods_meta_source *meta_source;
 	struct pod_meta_list meta;
 	bool warned_no_source;
+	bool warned_meta_pending;
 
 	struct pod *items;
 	struct pod **ptrs;
@@ -36,8 +60,10 @@ struct pods {
 	struct pod *prev;
 	size_t n_prev, cap_prev;
 
-	uint64_t *warned;	/* FNV-1a of "logged once" keys */
-	size_t n_warned, cap_warned;
+	struct warned_key *warned;	/* open addressing, FNV-1a of (kind, key) */
+	size_t n_warned, cap_warned;	/* cap: 0 or a power of two */
+	uint32_t warn_generation;	/* bumped by every pods_refresh */
+	struct warn_bucket warn_buckets[WARN_KINDS];
 };
 
 /* root NULL, "" or "/": paths are this machine's. */
@@ -50,7 +76,8 @@ int pods_read_i64_at(int dir_fd, const char *name, int64_t *value);
 int pods_read_usage_at(struct pod *pod, int dir_fd);
 /* The value of `key` in a "key value\n" file held in buf; -ENOENT when absent. */
 int pods_flat_keyed_value(const char *buf, const char *key, int64_t *value);
-/* true the first time (kind, key) is seen: the caller logs then. */
+/* true the first time (kind, key) is seen and its kind's rate allows a line: the caller logs
+ * then. A key held back by the rate is not remembered, so it gets its line later. */
 bool pods_first_time(struct pods *pods, const char *kind, const char *key);
 /* A UID as the kubelet uses it in cgroup names: letters, digits and '-' only. */
 bool pods_uid_is_valid(const char *uid);

@@ -31,7 +31,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "core/arith.h"
 #include "core/quantity.h"
+#include "sys/cgroupfs.h"
+#include "sys/clock.h"
 #include "sys/fileio.h"
 #include "sys/log.h"
 #include "pods/internal.h"
@@ -62,28 +65,138 @@ static uint64_t fnv1a(const char *a, const char *b)
 	return hash;
 }
 
-/* true the first time (kind, key) is seen: the caller logs then. */
+/* The most keys remembered: what the tables can produce, so nothing a refresh asks about
+ * again is forgotten, and no more. */
+static size_t warned_bound(const struct pods *pods)
+{
+	size_t per = pods->cap_items + pods->cap_prev + pods->meta.n_items;
+	size_t bound = per * WARNED_PER_POD;
+
+	return bound > WARNED_MIN ? bound : WARNED_MIN;
+}
+
+static struct warned_key *warned_slot(struct warned_key *set, size_t cap, uint64_t hash)
+{
+	size_t i = (size_t)hash & (cap - 1);
+
+	while (set[i].hash && set[i].hash != hash)
+		i = (i + 1) & (cap - 1);
+	return &set[i];
+}
+
+/* Rebuild into cap slots; with `expire`, drop the keys not asked about in this refresh or
+ * the one before (their pods are gone: if the condition comes back, it is logged again). */
+static int warned_rehash(struct pods *pods, size_t cap, bool expire)
+{
+	struct warned_key *set = calloc(cap, sizeof(*set));
+	size_t n = 0;
+
+	if (!set)
+		return -ENOMEM;
+	for (size_t i = 0; i < pods->cap_warned; i++) {
+		const struct warned_key *key = &pods->warned[i];
+
+		if (!key->hash || (expire && pods->warn_generation - key->seen > 1))
+			continue;
+		*warned_slot(set, cap, key->hash) = *key;
+		n++;
+	}
+	free(pods->warned);
+	pods->warned = set;
+	pods->cap_warned = cap;
+	pods->n_warned = n;
+	return 0;
+}
+
+/* Remember hash. false when it cannot be (no memory, or the bound reached with every key
+ * still in use): the token bucket alone then bounds the lines. */
+static bool warned_insert(struct pods *pods, uint64_t hash)
+{
+	size_t bound = warned_bound(pods);
+
+	if (pods->n_warned + 1 > bound) {
+		if (warned_rehash(pods, pods->cap_warned, true) || pods->n_warned + 1 > bound)
+			return false;
+	}
+	/* At most half full. */
+	if ((pods->n_warned + 1) * 2 > pods->cap_warned &&
+	    warned_rehash(pods, pods->cap_warned ? pods->cap_warned * 2 : 256, false))
+		return false;
+	*warned_slot(pods->warned, pods->cap_warned, hash) =
+		(struct warned_key){ .hash = hash, .seen = pods->warn_generation };
+	pods->n_warned++;
+	return true;
+}
+
+static struct warn_bucket *warn_bucket_of(struct pods *pods, const char *kind)
+{
+	struct warn_bucket *b;
+	size_t i;
+
+	for (i = 0; i < WARN_KINDS; i++) {
+		b = &pods->warn_buckets[i];
+		if (!b->kind || strcmp(b->kind, kind) == 0)
+			break;
+	}
+	if (i == WARN_KINDS)
+		return &pods->warn_buckets[WARN_KINDS - 1];	/* shared by the rest */
+	if (!b->kind) {
+		snprintf(b->kind_copy, sizeof(b->kind_copy), "%s", kind);
+		b->kind = b->kind_copy;
+		b->tokens_ns = WARN_BURST * WARN_REFILL_NS;
+		b->last_ns = clock_monotonic_ns();
+	}
+	return b;
+}
+
+/* One line of this kind allowed now? Refills at one per WARN_REFILL_NS up to WARN_BURST. */
+static bool warn_bucket_take(struct warn_bucket *b)
+{
+	int64_t now = clock_monotonic_ns();
+
+	if (now > b->last_ns) {
+		b->tokens_ns = sat_add_i64(b->tokens_ns, now - b->last_ns);
+		if (b->tokens_ns > WARN_BURST * WARN_REFILL_NS)
+			b->tokens_ns = WARN_BURST * WARN_REFILL_NS;
+		b->last_ns = now;
+	}
+	if (b->tokens_ns < WARN_REFILL_NS) {
+		b->held++;
+		return false;
+	}
+	b->tokens_ns -= WARN_REFILL_NS;
+	return true;
+}
+
+/*
+ * true the first time (kind, key) is seen: the caller logs then. Rate-limited by key (a hash
+ * set, bounded by the tables and expiring keys no longer asked about) and by kind (a token
+ * bucket): no set of pods, however large, turns this into a line per pod per evaluation.
+ */
 bool pods_first_time(struct pods *pods, const char *kind, const char *key)
 {
 	uint64_t hash = fnv1a(kind, key);
+	struct warn_bucket *bucket;
+	struct warned_key *slot;
 
-	for (size_t i = 0; i < pods->n_warned; i++) {
-		if (pods->warned[i] == hash)
+	if (!hash)
+		hash = 1;	/* 0 marks an empty slot */
+	if (pods->cap_warned) {
+		slot = warned_slot(pods->warned, pods->cap_warned, hash);
+		if (slot->hash) {
+			slot->seen = pods->warn_generation;
 			return false;
+		}
 	}
-	if (pods->n_warned == pods->cap_warned) {
-		size_t cap = pods->cap_warned ? pods->cap_warned * 2 : 64;
-		uint64_t *grown;
-
-		if (cap > WARNED_MAX)
-			return true;	/* stop remembering rather than grow without bound */
-		grown = realloc(pods->warned, cap * sizeof(*grown));
-		if (!grown)
-			return true;
-		pods->warned = grown;
-		pods->cap_warned = cap;
+	bucket = warn_bucket_of(pods, kind);
+	if (!warn_bucket_take(bucket))
+		return false;	/* not remembered: it gets its line when the rate allows */
+	warned_insert(pods, hash);
+	if (bucket->held) {
+		log_warn("pods: %zu more \"%s\" messages held back by the rate limit (%d, then one "
+			 "a second)", bucket->held, bucket->kind, WARN_BURST);
+		bucket->held = 0;
 	}
-	pods->warned[pods->n_warned++] = hash;
 	return true;
 }
 
@@ -248,7 +361,11 @@ static bool pod_uid_from_name(const char *name, const char *prefix, const char *
  * while the kernel runs, so a different id at the same path is a new cgroup.
  * Returns 0, or negative errno (gone or not a dir: skip it).
  */
-static int open_cgroup(DIR *d, const char *name, struct pod *pod)
+static void workload_xattrs(struct pods *pods, struct pod *pod, int fd, uid_t owner);
+
+/* workloads: non-NULL for a standalone workload, whose xattrs are read through the same fd
+ * (the owner checked is then the owner of the directory the values come from). */
+static int open_cgroup(DIR *d, const char *name, struct pod *pod, struct pods *workloads)
 {
 	struct stat st;
 	int fd, err = 0;
@@ -263,6 +380,8 @@ static int open_cgroup(DIR *d, const char *name, struct pod *pod)
 	if (!err) {
 		pod->cgroup_id = (uint64_t)st.st_ino;
 		pods_read_usage_at(pod, fd);
+		if (workloads)
+			workload_xattrs(workloads, pod, fd, st.st_uid);
 	}
 	close(fd);
 	return err;
@@ -306,7 +425,7 @@ static int scan_qos_dir(struct pods *pods, const char *dir, const char *prefix, 
 			return -ENOMEM;
 		}
 		if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", dir, entry->d_name) >=
-		    (int)sizeof(pod->cgroup_path) || open_cgroup(d, entry->d_name, pod)) {
+		    (int)sizeof(pod->cgroup_path) || open_cgroup(d, entry->d_name, pod, NULL)) {
 			pods->n_items--;
 			continue;
 		}
@@ -362,27 +481,81 @@ static int discover_kubepods(struct pods *pods)
 	return 0;
 }
 
-/* An xattr as a NUL-terminated string with trailing whitespace cut. 1 found, 0 absent,
- * negative errno. */
-static int read_xattr(const char *path, const char *name, char *buf, size_t len)
+/* An xattr of the open cgroup dir fd as a NUL-terminated string with trailing whitespace cut.
+ * 1 found, 0 absent, -EILSEQ when the value holds a NUL byte (the C string would silently
+ * end early: "1\0garbage" is not "1"), other negative errno. */
+static int read_xattr(int fd, const char *name, char *buf, size_t len)
 {
-	ssize_t n = getxattr(path, name, buf, len - 1);
+	ssize_t n = fgetxattr(fd, name, buf, len - 1);
 
 	if (n < 0)
 		return (errno == ENODATA || errno == ENOTSUP) ? 0 : -errno;
+	if (memchr(buf, '\0', (size_t)n))
+		return -EILSEQ;
 	buf[n] = '\0';
 	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
 		buf[--n] = '\0';
 	return 1;
 }
 
-static void workload_xattrs(struct pods *pods, struct pod *pod)
+/*
+ * One workload setting: trusted.evictd.<name> on any workload cgroup, else user.evictd.<name>
+ * only when root owns the cgroup directory. The owner of a delegated cgroup (systemd
+ * Delegate=, a user's session) can write user.* xattrs on it and would otherwise set
+ * priority 2147483647 and never be evicted. systemd-oomd guards its user.oomd_avoid and
+ * user.oomd_omit the same way (src/oom/oomd-util.c, oomd_fetch_cgroup_oom_preference: read
+ * when cg_get_owner() is 0, or the same owner as the monitored prefix cgroup, else the
+ * preference is NONE); evictd ranks workloads of every root against each other, so only
+ * root's word counts. trusted.* needs CAP_SYS_ADMIN to set (xattr(7)). Sets *used to the
+ * name read. 1 found, 0 absent or refused (logged once), negative errno.
+ */
+static int workload_xattr(struct pods *pods, struct pod *pod, int fd, uid_t owner,
+			  const char *trusted, const char *user, char *value, size_t len,
+			  const char **used)
 {
-	char value[128], key[PATH_MAX + 160];
+	char key[PATH_MAX + 64];
 	int found;
 
-	found = read_xattr(pod->cgroup_path, PODS_XATTR_PRIORITY, value, sizeof(value));
-	if (found > 0) {
+	*used = trusted;
+	found = read_xattr(fd, trusted, value, len);
+	if (found == 0) {
+		*used = user;
+		found = read_xattr(fd, user, value, len);
+		if (found > 0 && owner != 0) {
+			snprintf(key, sizeof(key), "%s:%s", pod->cgroup_path, user);
+			if (pods_first_time(pods, "xattr-not-root", key))
+				log_warn("workload %s: ignoring %s: the cgroup is owned by uid %u, not "
+					 "root (a delegated cgroup cannot set its own rank; root may set "
+					 "trusted.evictd.*); using 0", pod->cgroup_path, user,
+					 (unsigned int)owner);
+			return 0;
+		}
+	}
+	if (found == -EILSEQ) {
+		snprintf(key, sizeof(key), "%s:%s", pod->cgroup_path, *used);
+		if (pods_first_time(pods, "xattr-nul", key))
+			log_warn("workload %s: %s holds a NUL byte; ignoring it, using 0",
+				 pod->cgroup_path, *used);
+		return 0;
+	}
+	if (found < 0) {
+		snprintf(key, sizeof(key), "%s:%s", pod->cgroup_path, *used);
+		if (pods_first_time(pods, "xattr-error", key)) {
+			errno = -found;
+			log_warn("workload %s: getxattr %s: %m; using 0", pod->cgroup_path, *used);
+		}
+		return 0;
+	}
+	return found;
+}
+
+static void workload_xattrs(struct pods *pods, struct pod *pod, int fd, uid_t owner)
+{
+	char value[128], key[PATH_MAX + 200];
+	const char *name;
+
+	if (workload_xattr(pods, pod, fd, owner, PODS_XATTR_TRUSTED_PRIORITY, PODS_XATTR_PRIORITY,
+			   value, sizeof(value), &name) > 0) {
 		char *end;
 		long long priority;
 
@@ -392,24 +565,21 @@ static void workload_xattrs(struct pods *pods, struct pod *pod)
 			snprintf(key, sizeof(key), "%s=%s", pod->cgroup_path, value);
 			if (pods_first_time(pods, "bad-priority", key))
 				log_warn("workload %s: %s \"%s\" is not a 32-bit integer; using 0",
-					 pod->cgroup_path, PODS_XATTR_PRIORITY, value);
+					 pod->cgroup_path, name, value);
 		} else {
 			pod->priority = (int32_t)priority;
 		}
-	} else if (found < 0 && pods_first_time(pods, "xattr-error", pod->cgroup_path)) {
-		errno = -found;
-		log_warn("workload %s: getxattr %s: %m; using 0", pod->cgroup_path, PODS_XATTR_PRIORITY);
 	}
 
-	found = read_xattr(pod->cgroup_path, PODS_XATTR_MEMORY_REQUEST, value, sizeof(value));
-	if (found > 0) {
+	if (workload_xattr(pods, pod, fd, owner, PODS_XATTR_TRUSTED_MEMORY_REQUEST,
+			   PODS_XATTR_MEMORY_REQUEST, value, sizeof(value), &name) > 0) {
 		int64_t request;
 
 		if (quantity_parse(value, &request) || request < 0) {
 			snprintf(key, sizeof(key), "%s=%s", pod->cgroup_path, value);
 			if (pods_first_time(pods, "bad-request", key))
 				log_warn("workload %s: %s \"%s\" is not a non-negative quantity; using 0",
-					 pod->cgroup_path, PODS_XATTR_MEMORY_REQUEST, value);
+					 pod->cgroup_path, name, value);
 		} else {
 			pod->memory_request = request;
 		}
@@ -442,7 +612,7 @@ static int discover_workloads(struct pods *pods)
 			}
 			if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", root,
 				     entry->d_name) >= (int)sizeof(pod->cgroup_path) ||
-			    open_cgroup(d, entry->d_name, pod)) {
+			    open_cgroup(d, entry->d_name, pod, pods)) {
 				pods->n_items--;
 				continue;
 			}
@@ -450,7 +620,6 @@ static int discover_workloads(struct pods *pods)
 			 * counters by, and it changes when the cgroup is recreated. */
 			snprintf(pod->uid, sizeof(pod->uid), "%llu", (unsigned long long)pod->cgroup_id);
 			snprintf(pod->name, sizeof(pod->name), "%s", entry->d_name);
-			workload_xattrs(pods, pod);
 		}
 		closedir(d);
 	}
@@ -569,17 +738,33 @@ static void mark_self(struct pods *pods)
 		pods->items[i].is_self = pods_path_is_ancestor(pods->items[i].cgroup_path, self);
 }
 
-static void update_metadata(struct pods *pods)
+/* 0, or -EINPROGRESS while the source reads its first list (pods_refresh holds). */
+static int update_metadata(struct pods *pods)
 {
 	if (!pods->meta_source) {
 		if (!pods->warned_no_source)
 			log_warn("pods: no pod metadata source (--pods-file); every pod ranks as "
 				 "priority 0 and static pods cannot be recognised");
 		pods->warned_no_source = true;
-		return;
+		return 0;
 	}
 	/* On failure the source has logged and the last good list stays in use. */
-	pods->meta_source->refresh(pods->meta_source, &pods->meta);
+	if (pods->meta_source->refresh(pods->meta_source, &pods->meta) == -EINPROGRESS) {
+		if (!pods->warned_meta_pending)
+			log_info("pods: the first pod list from %s is still being read; no pod is "
+				 "evictable until it is in", pods->meta_source->name);
+		pods->warned_meta_pending = true;
+		return -EINPROGRESS;
+	}
+	pods->warned_meta_pending = false;
+	return 0;
+}
+
+int pods_meta_wait(struct pods *pods, int64_t timeout_ns)
+{
+	if (!pods || !pods->meta_source || !pods->meta_source->wait)
+		return 0;
+	return pods->meta_source->wait(pods->meta_source, timeout_ns);
 }
 
 /* The disk use measured for a pod (expensive: disk.c) stays with it across refreshes, but
@@ -626,10 +811,14 @@ int pods_refresh(struct pods *pods)
 	pods->items = swap_items;
 	pods->cap_items = swap_cap;
 	pods->n_items = 0;
+	pods->warn_generation++;
 	if (pods->standalone) {
 		err = discover_workloads(pods);
 	} else {
-		update_metadata(pods);
+		/* Held: static pods cannot be told from others yet (pods.h). */
+		err = update_metadata(pods);
+		if (err)
+			return err;
 		err = discover_kubepods(pods);
 	}
 	if (err) {

@@ -22,9 +22,28 @@
 #define POD_ANNOTATION_CONFIG_MIRROR "kubernetes.io/config.mirror"
 #define POD_ANNOTATION_CONFIG_HASH "kubernetes.io/config.hash"
 
-/* Standalone workloads: cgroup xattrs, both optional (default 0). */
+/*
+ * Standalone workloads: cgroup xattrs, both optional (default 0). trusted.evictd.* (only a
+ * process with CAP_SYS_ADMIN can set trusted.* xattrs) is read on every workload cgroup and
+ * wins; user.evictd.* only on a cgroup directory owned by root. A delegated cgroup's owner can
+ * set user.* xattrs on it and must not be able to opt out of eviction that way (pods.c,
+ * workload_xattr). An ignored user.* value, or a value holding a NUL byte, is logged once and
+ * the workload keeps 0.
+ */
 #define PODS_XATTR_PRIORITY "user.evictd.priority"
 #define PODS_XATTR_MEMORY_REQUEST "user.evictd.memory_request"
+#define PODS_XATTR_TRUSTED_PRIORITY "trusted.evictd.priority"
+#define PODS_XATTR_TRUSTED_MEMORY_REQUEST "trusted.evictd.memory_request"
+
+/*
+ * The largest --pods-file read. A node runs at most a few hundred pods: the kubelet's maxPods
+ * defaults to 110 and Kubernetes' large-cluster limits stay at 110 per node
+ * (kubernetes.io/docs/setup/best-practices/cluster-large), dense setups raise it to a few
+ * hundred. `kubectl get pods -o json` spends 5-20 KiB per pod with managedFields, so 500 pods
+ * are at most ~10 MiB; 16 MiB leaves room and still parses in about a second in the worker.
+ * Anything larger is not this node's pod list, and is refused with one line naming the file.
+ */
+#define PODS_FILE_MAX_BYTES (16u << 20)
 
 /* One pod as a metadata source describes it, before the join with the cgroup tree. */
 struct pod_meta {
@@ -75,12 +94,25 @@ int pods_parse_podlist(const char *json, size_t len, const char *name, const cha
  */
 struct pods_meta_source {
 	const char *name;	/* for messages: the file path, "apiserver" */
+	/* May also return -EINPROGRESS: there is no list yet and one is being read (the
+	 * first one); pods_refresh() then holds (see there). */
 	int (*refresh)(struct pods_meta_source *source, struct pod_meta_list *list);
+	/* Optional: block until the read in progress (if any) has finished or timeout_ns has
+	 * passed, so that the next refresh() takes its outcome. 0 or -ETIMEDOUT. For --once
+	 * and tests only: never on the daemon's loop. */
+	int (*wait)(struct pods_meta_source *source, int64_t timeout_ns);
 	void (*destroy)(struct pods_meta_source *source);
 };
 
-/* --pods-file: re-read and re-parsed only when the file's mtime, size or inode changes.
- * Returns NULL on allocation failure. node_name as for pods_parse_podlist (copied). */
+/*
+ * --pods-file: re-read and re-parsed only when the file's mtime, size, ctime or inode changes,
+ * and then in a worker thread (every signal blocked) on its own copy of what it needs: refresh()
+ * only stats the path, starts the worker for a new version and swaps a finished list in, so it
+ * never waits; the previous list stays in force meanwhile. The first read starts here. A
+ * non-regular file (a FIFO, a device) and a file over PODS_FILE_MAX_BYTES are refused with one
+ * line naming the file, once per version; nothing ever opens them without O_NONBLOCK.
+ * Returns NULL on allocation failure. node_name as for pods_parse_podlist (copied).
+ */
 struct pods_meta_source *pods_file_source_new(const char *path, const char *node_name);
 
 struct pods_options {
@@ -124,8 +156,17 @@ void pods_close(struct pods *pods);
  * their mirror pods join through the config.mirror annotation.
  *
  * Returns 0, or negative errno when nothing could be scanned (the table is then empty).
+ * -EINPROGRESS: the metadata source has no list yet and is reading its first one (the
+ * pods-file worker). The table is then empty on purpose, logged once: without the list static
+ * pods would rank as ordinary pods, so nothing is evictable until it is in; a later refresh
+ * takes it. The hold lasts one parse (bounded by PODS_FILE_MAX_BYTES); a failed read ends it.
  */
 int pods_refresh(struct pods *pods);
+
+/* Block until the metadata source's read in progress has finished (its wait op), at most
+ * timeout_ns: for --once, which decides once and must see the pods file. 0 (also without a
+ * source or a wait op) or -ETIMEDOUT. Never call it from the daemon's loop. */
+int pods_meta_wait(struct pods *pods, int64_t timeout_ns);
 
 /* Re-read only the usage of the pods found by the last pods_refresh(): no readdir, no
  * metadata. A pod whose cgroup has gone is marked stats_missing; one whose cgroup was

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "sys/cgroupfs.h"
 #include "sys/fileio.h"
 #include "sys/log.h"
 #include "pods/internal.h"
@@ -72,9 +73,6 @@ int pods_flat_keyed_value(const char *buf, const char *key, int64_t *value)
 }
 
 
-/* cgroup.threads recursion: the kubelet's tree is 3 deep below a pod; containers may nest. */
-#define THREADS_MAX_DEPTH 16
-
 /* ---- cgroup mount, own cgroup, usage --------------------------------------------------- */
 
 int pods_detect_cgroup_mount(const char *root, char *buf, size_t len)
@@ -133,53 +131,38 @@ int pods_read_self_cgroup(const char *root, const char *mount, char *buf, size_t
 	return -ENOENT;
 }
 
-/* Tasks in the cgroup at dir_fd and every cgroup below it, from cgroup.threads (one TID per
- * line). dir_fd stays open. */
-static int64_t count_threads(int dir_fd, int depth)
+/* One cgroup's cgroup.threads (one TID per line), added to *ctx. */
+static int count_threads_in(void *ctx, int dir_fd, unsigned int depth)
 {
+	int64_t *count = ctx;
 	char buf[8192];
-	int64_t count = 0;
-	struct dirent *entry;
 	ssize_t n;
-	DIR *d;
 	int fd;
 
-	if (depth > THREADS_MAX_DEPTH)
-		return 0;
+	(void)depth;
 	/* O_NONBLOCK as in fileio_read_at: a FIFO planted here must not hang the caller. */
 	fd = openat(dir_fd, "cgroup.threads", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0)
-		return -errno;
+		return 0;	/* vanished or unreadable: count the others */
 	/* Read in chunks: a busy pod can list far more than a stack buffer holds. */
 	while ((n = read(fd, buf, sizeof(buf))) > 0) {
 		for (ssize_t i = 0; i < n; i++)
-			count += buf[i] == '\n';
+			*count += buf[i] == '\n';
 	}
 	close(fd);
+	return 0;
+}
 
-	fd = openat(dir_fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd < 0)
-		return count;
-	d = fdopendir(fd);
-	if (!d) {
-		close(fd);
-		return count;
-	}
-	while ((entry = readdir(d))) {
-		int64_t sub;
-		int child;
+/* Tasks in the cgroup at dir_fd and every cgroup below it, at any depth (sys/cgroupfs: a
+ * depth limit would leave the tasks of deep cgroups uncounted). dir_fd stays open. A partial
+ * walk counts what it reached. */
+static int64_t count_threads(int dir_fd)
+{
+	int64_t count = 0, ret;
 
-		if (entry->d_name[0] == '.' || entry->d_type != DT_DIR)
-			continue;
-		child = openat(dirfd(d), entry->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-		if (child < 0)
-			continue;
-		sub = count_threads(child, depth + 1);
-		close(child);
-		if (sub > 0)
-			count += sub;
-	}
-	closedir(d);
+	ret = cgroupfs_walk(dir_fd, count_threads_in, &count);
+	if (ret < 0 && !count)
+		return ret;
 	return count;
 }
 
@@ -213,7 +196,7 @@ int pods_read_usage_at(struct pod *pod, int dir_fd)
 			      populated == 0;
 	}
 	if (pods_read_i64_at(dir_fd, "pids.current", &tasks) < 0) {
-		tasks = count_threads(dir_fd, 0);
+		tasks = count_threads(dir_fd);
 		if (tasks < 0)
 			tasks = 0;
 	}
