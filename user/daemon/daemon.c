@@ -247,6 +247,9 @@ int daemon_once(struct daemon *daemon)
 
 	/* --once acts on its decision too, as the daemon would: wait here for the kills and the
 	 * reclaim steps (each bounded by its own deadlines), and decide again after each. */
+	/* The pods file is parsed off the loop: --once decides on it, not on an empty table. */
+	if (daemon->policy->pods)
+		pods_meta_wait(daemon->policy->pods, 30LL * 1000000000);
 	for (int round = 0; round < 16; round++) {
 		daemon->pending_mask = 0;
 		daemon_handle(daemon, 0);
