@@ -9,6 +9,8 @@
 #include "config/config.h"
 #include "sys/log.h"
 
+#define DAY (86400LL * 1000000000LL)
+
 static struct evictd_config config;
 
 /* Every string field must hold its NUL: a setter that wrote past a field would leave the
@@ -57,9 +59,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (threshold->value.is_percentage &&
 		    (threshold->value.percentage <= 0 || threshold->value.percentage >= 1))
 			abort();
-		if (!threshold->value.is_percentage && threshold->value.quantity < 0)
+		if (!threshold->value.is_percentage && threshold->value.quantity <= 0)
 			abort();
 	}
+	/* Every duration within its range (options.c): none near what overflows a clock. */
+	if (config.housekeeping_interval_ns < 100000000LL || config.housekeeping_interval_ns > DAY ||
+	    config.pressure_transition_period_ns < 0 || config.pressure_transition_period_ns > DAY ||
+	    config.kill_timeout_ns <= 0 || config.kill_timeout_ns > DAY ||
+	    config.shutdown_grace_period_ns < 0 || config.shutdown_grace_period_ns > DAY ||
+	    config.max_pod_grace_period_s < 0 || config.max_pod_grace_period_s > 86400)
+		abort();
+	for (size_t i = 0; i < config.n_thresholds; i++)
+		if (config.thresholds[i].grace_period_ns > DAY ||
+		    (!config.thresholds[i].value.is_percentage && config.thresholds[i].value.quantity <= 0))
+			abort();
 	if (config.shutdown_grace_period_critical_pods_ns &&
 	    config.shutdown_grace_period_critical_pods_ns >= config.shutdown_grace_period_ns)
 		abort();

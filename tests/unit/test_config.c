@@ -3,10 +3,20 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <sys/stat.h>
+#include <time.h>
 
 #include "config/config.h"
 
 #define S(x) ((int64_t)(x) * 1000000000LL)
+
+static void fixture_mkdirs_under(const char *root, const char *rel)
+{
+	char path[PATH_MAX * 2];
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	fixture_mkdirs(path);
+}
 
 static int parse(struct evictd_config *config, const char *const *args)
 {
@@ -151,6 +161,100 @@ static void test_bad_values_are_errors(void **state)
 	}
 }
 
+/* helpers.go parseThresholdStatement: a quantity threshold must be positive ("eviction
+ * threshold %v must be positive"); only "0%" and "100%" switch a threshold off. */
+static void test_zero_quantity_threshold_is_an_error(void **state)
+{
+	static struct evictd_config config;
+	static const char *const zero[] = {
+		"--eviction-hard=memory.available<0",
+		"--eviction-hard=memory.available<0Mi",
+		"--eviction-hard=nodefs.available<0.0Gi",
+		"--eviction-hard=pid.available<-0",
+		"--oom-guard=0Mi",
+	};
+	static const char zero_yaml[] =
+		"kind: KubeletConfiguration\nevictionSoft: {memory.available: \"0Ki\"}\n"
+		"evictionSoftGracePeriod: {memory.available: 1m}\n";
+	const char *smallest[] = { "--eviction-hard=memory.available<1m", NULL };
+
+	for (size_t i = 0; i < sizeof(zero) / sizeof(zero[0]); i++) {
+		const char *args[] = { zero[i], NULL };
+
+		if (parse(&config, args) != -EINVAL)
+			fail_msg("accepted %s", zero[i]);
+	}
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, zero_yaml, strlen(zero_yaml), "zero.yaml"), 0);
+	assert_int_equal(config_finalize(&config), -EINVAL);
+	/* 1m (a thousandth) is positive: Value() rounds it up to 1. */
+	assert_int_equal(parse(&config, smallest), 0);
+	assert_int_equal(config.thresholds[0].value.quantity, 1);
+}
+
+/* Every duration and seconds option has a range (options.c option_ranges, --help, evictd.8):
+ * a 1 ns housekeeping interval spins a core; a duration near INT64_MAX ns overflows when
+ * added to a clock reading. The bounds themselves are accepted. */
+static void test_duration_ranges(void **state)
+{
+	static struct evictd_config config;
+	static const char *const bad[] = {
+		"--housekeeping-interval=1ns",
+		"--housekeeping-interval=99ms",
+		"--housekeeping-interval=24h0m0.001s",
+		"--kill-timeout=2562047h",
+		"--kill-timeout=0",
+		"--kube-pods-refresh=1ns",
+		"--eviction-pressure-transition-period=25h",
+		"--eviction-max-pod-grace-period=86401",
+		"--shutdown-grace-period=500ms",	/* the kubelet: zero or at least 1s */
+		"--shutdown-grace-period=25h",
+		"--shutdown-grace-period-by-pod-priority=0=86401",
+	};
+	static const char *const good[] = {
+		"--housekeeping-interval=100ms",
+		"--housekeeping-interval=24h",
+		"--kill-timeout=100ms",
+		"--kube-pods-refresh=1s",
+		"--eviction-pressure-transition-period=0s",
+		"--eviction-max-pod-grace-period=86400",
+		"--shutdown-grace-period=0",
+		"--shutdown-grace-period=24h",
+		"--shutdown-grace-period-by-pod-priority=0=86400",
+	};
+	const char *soft_bad[] = { "--eviction-soft=memory.available<1Gi",
+				   "--eviction-soft-grace-period=memory.available=24h1s", NULL };
+	const char *soft_good[] = { "--eviction-soft=memory.available<1Gi",
+				    "--eviction-soft-grace-period=memory.available=24h", NULL };
+	static const char yaml[] = "kind: EvictdConfiguration\nkillTimeout: 1ns\n";
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		const char *args[] = { bad[i], NULL };
+
+		if (parse(&config, args) != -EINVAL)
+			fail_msg("accepted %s", bad[i]);
+	}
+	for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+		const char *args[] = { good[i], NULL };
+
+		if (parse(&config, args) != 0)
+			fail_msg("refused %s", good[i]);
+	}
+	assert_int_equal(parse(&config, soft_bad), -EINVAL);
+	assert_int_equal(parse(&config, soft_good), 0);
+	assert_int_equal(find(&config, EV_SIGNAL_MEMORY_AVAILABLE, false)->grace_period_ns, S(86400));
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, yaml, strlen(yaml), "range.yaml"), -EINVAL);
+	assert_int_equal(config.kill_timeout_ns, S(10));
+	/* A configuration built in code is held to the same ranges by config_finalize. */
+	config_init_defaults(&config);
+	config.housekeeping_interval_ns = 1;
+	assert_int_equal(config_finalize(&config), -EINVAL);
+	config_init_defaults(&config);
+	config.kill_timeout_ns = INT64_MAX;
+	assert_int_equal(config_finalize(&config), -EINVAL);
+}
+
 static void test_zero_and_hundred_percent_disable(void **state)
 {
 	static struct evictd_config config;
@@ -226,6 +330,99 @@ static void test_missing_file_is_an_error(void **state)
 	assert_int_equal(parse(&config, args), -EINVAL);
 }
 
+/* A FIFO as the configuration file: refused at once as not a regular file (it used to be
+ * read as an empty file, or to wait for a writer), and so is a directory. */
+static void test_config_file_must_be_a_regular_file(void **state)
+{
+	static struct evictd_config config;
+	char dir[PATH_MAX], fifo[PATH_MAX + 16], arg[PATH_MAX + 32];
+	const char *args[] = { arg, NULL };
+
+	fixture_tmpdir(dir, "config-fifo");
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	snprintf(arg, sizeof(arg), "--config=%s", fifo);
+	assert_int_equal(parse(&config, args), -EINVAL);
+	config_init_defaults(&config);
+	assert_int_not_equal(config_load_file(&config, fifo), 0);
+	assert_int_not_equal(config_load_file(&config, dir), 0);
+	unlink(fifo);
+	rmdir(dir);
+}
+
+static char *nested_yaml(size_t levels)
+{
+	const char *head = "kind: KubeletConfiguration\nx: ";
+	size_t len = strlen(head);
+	char *yaml = malloc(len + 2 * levels + 2);
+
+	assert_non_null(yaml);
+	memcpy(yaml, head, len);
+	memset(yaml + len, '[', levels);
+	memset(yaml + len + levels, ']', levels);
+	strcpy(yaml + len + 2 * levels, "\n");
+	return yaml;
+}
+
+/* Finding: 100,000 levels of nesting took 17 s to parse (quadratic in libyaml). The top map
+ * is level 1: 31 lists inside it are accepted, 32 are refused, and 100,000 are refused at
+ * once. */
+static void test_yaml_nesting_is_bounded(void **state)
+{
+	static struct evictd_config config;
+	struct timespec start, end;
+	char *yaml;
+	double seconds;
+
+	yaml = nested_yaml(31);
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, yaml, strlen(yaml), "deep.yaml"), 0);
+	free(yaml);
+	yaml = nested_yaml(32);
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, yaml, strlen(yaml), "deep.yaml"), -EINVAL);
+	free(yaml);
+	yaml = nested_yaml(100000);
+	config_init_defaults(&config);
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	assert_int_equal(config_load_yaml(&config, yaml, strlen(yaml), "deep.yaml"), -EINVAL);
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	seconds = (double)(end.tv_sec - start.tv_sec) + (end.tv_nsec - start.tv_nsec) / 1e9;
+	if (seconds > 1.0)
+		fail_msg("100,000 levels took %.1f s to refuse", seconds);
+	free(yaml);
+}
+
+/* A key given twice in one map: an error in EvictdConfiguration; in a KubeletConfiguration a
+ * warning and the last value, as the kubelet's lenient v1beta1 decoding. */
+static void test_repeated_keys(void **state)
+{
+	static struct evictd_config config;
+	static const char evictd_twice[] =
+		"kind: EvictdConfiguration\ndryRun: true\nkillTimeout: 5s\ndryRun: false\n";
+	static const char kubelet_twice[] =
+		"kind: KubeletConfiguration\nhousekeepingInterval: 5s\nhousekeepingInterval: 7s\n";
+
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, evictd_twice, strlen(evictd_twice), "twice.yaml"),
+			 -EINVAL);
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, kubelet_twice, strlen(kubelet_twice), "twice.yaml"), 0);
+	assert_int_equal(config.housekeeping_interval_ns, S(7));
+}
+
+/* A list where each entry must be one value: a nested list is an error (naming the key,
+ * checked by tests/cli/test_hostile_config.sh), and sets nothing. */
+static void test_list_entries_are_single_values(void **state)
+{
+	static struct evictd_config config;
+	static const char nested[] = "kind: EvictdConfiguration\nreclaimCommands: [[a]]\n";
+
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, nested, strlen(nested), "list.yaml"), -EINVAL);
+	assert_int_equal(config.reclaim_commands.n, 0);
+}
+
 static void test_evictd_document_and_bad_yaml(void **state)
 {
 	static struct evictd_config config;
@@ -246,9 +443,17 @@ static void test_evictd_document_and_bad_yaml(void **state)
 		"kind: KubeletConfiguration\nshutdownGracePeriodByPodPriority:\n  - priority: 10\n",
 	};
 
+	char root[PATH_MAX];
+
+	/* The workload roots must exist: a fixture tree under --root stands in for cgroupfs. */
+	fixture_tmpdir(root, "config-both");
+	fixture_mkdirs_under(root, "sys/fs/cgroup/a.slice");
+	fixture_mkdirs_under(root, "sys/fs/cgroup/b.slice");
 	config_init_defaults(&config);
 	assert_int_equal(config_load_yaml(&config, both, strlen(both), "both.yaml"), 0);
+	snprintf(config.root, sizeof(config.root), "%s", root);
 	assert_int_equal(config_finalize(&config), 0);
+	fixture_rm_rf(root);
 	assert_true(config.dry_run);
 	assert_string_equal(config.kubelet_dir, "/srv/kubelet");
 	assert_true(config.oom_guard_value.percentage == 0.05f);
@@ -262,6 +467,53 @@ static void test_evictd_document_and_bad_yaml(void **state)
 		if (config_load_yaml(&config, bad[i], strlen(bad[i]), "bad.yaml") != -EINVAL)
 			fail_msg("accepted: %s", bad[i]);
 	}
+}
+
+/* --workload-root: a root that is not a real cgroup directory made a daemon that never kills.
+ * Now: absolute, canonical, existing, no symlink in any component, a directory, and on the
+ * host on cgroup2; a trailing slash is only normalised. Under a fixture --root every check
+ * but the filesystem type applies. */
+static void test_workload_root_checks(void **state)
+{
+	static struct evictd_config config;
+	static const char *const bad[] = {
+		"relative/workloads", "workloads", "/", "//", "/workloads/../workloads",
+		"/./workloads", "/a//workloads", "/missing", "/workloads/missing", "/link",
+		"/linkdir/workloads", "/file", "/file/x",
+	};
+	char root[PATH_MAX], path[PATH_MAX * 2];
+
+	fixture_tmpdir(root, "config-wroot");
+	fixture_mkdirs_under(root, "workloads");
+	fixture_mkdirs_under(root, "a/workloads");
+	fixture_write(root, "file", "x\n");
+	snprintf(path, sizeof(path), "%s/link", root);
+	assert_int_equal(symlink("workloads", path), 0);
+	snprintf(path, sizeof(path), "%s/linkdir", root);
+	assert_int_equal(symlink("a", path), 0);
+
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		config_init_defaults(&config);
+		snprintf(config.root, sizeof(config.root), "%s", root);
+		assert_int_equal(config_apply_flag(&config, "workload-root", bad[i]), 0);
+		if (config_finalize(&config) != -EINVAL)
+			fail_msg("accepted --workload-root=%s", bad[i]);
+	}
+	/* Good, and a trailing slash normalised. */
+	config_init_defaults(&config);
+	snprintf(config.root, sizeof(config.root), "%s", root);
+	assert_int_equal(config_apply_flag(&config, "workload-root", "/workloads"), 0);
+	assert_int_equal(config_apply_flag(&config, "workload-root", "/a/workloads//"), 0);
+	assert_int_equal(config_finalize(&config), 0);
+	assert_string_equal(config.workload_roots.items[0], "/workloads");
+	assert_string_equal(config.workload_roots.items[1], "/a/workloads");
+
+	/* On the host, a directory that is not on cgroup2 is refused. */
+	config_init_defaults(&config);
+	snprintf(path, sizeof(path), "%s/workloads", root);
+	assert_int_equal(config_apply_flag(&config, "workload-root", path), 0);
+	assert_int_equal(config_finalize(&config), -EINVAL);
+	fixture_rm_rf(root);
 }
 
 static void test_containerfs_is_derived_not_configured(void **state)
@@ -562,11 +814,18 @@ int main(void)
 		cmocka_unit_test(test_soft_without_grace_is_an_error),
 		cmocka_unit_test(test_flag_list_and_min_reclaim),
 		cmocka_unit_test(test_bad_values_are_errors),
+		cmocka_unit_test(test_zero_quantity_threshold_is_an_error),
+		cmocka_unit_test(test_duration_ranges),
 		cmocka_unit_test(test_zero_and_hundred_percent_disable),
 		cmocka_unit_test(test_kubelet_configuration_yaml),
 		cmocka_unit_test(test_flags_override_the_file),
 		cmocka_unit_test(test_missing_file_is_an_error),
 		cmocka_unit_test(test_evictd_document_and_bad_yaml),
+		cmocka_unit_test(test_config_file_must_be_a_regular_file),
+		cmocka_unit_test(test_yaml_nesting_is_bounded),
+		cmocka_unit_test(test_repeated_keys),
+		cmocka_unit_test(test_list_entries_are_single_values),
+		cmocka_unit_test(test_workload_root_checks),
 		cmocka_unit_test(test_containerfs_is_derived_not_configured),
 		cmocka_unit_test(test_shutdown_rules),
 		cmocka_unit_test(test_shutdown_by_priority_yaml),

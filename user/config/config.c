@@ -2,11 +2,15 @@
 /* The configuration after every source: defaults, the kubelet's threshold rules
  * (config_finalize), containerfs derivation and --validate's printout. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
 
 #include "config/options.h"
 #include "core/quantity.h"
+#include "sys/fileio.h"
 #include "sys/netaddr.h"
 #include "sys/log.h"
 
@@ -60,9 +64,13 @@ static int add_thresholds(struct evictd_config *config, const struct signal_text
 		threshold = &config->thresholds[config->n_thresholds];
 		memset(threshold, 0, sizeof(*threshold));
 		parse_err = threshold_value_parse(map->text[s], &threshold->value, &disabled);
-		if (parse_err == -ERANGE) {
-			log_err("%s: %s<%s: must be a non-negative quantity or a percentage from 0%% to 100%%",
-				origin, signal_name(s), map->text[s]);
+		/* helpers.go parseThresholdStatement: "eviction threshold %v must be positive"
+		 * (quantity.Sign() < 0 || quantity.IsZero()); a zero threshold is never crossed. */
+		if (parse_err == -ERANGE || (!parse_err && !disabled && !threshold->value.is_percentage &&
+					     threshold->value.quantity <= 0)) {
+			log_err("%s: %s<%s: eviction threshold must be positive: expected a quantity above "
+				"0 or a percentage from 0%% to 100%%", origin, signal_name(s),
+				value_echo(map->text[s]).text);
 			err = -EINVAL;
 			continue;
 		}
@@ -125,6 +133,133 @@ static int finalize_shutdown(struct evictd_config *config)
 	return err;
 }
 
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+#define WORKLOAD_ROOT_KEY "workloadRoots (--workload-root)"
+
+/* A workload root must name the cgroup v2 directory evictd will kill below, exactly as the
+ * never-kill rules compare it (doc/DESIGN.md §6, act/kill.c kill_check_cgroup): absolute,
+ * canonical, every component a real directory (no symlink anywhere), on cgroup2. A root that
+ * fails any of these made a daemon that never kills; now it is one line and exit 2. A trailing
+ * slash only is normalised (with a warning): it names the same directory. The checks apply to
+ * --root + path; under a --root that is not / (tests' fixture trees, plain directories) the
+ * filesystem type is not checked, everything else is. */
+static int check_workload_root(const struct evictd_config *config, char *dir)
+{
+	char path[PATH_MAX], original[PATH_MAX];
+	size_t len = strlen(dir), base_len;
+	struct statfs sfs;
+	int err;
+
+	if (dir[0] != '/') {
+		log_err("%s: \"%s\": expected an absolute path", WORKLOAD_ROOT_KEY, value_echo(dir).text);
+		return -EINVAL;
+	}
+	memcpy(original, dir, len + 1);
+	while (len > 1 && dir[len - 1] == '/')
+		dir[--len] = '\0';
+	if (strcmp(original, dir) && len > 1)
+		log_warn("%s: \"%s\": normalised to \"%s\" (no trailing slash)", WORKLOAD_ROOT_KEY,
+			 value_echo(original).text, value_echo(dir).text);
+	if (len == 1) {
+		log_err("%s: \"%s\": expected a cgroup below the root, not /", WORKLOAD_ROOT_KEY,
+			value_echo(original).text);
+		return -EINVAL;
+	}
+	for (const char *p = dir; *p;) {
+		const char *start = ++p;	/* past the '/' */
+		size_t n;
+
+		while (*p && *p != '/')
+			p++;
+		n = (size_t)(p - start);
+		if (n == 0 || (n == 1 && start[0] == '.') || (n == 2 && start[0] == '.' && start[1] == '.')) {
+			log_err("%s: \"%s\": expected a canonical path (no \"//\", \".\" or \"..\" component)",
+				WORKLOAD_ROOT_KEY, value_echo(dir).text);
+			return -EINVAL;
+		}
+	}
+	err = fileio_join_root(path, sizeof(path), config->root, dir);
+	if (err) {
+		log_err("%s: \"%s\": expected --root and the path together within %d bytes",
+			WORKLOAD_ROOT_KEY, value_echo(dir).text, PATH_MAX - 1);
+		return err;
+	}
+	/* Each component below --root: it exists, is no symlink, and is a directory. */
+	base_len = strlen(path) - len;
+	for (size_t end = base_len + 1; end <= strlen(path); end++) {
+		struct stat st;
+		char saved = path[end];
+
+		if (saved != '/' && saved != '\0')
+			continue;
+		path[end] = '\0';
+		if (lstat(path, &st)) {
+			err = -errno;
+			if (saved)	/* a parent is missing */
+				log_err("%s: \"%s\": %s: %m: expected an existing cgroup directory",
+					WORKLOAD_ROOT_KEY, value_echo(dir).text, value_echo(path + base_len).text);
+			else
+				log_err("%s: \"%s\": %m: expected an existing cgroup directory",
+					WORKLOAD_ROOT_KEY, value_echo(dir).text);
+			return err;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			log_err("%s: \"%s\": %s is a symlink: expected a real directory (evictd never kills "
+				"through a link)", WORKLOAD_ROOT_KEY, value_echo(dir).text,
+				value_echo(path + base_len).text);
+			return -ELOOP;
+		}
+		if (!S_ISDIR(st.st_mode)) {
+			log_err("%s: \"%s\": %s is not a directory: expected a cgroup directory",
+				WORKLOAD_ROOT_KEY, value_echo(dir).text, value_echo(path + base_len).text);
+			return -ENOTDIR;
+		}
+		path[end] = saved;
+	}
+	if (!fileio_root_is_host(config->root))
+		return 0;	/* a fixture tree: plain directories stand in for cgroupfs */
+	if (statfs(path, &sfs)) {
+		err = -errno;
+		log_err("%s: \"%s\": %m: expected a cgroup v2 directory", WORKLOAD_ROOT_KEY, value_echo(dir).text);
+		return err;
+	}
+	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
+		log_err("%s: \"%s\": not on a cgroup2 filesystem (f_type 0x%llx): expected a cgroup v2 "
+			"directory", WORKLOAD_ROOT_KEY, value_echo(dir).text, (unsigned long long)sfs.f_type);
+		return -ENOTDIR;
+	}
+	return 0;
+}
+
+/* Every duration and seconds option within its range (options.c). Flags and files are
+ * checked as they are applied; this catches a configuration built or changed in code. */
+static int check_ranges(const struct evictd_config *config)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < config_n_options; i++) {
+		const struct option_spec *spec = &config_options[i];
+		char key[96], text[32];
+		int64_t value;
+
+		if ((spec->kind != OPT_DURATION && spec->kind != OPT_SECONDS) || !option_range_of(spec))
+			continue;
+		memcpy(&value, (const char *)config + spec->offset, sizeof(value));
+		if (spec->kind == OPT_DURATION)
+			duration_format(value, text, sizeof(text));
+		else
+			snprintf(text, sizeof(text), "%lld", (long long)value);
+		snprintf(key, sizeof(key), "%s (--%s)", spec->kubelet_key ? spec->kubelet_key :
+							spec->evictd_key ? spec->evictd_key : spec->flag, spec->flag);
+		if (option_check_range(spec, key, text, value))
+			err = -EINVAL;
+	}
+	return err;
+}
+
 int config_finalize(struct evictd_config *config)
 {
 	int err = 0;
@@ -168,9 +303,16 @@ int config_finalize(struct evictd_config *config)
 					"evictionSoftGracePeriod / --eviction-soft-grace-period=%s=<duration>",
 					name, threshold->value.text, name);
 				err = -EINVAL;
-			} else if (option_parse_duration("evictionSoftGracePeriod", grace->text[threshold->signal],
-						  &threshold->grace_period_ns)) {
-				err = -EINVAL;
+			} else {
+				const char *text = grace->text[threshold->signal];
+				char key[96];
+
+				snprintf(key, sizeof(key), "%s: %s",
+					 grace->origin[0] ? grace->origin : "evictionSoftGracePeriod", name);
+				if (option_parse_duration(key, text, &threshold->grace_period_ns) ||
+				    option_check_range(option_by_flag("eviction-soft-grace-period"), key, text,
+						       threshold->grace_period_ns))
+					err = -EINVAL;
 			}
 		}
 		if (reclaim->present[threshold->signal]) {
@@ -203,12 +345,13 @@ int config_finalize(struct evictd_config *config)
 		log_err("--kube-api: \"%s\": expected auto, on or off", value_echo(config->kube_api).text);
 		err = -EINVAL;
 	}
-	if (config->housekeeping_interval_ns <= 0) {
-		log_err("housekeepingInterval: must be greater than 0");
+	if (check_ranges(config))
 		err = -EINVAL;
-	}
 	if (finalize_shutdown(config))
 		err = -EINVAL;
+	for (size_t i = 0; i < config->workload_roots.n; i++)
+		if (check_workload_root(config, config->workload_roots.items[i]))
+			err = -EINVAL;
 	return err;
 }
 

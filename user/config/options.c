@@ -123,6 +123,41 @@ const struct option_spec config_options[] = {
 	{ "version", NULL, NULL, OPT_VERSION, NO_FIELD, NULL, "show the version" },
 };
 
+/* The range of each duration and seconds option, by field (doc/evictd.8 lists the same). */
+static const struct {
+	size_t offset;
+	struct option_range range;
+} option_ranges[] = {
+	{ offsetof(struct evictd_config, eviction_soft_grace_period),
+	  { 0, DAY_NS, false, "a duration from 0s to 24h" } },
+	{ offsetof(struct evictd_config, max_pod_grace_period_s),
+	  { 0, DAY_S, false, "0 to 86400 seconds (24h)" } },
+	{ offsetof(struct evictd_config, pressure_transition_period_ns),
+	  { 0, DAY_NS, false, "a duration from 0s to 24h" } },
+	{ offsetof(struct evictd_config, housekeeping_interval_ns),
+	  { 100 * NS_PER_MS, DAY_NS, false, "a duration from 100ms to 24h" } },
+	/* pkg/kubelet/apis/config/validation ValidateKubeletConfiguration: "shutdownGracePeriod %v
+	 * must be either zero or otherwise >= 1 sec", the same for the critical pods' part. */
+	{ offsetof(struct evictd_config, shutdown_grace_period_ns),
+	  { NS_PER_S, DAY_NS, true, "0, or a duration from 1s to 24h" } },
+	{ offsetof(struct evictd_config, shutdown_grace_period_critical_pods_ns),
+	  { NS_PER_S, DAY_NS, true, "0, or a duration from 1s to 24h" } },
+	{ offsetof(struct evictd_config, shutdown_groups),
+	  { 0, DAY_S, false, "0 to 86400 seconds (24h) per priority" } },
+	{ offsetof(struct evictd_config, kill_timeout_ns),
+	  { 100 * NS_PER_MS, DAY_NS, false, "a duration from 100ms to 24h" } },
+	{ offsetof(struct evictd_config, kube_pods_refresh_ns),
+	  { NS_PER_S, DAY_NS, false, "a duration from 1s to 24h" } },
+};
+
+const struct option_range *option_range_of(const struct option_spec *spec)
+{
+	for (size_t i = 0; i < sizeof(option_ranges) / sizeof(option_ranges[0]); i++)
+		if (spec->size && option_ranges[i].offset == spec->offset)
+			return &option_ranges[i].range;
+	return NULL;
+}
+
 const size_t config_n_options = sizeof(config_options) / sizeof(config_options[0]);
 #define N_OPTIONS config_n_options
 
@@ -137,7 +172,7 @@ struct echo value_echo(const char *value)
 	return out;
 }
 
-static const struct option_spec *option_by_flag(const char *flag)
+const struct option_spec *option_by_flag(const char *flag)
 {
 	for (size_t i = 0; i < N_OPTIONS; i++)
 		if (strcmp(config_options[i].flag, flag) == 0)
@@ -269,6 +304,16 @@ int option_parse_duration(const char *key, const char *value, int64_t *out)
 	return 0;
 }
 
+int option_check_range(const struct option_spec *spec, const char *key, const char *text, int64_t value)
+{
+	const struct option_range *range = option_range_of(spec);
+
+	if (!range || (range->zero_ok && value == 0) || (value >= range->min && value <= range->max))
+		return 0;
+	log_err("%s: \"%s\": out of range: expected %s", key, value_echo(text).text, range->text);
+	return -ERANGE;
+}
+
 int shutdown_group_add(struct evictd_config *config, const char *key, const char *priority_text,
 			      const char *seconds_text)
 {
@@ -287,7 +332,9 @@ int shutdown_group_add(struct evictd_config *config, const char *key, const char
 		log_err("%s: priority \"%s\": expected a 32-bit integer", key, value_echo(priority_text).text);
 		return -EINVAL;
 	}
-	if (parse_seconds(key, seconds_text, &seconds))
+	if (parse_seconds(key, seconds_text, &seconds) ||
+	    option_check_range(option_by_flag("shutdown-grace-period-by-pod-priority"), key, seconds_text,
+			       seconds))
 		return -EINVAL;
 	group = &config->shutdown_groups[config->n_shutdown_groups++];
 	group->priority = (int32_t)priority;
@@ -329,8 +376,10 @@ static int parse_guard(struct evictd_config *config, const char *key, const char
 		config->oom_guard = false;
 		return 0;
 	}
-	if (threshold_value_parse(value, &parsed, &disabled) || disabled) {
-		log_err("%s: \"%s\": expected a quantity (200Mi), a percentage of memory (10%%) or off",
+	/* A guard of 0 bytes never fires: like a threshold, it must be positive. */
+	if (threshold_value_parse(value, &parsed, &disabled) || disabled ||
+	    (!parsed.is_percentage && parsed.quantity <= 0)) {
+		log_err("%s: \"%s\": expected a positive quantity (200Mi), a percentage of memory (10%%) or off",
 			key, value_echo(value).text);
 		return -EINVAL;
 	}
@@ -405,9 +454,17 @@ int option_apply(struct evictd_config *config, const struct option_spec *spec,
 	case OPT_SIGNAL_MAP:
 		return map_from_flag((struct signal_text_map *)field, key, value, '=');
 	case OPT_DURATION:
-		return option_parse_duration(key, value, (int64_t *)field);
-	case OPT_SECONDS:
-		return parse_seconds(key, value, (int64_t *)field);
+	case OPT_SECONDS: {
+		int64_t parsed;
+
+		if (spec->kind == OPT_DURATION ? option_parse_duration(key, value, &parsed) :
+						 parse_seconds(key, value, &parsed))
+			return -EINVAL;
+		if (option_check_range(spec, key, value, parsed))
+			return -EINVAL;
+		*(int64_t *)field = parsed;
+		return 0;
+	}
 	case OPT_PRIORITY_LIST:
 		return priority_list_from_flag(config, key, value);
 	case OPT_PATH:
@@ -578,9 +635,12 @@ void config_usage(FILE *out)
 			 spec->arg ? spec->arg : "");
 		/* Long option names get the help on the next line, aligned. */
 		if (strlen(left) > 40)
-			fprintf(out, "  %s\n  %-40s %s\n", left, "", spec->help);
+			fprintf(out, "  %s\n  %-40s %s", left, "", spec->help);
 		else
-			fprintf(out, "  %-40s %s\n", left, spec->help);
+			fprintf(out, "  %-40s %s", left, spec->help);
+		if (option_range_of(spec))
+			fprintf(out, "; accepts %s", option_range_of(spec)->text);
+		fputc('\n', out);
 	}
 	fprintf(out,
 		"\nSignals: %s.\n"

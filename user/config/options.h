@@ -32,6 +32,22 @@ enum option_kind {
 	OPT_VERSION,
 };
 
+/* The values an option accepts (doc/DESIGN.md §9: every bad value one line, exit 2). In the
+ * option's unit: nanoseconds for OPT_DURATION and the soft grace periods, seconds for
+ * OPT_SECONDS and the shutdown priority groups. No duration reaches 24 h, so none overflows
+ * int64 nanoseconds when added to a monotonic clock reading. text is shown in --help and in
+ * the error line. */
+struct option_range {
+	int64_t min, max;
+	bool zero_ok;			/* 0 (off) is accepted besides [min, max] */
+	const char *text;		/* "100ms to 24h" */
+};
+
+#define NS_PER_MS 1000000LL
+#define NS_PER_S 1000000000LL
+#define DAY_S (24LL * 3600)
+#define DAY_NS (DAY_S * NS_PER_S)
+
 struct option_spec {
 	const char *flag;		/* long option, without "--" */
 	const char *kubelet_key;	/* KubeletConfiguration field, or NULL */
@@ -70,5 +86,12 @@ int shutdown_group_add(struct evictd_config *config, const char *key, const char
 		       const char *seconds_text);
 /* A non-negative Go duration, or one error line naming key and value. */
 int option_parse_duration(const char *key, const char *value, int64_t *out);
+/* The range of an option, or NULL when it has none. */
+const struct option_range *option_range_of(const struct option_spec *spec);
+/* The row of a flag (without "--"), or NULL. */
+const struct option_spec *option_by_flag(const char *flag);
+/* Whether value (parsed from text) is within spec's range: 0, or -ERANGE after one error line
+ * naming key, text and the range. */
+int option_check_range(const struct option_spec *spec, const char *key, const char *text, int64_t value);
 
 #endif

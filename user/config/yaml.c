@@ -6,10 +6,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <yaml.h>
 
 #include "config/options.h"
-#include "sys/fileio.h"
 #include "sys/log.h"
 
 struct yaml_ctx {
@@ -33,6 +34,66 @@ static const char *node_kind_name(yaml_node_t *node)
 	case YAML_MAPPING_NODE: return "a map";
 	default: return "nothing";
 	}
+}
+
+struct yaml_key {
+	const char *text;
+	size_t index;		/* position in the mapping: the later one is the repeat */
+};
+
+static int yaml_key_cmp(const void *a, const void *b)
+{
+	const struct yaml_key *x = a, *y = b;
+	int diff = strcmp(x->text, y->text);
+
+	return diff ? diff : (x->index > y->index) - (x->index < y->index);
+}
+
+/* A scalar key given twice in one mapping. The kubelet's strict decoding (sigs.k8s.io/yaml,
+ * "key already set in map") refuses it, but for a v1beta1 KubeletConfiguration it then falls
+ * back to lenient decoding, where the last value wins, and only logs
+ * (pkg/kubelet/kubeletconfig/util/codec DecodeKubeletConfiguration). So: a warning and the
+ * last value in a KubeletConfiguration, which must keep reading the kubelet's own file; an
+ * error in evictd's own EvictdConfiguration, whose every field evictd defines. Sorted, so a
+ * mapping of many keys costs n log n. Returns 0 or -EINVAL (strict only), after one line. */
+static int yaml_check_duplicate_keys(struct yaml_ctx *ctx, yaml_node_t *mapping, const char *where,
+				     bool strict)
+{
+	size_t n = (size_t)(mapping->data.mapping.pairs.top - mapping->data.mapping.pairs.start), used = 0;
+	struct yaml_key *keys;
+	int err = 0;
+
+	if (n < 2)
+		return 0;
+	keys = calloc(n, sizeof(*keys));
+	if (!keys) {
+		log_err("%s: out of memory checking for repeated keys", ctx->name);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *key = scalar_of(yaml_document_get_node(ctx->doc,
+								   mapping->data.mapping.pairs.start[i].key));
+
+		if (key)
+			keys[used++] = (struct yaml_key){ .text = key, .index = i };
+	}
+	qsort(keys, used, sizeof(*keys), yaml_key_cmp);
+	for (size_t i = 1; i < used; i++) {
+		if (strcmp(keys[i - 1].text, keys[i].text))
+			continue;
+		if (strict) {
+			log_err("%s: %s: key \"%s\" given twice in one map: expected each key once",
+				ctx->name, where, value_echo(keys[i].text).text);
+			err = -EINVAL;
+		} else {
+			log_warn("%s: %s: key \"%s\" given twice in one map; the last value wins, as "
+				 "in the kubelet's lenient decoding", ctx->name, where,
+				 value_echo(keys[i].text).text);
+		}
+		break;	/* one line is enough to find the mistake */
+	}
+	free(keys);
+	return err;
 }
 
 static int yaml_apply_map(struct yaml_ctx *ctx, struct signal_text_map *map, const char *key,
@@ -83,6 +144,7 @@ static int yaml_apply_priority_list(struct yaml_ctx *ctx, struct evictd_config *
 			err = -EINVAL;
 			continue;
 		}
+		yaml_check_duplicate_keys(ctx, entry, key, false);
 		for (yaml_node_pair_t *pair = entry->data.mapping.pairs.start;
 		     pair < entry->data.mapping.pairs.top; pair++) {
 			const char *field = scalar_of(yaml_document_get_node(ctx->doc, pair->key));
@@ -142,6 +204,11 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 		return -EINVAL;
 	}
 
+	err = yaml_check_duplicate_keys(ctx, root, kubelet ? "KubeletConfiguration" : "EvictdConfiguration",
+					!kubelet);
+	if (err)
+		return err;
+
 	for (yaml_node_pair_t *pair = root->data.mapping.pairs.start; pair < root->data.mapping.pairs.top;
 	     pair++) {
 		const char *key = scalar_of(yaml_document_get_node(ctx->doc, pair->key));
@@ -175,10 +242,16 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 				((struct string_list *)((char *)config + spec->offset))->n = 0;
 				for (yaml_node_item_t *item = value->data.sequence.items.start;
 				     item < value->data.sequence.items.top; item++) {
-					const char *text = scalar_of(yaml_document_get_node(ctx->doc, *item));
+					yaml_node_t *entry = yaml_document_get_node(ctx->doc, *item);
+					const char *text = scalar_of(entry);
 
-					if (!text || option_apply(config, spec, key, text))
+					if (!text) {
+						log_err("%s: %s: expected a list of single values, got %s in it",
+							ctx->name, key, node_kind_name(entry));
 						err = -EINVAL;
+					} else if (option_apply(config, spec, key, text)) {
+						err = -EINVAL;
+					}
 				}
 				break;
 			}
@@ -196,10 +269,58 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 	return err;
 }
 
+/* The deepest a configuration goes is a list of maps in a map (shutdownGracePeriodByPodPriority;
+ * a full KubeletConfiguration: reservedMemory's limits, 4): 32 leaves room and nothing more. */
+#define CONFIG_YAML_MAX_DEPTH 32
+
+/* Nesting depth on the event stream, before any document is built: libyaml's loader and
+ * scanner are quadratic in nesting (100,000 levels of "[": 17 s), so a deep file is refused
+ * at its 33rd level, having read only that far. A syntax error is left to the loader, which
+ * reports it with its position. Returns 0 or -EINVAL after one line. */
+static int yaml_check_depth(const char *yaml, size_t len, const char *name)
+{
+	yaml_parser_t parser;
+	int depth = 0, err = 0;
+
+	if (!yaml_parser_initialize(&parser)) {
+		log_err("%s: cannot initialise the YAML parser", name);
+		return -ENOMEM;
+	}
+	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
+	for (;;) {
+		yaml_event_t event;
+		yaml_event_type_t type;
+
+		if (!yaml_parser_parse(&parser, &event))
+			break;
+		type = event.type;
+		if (type == YAML_SEQUENCE_START_EVENT || type == YAML_MAPPING_START_EVENT) {
+			if (++depth > CONFIG_YAML_MAX_DEPTH) {
+				log_err("%s: line %zu column %zu: nested more than %d levels deep: expected "
+					"a configuration (a few levels of maps and lists)", name,
+					event.start_mark.line + 1, event.start_mark.column + 1,
+					CONFIG_YAML_MAX_DEPTH);
+				err = -EINVAL;
+			}
+		} else if (type == YAML_SEQUENCE_END_EVENT || type == YAML_MAPPING_END_EVENT) {
+			depth--;
+		}
+		yaml_event_delete(&event);
+		if (err || type == YAML_STREAM_END_EVENT)
+			break;
+	}
+	yaml_parser_delete(&parser);
+	return err;
+}
+
 int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len, const char *name)
 {
 	yaml_parser_t parser;
-	int err = 0;
+	int err;
+
+	err = yaml_check_depth(yaml, len, name);
+	if (err)
+		return err;
 
 	if (!yaml_parser_initialize(&parser)) {
 		log_err("%s: cannot initialise the YAML parser", name);
@@ -233,24 +354,89 @@ int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len,
 /* DESIGN.md §7: a configuration file is small; anything larger is a mistake, not a config. */
 #define CONFIG_FILE_MAX (4u << 20)
 
+static const char *file_type_name(mode_t mode)
+{
+	switch (mode & S_IFMT) {
+	case S_IFDIR: return "a directory";
+	case S_IFIFO: return "a FIFO";
+	case S_IFSOCK: return "a socket";
+	case S_IFCHR: return "a character device";
+	case S_IFBLK: return "a block device";
+	default: return "not a regular file";
+	}
+}
+
+/* Open without blocking (a FIFO's open waits for a writer; O_NONBLOCK does not), then refuse
+ * anything but a regular file: a FIFO, a device or /proc/self/fd/0 would hang or feed evictd
+ * whatever arrives. Returns the fd or negative errno, after one line. */
+static int open_config_file(const char *path, struct stat *st)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+
+	if (fd < 0) {
+		int err = -errno;
+
+		log_err("config %s: %m", value_echo(path).text);
+		return err;
+	}
+	if (fstat(fd, st)) {
+		int err = -errno;
+
+		log_err("config %s: %m", value_echo(path).text);
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		log_err("config %s: %s: expected a regular file", value_echo(path).text,
+			file_type_name(st->st_mode));
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 int config_load_file(struct evictd_config *config, const char *path)
 {
-	char *buf = malloc(CONFIG_FILE_MAX + 2);	/* one byte over tells "too large" */
-	ssize_t len;
-	int err;
+	struct stat st;
+	size_t len = 0;
+	char *buf;
+	int fd, err = 0;
 
-	if (!buf)
+	fd = open_config_file(path, &st);
+	if (fd < 0)
+		return fd;
+	if (st.st_size > (off_t)CONFIG_FILE_MAX) {
+		log_err("config %s: larger than 4 MiB", value_echo(path).text);
+		close(fd);
+		return -EFBIG;
+	}
+	buf = malloc(CONFIG_FILE_MAX + 2);	/* one byte over tells "too large" (a growing file) */
+	if (!buf) {
+		close(fd);
 		return -ENOMEM;
-	len = fileio_read_at(AT_FDCWD, path, buf, CONFIG_FILE_MAX + 2);
-	if (len < 0) {
-		errno = (int)-len;
-		log_err("config %s: %m", path);
-		err = (int)len;
-	} else if ((size_t)len > CONFIG_FILE_MAX) {
-		log_err("config %s: larger than 4 MiB", path);
+	}
+	while (len < CONFIG_FILE_MAX + 1) {
+		ssize_t n = read(fd, buf + len, CONFIG_FILE_MAX + 1 - len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			err = -errno;
+			log_err("config %s: %m", value_echo(path).text);
+			break;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	if (!err && len > CONFIG_FILE_MAX) {
+		log_err("config %s: larger than 4 MiB", value_echo(path).text);
 		err = -EFBIG;
-	} else {
-		err = config_load_yaml(config, buf, (size_t)len, path);
+	} else if (!err) {
+		buf[len] = '\0';
+		/* The name in every message is echoed like any value: short, one line. */
+		err = config_load_yaml(config, buf, len, value_echo(path).text);
 	}
 	free(buf);
 	return err;
