@@ -66,7 +66,10 @@ check "the never-evict workload is reported as such" grep -q 'every candidate is
 ln -s "$root" "/tmp/evictd-cli-link-$$"
 spawn victim2; sleep 0.2
 out=$("$EVICTD" --once --oom-guard=off --eviction-hard="$always_met" --workload-root="/tmp/evictd-cli-link-$$" 2>&1)
+rc=$?
 rm -f "/tmp/evictd-cli-link-$$"
 check "a symlinked workload root is refused and nothing is killed" populated victim2
+check "a symlinked workload root is a configuration error (exit $rc, one line naming it)" \
+	[ "$rc" = 2 -a "$(grep -c 'is a symlink' <<<"$out")" = 1 ]
 
 done_testing

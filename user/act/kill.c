@@ -25,7 +25,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -35,9 +34,6 @@
 #include "sys/log.h"
 #include "pods/pods.h"
 
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 /* Without cgroup.kill (< 5.14): re-send SIGKILL this often until the cgroup is empty. */
 #define FALLBACK_ROUND_MS 100
@@ -59,14 +55,6 @@ static int real_wait_change(int events_fd, int timeout_ms)
 	return n > 0 && (pfd.revents & (POLLPRI | POLLERR)) ? 1 : 0;
 }
 
-static int real_check_cgroupfs(int dir_fd)
-{
-	struct statfs sfs;
-
-	if (fstatfs(dir_fd, &sfs))
-		return -errno;
-	return sfs.f_type == CGROUP2_SUPER_MAGIC ? 0 : -ENOTDIR;
-}
 
 static int64_t real_now_ns(void)
 {
@@ -83,7 +71,7 @@ static void resolve_ops(const struct kill_config *config, struct kill_ops *ops)
 	ops->write_file = given && given->write_file ? given->write_file : fileio_write_at;
 	ops->signal_pid = given && given->signal_pid ? given->signal_pid : real_signal_pid;
 	ops->wait_change = given && given->wait_change ? given->wait_change : real_wait_change;
-	ops->check_cgroupfs = given && given->check_cgroupfs ? given->check_cgroupfs : real_check_cgroupfs;
+	ops->check_cgroupfs = given && given->check_cgroupfs ? given->check_cgroupfs : cgroupfs_check_v2;
 	ops->now_ns = given && given->now_ns ? given->now_ns : real_now_ns;
 }
 
@@ -101,28 +89,6 @@ static double ms(int64_t ns)
 
 /* ---- the never-kill rules -------------------------------------------------------------- */
 
-/* Absolute, no empty, "." or ".." component, no trailing slash (except "/"). */
-static bool path_is_canonical(const char *path)
-{
-	const char *p = path;
-
-	if (path[0] != '/')
-		return false;
-	if (!path[1])
-		return true;
-	while (*p) {
-		const char *start = ++p;	/* past the '/' */
-		size_t len;
-
-		while (*p && *p != '/')
-			p++;
-		len = (size_t)(p - start);
-		if (len == 0 || (len == 1 && start[0] == '.') ||
-		    (len == 2 && start[0] == '.' && start[1] == '.'))
-			return false;
-	}
-	return true;
-}
 
 static bool is_strictly_below(const char *ancestor, const char *path)
 {
@@ -199,11 +165,11 @@ int kill_check_cgroup(const struct kill_config *config, const char *path, int *d
 		log_err("kill: refusing to kill /");
 		return -EPERM;
 	}
-	if (!path_is_canonical(path)) {
+	if (!cgroupfs_path_is_canonical(path)) {
 		log_err("kill: refusing %s: not a canonical absolute path", path);
 		return -EINVAL;
 	}
-	if (!config->cgroup_mount || !path_is_canonical(config->cgroup_mount)) {
+	if (!config->cgroup_mount || !cgroupfs_path_is_canonical(config->cgroup_mount)) {
 		log_err("kill: refusing %s: no valid cgroup mount configured", path);
 		return -EPERM;
 	}
@@ -219,7 +185,7 @@ int kill_check_cgroup(const struct kill_config *config, const char *path, int *d
 		const char *root = config->allowed_roots[i];
 
 		/* A root that is not canonical, or "/", could match anything: it allows nothing. */
-		if (!root || !path_is_canonical(root) || strcmp(root, "/") == 0)
+		if (!root || !cgroupfs_path_is_canonical(root) || strcmp(root, "/") == 0)
 			continue;
 		if (is_strictly_below(root, path)) {
 			allowed = true;

@@ -6,11 +6,11 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/vfs.h>
 
 #include "config/options.h"
 #include "core/quantity.h"
 #include "sys/fileio.h"
+#include "sys/cgroupfs.h"
 #include "sys/netaddr.h"
 #include "sys/log.h"
 
@@ -133,9 +133,6 @@ static int finalize_shutdown(struct evictd_config *config)
 	return err;
 }
 
-#ifndef CGROUP2_SUPER_MAGIC
-#define CGROUP2_SUPER_MAGIC 0x63677270
-#endif
 
 #define WORKLOAD_ROOT_KEY "workloadRoots (--workload-root)"
 
@@ -150,7 +147,6 @@ static int check_workload_root(const struct evictd_config *config, char *dir)
 {
 	char path[PATH_MAX], original[PATH_MAX];
 	size_t len = strlen(dir), base_len;
-	struct statfs sfs;
 	int err;
 
 	if (dir[0] != '/') {
@@ -168,18 +164,10 @@ static int check_workload_root(const struct evictd_config *config, char *dir)
 			value_echo(original).text);
 		return -EINVAL;
 	}
-	for (const char *p = dir; *p;) {
-		const char *start = ++p;	/* past the '/' */
-		size_t n;
-
-		while (*p && *p != '/')
-			p++;
-		n = (size_t)(p - start);
-		if (n == 0 || (n == 1 && start[0] == '.') || (n == 2 && start[0] == '.' && start[1] == '.')) {
-			log_err("%s: \"%s\": expected a canonical path (no \"//\", \".\" or \"..\" component)",
-				WORKLOAD_ROOT_KEY, value_echo(dir).text);
-			return -EINVAL;
-		}
+	if (!cgroupfs_path_is_canonical(dir)) {
+		log_err("%s: \"%s\": expected a canonical path (no \"//\", \".\" or \"..\" component)",
+			WORKLOAD_ROOT_KEY, value_echo(dir).text);
+		return -EINVAL;
 	}
 	err = fileio_join_root(path, sizeof(path), config->root, dir);
 	if (err) {
@@ -221,15 +209,16 @@ static int check_workload_root(const struct evictd_config *config, char *dir)
 	}
 	if (!fileio_root_is_host(config->root))
 		return 0;	/* a fixture tree: plain directories stand in for cgroupfs */
-	if (statfs(path, &sfs)) {
-		err = -errno;
-		log_err("%s: \"%s\": %m: expected a cgroup v2 directory", WORKLOAD_ROOT_KEY, value_echo(dir).text);
+	err = cgroupfs_check_v2_path(path);
+	if (err == -ENOTDIR) {
+		log_err("%s: \"%s\": not on a cgroup2 filesystem: expected a cgroup v2 directory",
+			WORKLOAD_ROOT_KEY, value_echo(dir).text);
 		return err;
 	}
-	if (sfs.f_type != CGROUP2_SUPER_MAGIC) {
-		log_err("%s: \"%s\": not on a cgroup2 filesystem (f_type 0x%llx): expected a cgroup v2 "
-			"directory", WORKLOAD_ROOT_KEY, value_echo(dir).text, (unsigned long long)sfs.f_type);
-		return -ENOTDIR;
+	if (err) {
+		errno = -err;
+		log_err("%s: \"%s\": %m: expected a cgroup v2 directory", WORKLOAD_ROOT_KEY, value_echo(dir).text);
+		return err;
 	}
 	return 0;
 }

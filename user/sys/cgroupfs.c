@@ -6,6 +6,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <sys/vfs.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -188,4 +189,48 @@ int64_t cgroupfs_for_each_pid(int dir_fd, cgroupfs_pid_fn fn, void *ctx)
 	int64_t ret = cgroupfs_walk(dir_fd, procs_of, &walk);
 
 	return ret < 0 ? ret : walk.seen;
+}
+
+#ifndef CGROUP2_SUPER_MAGIC
+#define CGROUP2_SUPER_MAGIC 0x63677270
+#endif
+
+int cgroupfs_check_v2(int fd)
+{
+	struct statfs sfs;
+
+	if (fstatfs(fd, &sfs))
+		return -errno;
+	return sfs.f_type == CGROUP2_SUPER_MAGIC ? 0 : -ENOTDIR;
+}
+
+int cgroupfs_check_v2_path(const char *path)
+{
+	struct statfs sfs;
+
+	if (statfs(path, &sfs))
+		return -errno;
+	return sfs.f_type == CGROUP2_SUPER_MAGIC ? 0 : -ENOTDIR;
+}
+
+bool cgroupfs_path_is_canonical(const char *path)
+{
+	const char *p = path;
+
+	if (path[0] != '/')
+		return false;
+	if (!path[1])
+		return true;
+	while (*p) {
+		const char *start = ++p;	/* past the '/' */
+		size_t len;
+
+		while (*p && *p != '/')
+			p++;
+		len = (size_t)(p - start);
+		if (len == 0 || (len == 1 && start[0] == '.') ||
+		    (len == 2 && start[0] == '.' && start[1] == '.'))
+			return false;
+	}
+	return true;
 }

@@ -8,6 +8,7 @@
 #ifndef EVICTD_SYS_CGROUPFS_H
 #define EVICTD_SYS_CGROUPFS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -29,6 +30,12 @@ int64_t cgroupfs_walk(int dir_fd, cgroupfs_dir_fn fn, void *ctx);
 /* "populated 0/1" from cgroup.events (pread at offset 0 on the open fd; keeping it open lets
  * the caller poll for POLLPRI). 1 populated, 0 empty, negative errno (-EINVAL: no such line). */
 int cgroupfs_read_populated(int events_fd);
+/* 0 when fd (or path) is on a cgroup v2 filesystem, -ENOTDIR when not, or the statfs error. */
+int cgroupfs_check_v2(int fd);
+int cgroupfs_check_v2_path(const char *path);
+/* Absolute, no empty, "." or ".." component, no trailing slash (except "/"): a cgroup path
+ * that is compared as text (allowed roots, evictd's own cgroup) must be this. */
+bool cgroupfs_path_is_canonical(const char *path);
 
 /* The cgroup's id, which on cgroup v2 is the directory's inode number (what
  * bpf_get_current_cgroup_id() returns). 0 or negative errno. */
