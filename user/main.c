@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* evictd: kubelet-compatible node-pressure eviction, driven by BPF events. */
 #include <errno.h>
+#include <limits.h>
 #include <json-c/json.h>
 #include <signal.h>
 #include <stdio.h>
@@ -11,6 +12,8 @@
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "ops/report.h"
+#include "bpf_loader/bpf_loader.h"
+#include "sys/lockfile.h"
 #include "sys/log.h"
 
 #define EXIT_CONFIG 2
@@ -48,7 +51,7 @@ int main(int argc, char **argv)
 {
 	static struct evictd_config config;
 	static struct daemon daemon;
-	int err;
+	int lock_fd = -1, err;
 
 	block_signals();
 	config_init_defaults(&config);
@@ -63,10 +66,39 @@ int main(int argc, char **argv)
 		return EXIT_CONFIG;
 	}
 	log_set_level(config.log_level);
+	if (!config.no_bpf) {
+		char why[PATH_MAX + 128];
+		bool mount_needed;
+
+		if (bpf_loader_check_pin_dir(config.bpf_pin_dir, &mount_needed, why, sizeof(why))) {
+			log_err("bpf-pin-dir: \"%s\": %s", config.bpf_pin_dir, why);
+			log_err("invalid configuration; nothing started");
+			return EXIT_CONFIG;
+		}
+	}
 
 	if (config.validate) {
 		config_print(&config, stdout);
 		return EXIT_SUCCESS;
+	}
+	/* One evictd acts on a node: the lock comes before any pin, socket or port is touched.
+	 * --once --dry-run only reads. */
+	if (!(config.once && config.dry_run)) {
+		char lock_path[PATH_MAX + 32];
+		pid_t holder;
+
+		snprintf(lock_path, sizeof(lock_path), "%s/evictd.lock",
+			 config.state_dir[0] ? config.state_dir : "/run/evictd");
+		err = lockfile_take(lock_path, &lock_fd, &holder);
+		if (err == -EWOULDBLOCK) {
+			log_err("another evictd (pid %d) holds %s: this one exits and changes nothing",
+				(int)holder, lock_path);
+			return EXIT_FAILURE;
+		}
+		if (err) {
+			log_err("instance lock %s: %s", lock_path, strerror(-err));
+			return EXIT_FAILURE;
+		}
 	}
 	raise_nofile();
 	err = daemon_init(&daemon, &config, argc, argv);

@@ -43,6 +43,13 @@ struct bpf_loader_opts {
  * -EOPNOTSUPP (kernel too old: no ring buffer), others from libbpf. */
 int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts);
 
+/* The only place evictd mounts a bpffs, and only when nothing is mounted there. */
+#define BPFFS_DEFAULT_MOUNT "/sys/fs/bpf"
+/* May pin_dir hold the pins? On a bpffs, or new inside one, or new directly inside
+ * BPFFS_DEFAULT_MOUNT while nothing is mounted there (*mount_needed). Else negative errno and
+ * why (for a one-line error; --validate and start-up refuse with exit 2). */
+int bpf_loader_check_pin_dir(const char *pin_dir, bool *mount_needed, char *why, size_t len);
+
 /* Tear down. unpin=true removes the pins (clean exit); false leaves them for a restart,
  * which carries the counters over. NULL is fine. */
 void bpf_loader_destroy(struct bpf_loader *loader, bool unpin);

@@ -20,10 +20,14 @@
 #include <bpf/libbpf.h>
 
 #include "bpf_loader/internal.h"
+#include "sys/cgroupfs.h"
 #include "sys/log.h"
 
 #ifndef BPF_FS_MAGIC
 #define BPF_FS_MAGIC 0xcafe4a11
+#endif
+#ifndef SYSFS_MAGIC
+#define SYSFS_MAGIC 0x62656572
 #endif
 
 /* ---- bpffs and pin directory ------------------------------------------------------------ */
@@ -43,34 +47,60 @@ static int parent_dir(const char *path, char *out, size_t size)
 	return 0;
 }
 
-/* Pins need a bpffs: mount one on the pin directory's parent when there is none (a real
- * daemon must; /sys/fs/bpf is not mounted on every host). */
-int bpfl_ensure_bpffs(const char *pin_dir)
+/*
+ * Where pins may go (doc/DESIGN.md, "BPF pins"): on a bpffs, or in a new directory directly
+ * inside one; or directly inside /sys/fs/bpf while nothing is mounted there, and then evictd
+ * mounts bpffs on /sys/fs/bpf and nowhere else. A mount anywhere else would hide what is
+ * there (a pin directory below /proc or / would take the host's /proc or / away).
+ */
+int bpf_loader_check_pin_dir(const char *pin_dir, bool *mount_needed, char *why, size_t len)
 {
 	char parent[PATH_MAX];
 	struct statfs fs;
-	int err;
 
-	if (statfs(pin_dir, &fs) == 0 && fs.f_type == BPF_FS_MAGIC)
+	*mount_needed = false;
+	if (!cgroupfs_path_is_canonical(pin_dir) || !strcmp(pin_dir, "/")) {
+		snprintf(why, len, "expected an absolute canonical path below a bpffs");
+		return -EINVAL;
+	}
+	if (statfs(pin_dir, &fs) == 0)
+		return fs.f_type == BPF_FS_MAGIC ? 0 :
+		       (snprintf(why, len, "it exists and is not on a bpffs"), -ENOTDIR);
+	if (parent_dir(pin_dir, parent, sizeof(parent)))
+		return snprintf(why, len, "path too long"), -ENAMETOOLONG;
+	if (statfs(parent, &fs)) {
+		snprintf(why, len, "%s: %s", parent, strerror(errno));
+		return -ENOENT;
+	}
+	if (fs.f_type == BPF_FS_MAGIC)
 		return 0;
-	err = parent_dir(pin_dir, parent, sizeof(parent));
+	if (!strcmp(parent, BPFFS_DEFAULT_MOUNT) && fs.f_type == SYSFS_MAGIC) {
+		*mount_needed = true;
+		return 0;
+	}
+	snprintf(why, len, "%s is not a bpffs: mount one there first, or use a directory inside "
+		 BPFFS_DEFAULT_MOUNT, parent);
+	return -ENOTDIR;
+}
+
+int bpfl_ensure_bpffs(const char *pin_dir)
+{
+	char why[PATH_MAX + 128];
+	bool mount_needed;
+	int err = bpf_loader_check_pin_dir(pin_dir, &mount_needed, why, sizeof(why));
+
 	if (err) {
-		log_err("bpf: pin directory '%s' must be an absolute path", pin_dir);
+		log_err("bpf: pin directory %s: %s", pin_dir, why);
 		return err;
 	}
-	if (statfs(parent, &fs) == 0 && fs.f_type == BPF_FS_MAGIC)
+	if (!mount_needed)
 		return 0;
-	if (mkdir(parent, 0700) && errno != EEXIST) {
+	if (mount("bpf", BPFFS_DEFAULT_MOUNT, "bpf", 0, "mode=0700")) {
 		err = -errno;
-		log_err("bpf: mkdir %s: %m", parent);
+		log_err("bpf: mounting bpffs on " BPFFS_DEFAULT_MOUNT ": %m");
 		return err;
 	}
-	if (mount("bpf", parent, "bpf", 0, "mode=0700")) {
-		err = -errno;
-		log_err("bpf: mounting bpffs on %s: %m", parent);
-		return err;
-	}
-	log_info("bpf: mounted bpffs on %s", parent);
+	log_info("bpf: mounted bpffs on " BPFFS_DEFAULT_MOUNT);
 	return 0;
 }
 
