@@ -100,7 +100,7 @@ $(BUILD)/tests-san/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libevictd-sa
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/libevictd-san.a $(PKG_LIBS) -lcmocka -o $@
 
-$(BUILD)/tests-bpf/%: tests/bpf/%.c $(BUILD)/libevictd.a $(SKELS)
+$(BUILD)/tests-bpf/%: tests/bpf/%.c tests/bpf/bpftest.h $(BUILD)/libevictd.a $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/libevictd.a $(PKG_LIBS) -lcmocka -o $@
 

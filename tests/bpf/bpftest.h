@@ -231,12 +231,20 @@ static inline int fork_and_reap(int n)
 	return reaped;
 }
 
-/* A private bpffs is not needed: the loader mounts one on the pin dir's parent. This makes
- * a fresh parent directory for that and undoes the mount afterwards. */
+/* A private bpffs on a fresh directory for the pins (the loader mounts one only at
+ * /sys/fs/bpf); pin_parent_remove undoes the mount. */
 static inline int pin_parent_make(char *parent, size_t size)
 {
 	fmt_path(parent, size, "/tmp/evictd-bpftest-XXXXXX");
-	return mkdtemp(parent) ? 0 : -errno;
+	if (!mkdtemp(parent))
+		return -errno;
+	if (mount("bpf", parent, "bpf", 0, "mode=0700")) {
+		int err = -errno;
+
+		rmdir(parent);
+		return err;
+	}
+	return 0;
 }
 
 static inline void pin_parent_remove(const char *parent)
