@@ -30,7 +30,7 @@ tpids=()
 helpers=()
 cleanup() {
 	local p
-	for p in "${helpers[@]}"; do kill -KILL "$p" 2>/dev/null; done
+	for p in "${helpers[@]}"; do kill -KILL "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
 	cleanup_daemons
 }
 trap cleanup EXIT
@@ -94,6 +94,26 @@ def flood(port, n, parallel, payload, expect):
         t.join()
     print("flood: %(answered)d answered, %(failed)d failed" % counts)
 
+def ctl_server(path, reply_file):
+    """A fake control socket: each connection gets the bytes of reply_file, then EOF."""
+    import os
+    srv = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    srv.bind(path)
+    srv.listen(8)
+    while True:
+        conn, _ = srv.accept()
+        conn.settimeout(2)
+        try:
+            conn.recv(4096)
+            with open(reply_file, "rb") as f:
+                conn.sendall(f.read())
+        except OSError:
+            pass
+        conn.close()
+
+if sys.argv[1] == "ctl":
+    ctl_server(sys.argv[2], sys.argv[3])
+    sys.exit(0)
 mode, port = sys.argv[1], int(sys.argv[2])
 if mode == "slow":
     slow(port, int(sys.argv[3]), float(sys.argv[4]))
@@ -173,5 +193,42 @@ check "the suppressed warnings are counted" \
 check "/healthz still answers" healthz_ok "$port"
 stop "$tpid"
 check "evictd exits 0 on SIGTERM after all that (rc=$rc)" [ "$rc" = 0 ]
+
+# ---- evictctl against a fake control socket -----------------------------------------------------
+fake="$tmp/fake.sock"
+python3 "$tmp/peer.py" ctl "$fake" "$tmp/reply" >"$tmp/fake.out" 2>&1 &
+helpers+=($!)
+for _ in $(seq 1 50); do [ -S "$fake" ] && break; sleep 0.1; done
+# ctl_case NAME REPLY: every command exits 0 or 1 (no crash, no timeout), says at most one
+# line on stderr, and writes no raw escape character or other control byte.
+ctl_case() {
+	local name=$1 cmd rc problems=""
+	printf '%s\n' "$2" >"$tmp/reply"
+	for cmd in status pods events; do
+		timeout 10 "$EVICTCTL" --socket "$fake" --bpf-pin-dir "$tmp/nopins" --timeout 5 "$cmd" \
+			>"$tmp/ctl.$cmd.out" 2>"$tmp/ctl.$cmd.err"
+		rc=$?
+		[ "$rc" -le 1 ] || problems+=" $cmd: exit $rc;"
+		[ "$(wc -l <"$tmp/ctl.$cmd.err")" -le 1 ] || problems+=" $cmd: $(wc -l <"$tmp/ctl.$cmd.err") error lines;"
+		if LC_ALL=C grep -qP '[\x00-\x08\x0b-\x1f\x7f]' "$tmp/ctl.$cmd.out" "$tmp/ctl.$cmd.err"; then
+			problems+=" $cmd: raw control bytes;"
+		fi
+	done
+	if [ -z "$problems" ]; then pass "evictctl on $name: no crash, one error line at most"; else fail "evictctl on $name:$problems" "$(cat "$tmp"/ctl.*.err)"; fi
+}
+ctl_case '{"ok":true}' '{"ok":true}'
+ctl_case 'wrong types' '{"ok":true,"signals":1,"pods":{},"events":"x","thresholds":{},"conditions":[],"bpf":[],"evictions":7,"decision":"x","oom_guard":{"enabled":true,"mem_total":"x"},"uptime_seconds":"y"}'
+ctl_case 'wrong element types' '{"ok":true,"signals":{"memory.available":3,"x":null},"thresholds":[1,null,{"signal":5}],"conditions":{"a":1},"decision":{"victim":2},"pods":[1,null,{"name":7}],"cgroup_tree":true,"events":[1,null,{"victim":"x","latency_ns":"1"}]}'
+ctl_case 'no ok' '{"signals":{},"pods":[],"events":[]}'
+ctl_case 'not JSON' $'\x1b[2Jnot json\xff'
+ctl_case 'an error with escapes' '{"ok":false,"error":"bad\n\u001b[2Jthing"}'
+hostile='{"ok":true,"cgroup_tree":true,"signal":"memory.available","signals":{},"pods":[{"rank":1,"namespace":"ns\n\u001b[31m","name":"evil\u009b2J","cgroup":"/x","priority":0,"usage":1,"request":0,"reason":"r\r"}],"events":[{"signal":"memory.available","victim":{"name":"a/b\u001b]0;title\u0007"}}],"decision":{"victim":{"namespace":"x\u001b[1m","name":"y"}}}'
+ctl_case 'escape sequences in names' "$hostile"
+printf '%s\n' "$hostile" >"$tmp/reply"
+"$EVICTCTL" --socket "$fake" pods >"$tmp/ctl.pods.out" 2>&1
+check "evictctl pods shows a newline and ESC in a name visibly" grep -qF 'ns\n\x1b[31m/evil\xc2\x9b2J' "$tmp/ctl.pods.out"
+check "evictctl pods keeps one line per pod" [ "$(wc -l <"$tmp/ctl.pods.out")" -eq 3 ]
+"$EVICTCTL" --socket "$fake" events >"$tmp/ctl.events.out" 2>&1
+check "evictctl events shows an OSC sequence in a victim visibly" grep -qF 'a/b\x1b]0;title\x07' "$tmp/ctl.events.out"
 
 done_testing
