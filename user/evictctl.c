@@ -19,6 +19,8 @@
 #include <unistd.h>
 
 #include "ops/control.h"
+#include "ops/ctl_view.h"
+#include "ops/textsafe.h"
 #include "evictd.h"
 #include "ops/eventlog.h"
 #include "signals/signals.h"
@@ -304,283 +306,16 @@ static int request(const struct options *opts, const char *line, char **reply)
 	return 0;
 }
 
-/* ---- tables ---------------------------------------------------------------------------- */
-
-#define TABLE_MAX_COLS 10
-
-struct table {
-	size_t n_cols;
-	size_t n_rows;
-	size_t cap_rows;
-	char *(*rows)[TABLE_MAX_COLS];
-};
-
-static void table_add(struct table *table, ...)
-{
-	va_list ap;
-
-	if (table->n_rows == table->cap_rows) {
-		size_t cap = table->cap_rows ? table->cap_rows * 2 : 16;
-		void *bigger = realloc(table->rows, cap * sizeof(*table->rows));
-
-		if (!bigger)
-			return;
-		table->rows = bigger;
-		table->cap_rows = cap;
-	}
-	va_start(ap, table);
-	for (size_t c = 0; c < table->n_cols; c++) {
-		const char *cell = va_arg(ap, const char *);
-
-		table->rows[table->n_rows][c] = strdup(cell ? cell : "");
-	}
-	va_end(ap);
-	table->n_rows++;
-}
-
-/* Columns padded to their widest cell, two spaces apart, the last one not padded. */
-static void table_print(struct table *table)
-{
-	size_t width[TABLE_MAX_COLS] = { 0 };
-
-	for (size_t r = 0; r < table->n_rows; r++)
-		for (size_t c = 0; c < table->n_cols; c++)
-			if (table->rows[r][c] && strlen(table->rows[r][c]) > width[c])
-				width[c] = strlen(table->rows[r][c]);
-	for (size_t r = 0; r < table->n_rows; r++) {
-		for (size_t c = 0; c < table->n_cols; c++) {
-			const char *cell = table->rows[r][c] ? table->rows[r][c] : "";
-
-			if (c + 1 < table->n_cols)
-				printf("%-*s  ", (int)width[c], cell);
-			else
-				printf("%s\n", cell);
-			free(table->rows[r][c]);
-		}
-	}
-	free(table->rows);
-	table->rows = NULL;
-	table->n_rows = table->cap_rows = 0;
-}
-
-/* ---- JSON helpers ---------------------------------------------------------------------- */
-
-static struct json_object *field(struct json_object *object, const char *name)
-{
-	struct json_object *value = NULL;
-
-	if (object)
-		json_object_object_get_ex(object, name, &value);
-	return value;
-}
-
-static const char *field_string(struct json_object *object, const char *name, const char *fallback)
-{
-	struct json_object *value = field(object, name);
-
-	return value && json_object_is_type(value, json_type_string) ? json_object_get_string(value) : fallback;
-}
-
-static int64_t field_int(struct json_object *object, const char *name)
-{
-	return json_object_get_int64(field(object, name));
-}
-
-static bool field_bool(struct json_object *object, const char *name)
-{
-	return json_object_get_boolean(field(object, name));
-}
-
 static bool lookup_signal(const char *name, enum ev_signal *signal)
 {
 	return signal_lookup(name, signal) == 0;
-}
-
-static void amount(const char *signal_text, int64_t value, char *buf, size_t len)
-{
-	enum ev_signal signal;
-
-	if (lookup_signal(signal_text, &signal))
-		eventlog_format_amount(signal, value, buf, len);
-	else
-		snprintf(buf, len, "%lld", (long long)value);
-}
-
-static void format_duration(int64_t seconds, char *buf, size_t len)
-{
-	if (seconds >= 86400)
-		snprintf(buf, len, "%lldd%lldh", (long long)(seconds / 86400), (long long)(seconds % 86400 / 3600));
-	else if (seconds >= 3600)
-		snprintf(buf, len, "%lldh%02lldm", (long long)(seconds / 3600), (long long)(seconds % 3600 / 60));
-	else if (seconds >= 60)
-		snprintf(buf, len, "%lldm%02llds", (long long)(seconds / 60), (long long)(seconds % 60));
-	else
-		snprintf(buf, len, "%llds", (long long)seconds);
-}
-
-/* ---- commands -------------------------------------------------------------------------- */
-
-static void print_status(struct json_object *reply, const struct options *opts)
-{
-	struct json_object *signals = field(reply, "signals"), *thresholds = field(reply, "thresholds");
-	struct json_object *conditions = field(reply, "conditions"), *decision = field(reply, "decision");
-	struct json_object *bpf = field(reply, "bpf"), *guard = field(reply, "oom_guard");
-	struct json_object *evictions = field(reply, "evictions");
-	struct evictd_node_stats stats;
-	struct table table = { .n_cols = 3 };
-	char uptime[32], a[32], b[32];
-
-	format_duration(field_int(reply, "uptime_seconds"), uptime, sizeof(uptime));
-	printf("evictd %s, pid %lld, up %s, %s mode%s%s%s\n", field_string(reply, "version", "?"),
-	       (long long)field_int(reply, "pid"), uptime, field_string(reply, "mode", "unknown"),
-	       field(reply, "node_name") ? " on node " : "", field_string(reply, "node_name", ""),
-	       field_bool(reply, "dry_run") ? ", DRY RUN (kills nothing)" : "");
-	if (field_bool(bpf, "enabled"))
-		printf("BPF:         on, %lld programs attached%s%s\n", (long long)field_int(bpf, "programs_attached"),
-		       field(bpf, "pin_dir") ? ", maps pinned at " : "", field_string(bpf, "pin_dir", ""));
-	else
-		printf("BPF:         off (%s): polling and PSI only\n", field_string(bpf, "reason", "disabled"));
-	printf("Evaluations: %lld, last at %s\n", (long long)field_int(reply, "evaluations"),
-	       field_string(reply, "last_evaluation", "never"));
-	printf("Evictions:   %lld killed, %lld failed, %lld refused (cgroup replaced), %lld in flight\n",
-	       (long long)field_int(evictions, "killed"), (long long)field_int(evictions, "failed"),
-	       (long long)field_int(evictions, "refused_stale"), (long long)field_int(evictions, "in_flight"));
-	printf("Event loop:  longest iteration %.3f ms\n",
-	       (double)field_int(reply, "loop_iteration_max_ns") / 1e6);
-	if (field_bool(guard, "enabled")) {
-		eventlog_format_amount(EV_SIGNAL_OOM_GUARD, field_int(guard, "mem_available"), a, sizeof(a));
-		eventlog_format_amount(EV_SIGNAL_OOM_GUARD, field_int(guard, "mem_total"), b, sizeof(b));
-		printf("OOM guard:   on, kernel MemAvailable %s of %s\n", a, b);
-	} else {
-		printf("OOM guard:   off\n");
-	}
-	putchar('\n');
-
-	table_add(&table, "SIGNAL", "AVAILABLE", "CAPACITY");
-	json_object_object_foreach(signals, name, value) {
-		amount(name, field_int(value, "available"), a, sizeof(a));
-		amount(name, field_int(value, "capacity"), b, sizeof(b));
-		table_add(&table, name, a, b);
-	}
-	table_print(&table);
-	putchar('\n');
-
-	table.n_cols = 4;
-	table_add(&table, "THRESHOLD", "RESOLVED", "GRACE", "STATE");
-	for (size_t i = 0; thresholds && i < json_object_array_length(thresholds); i++) {
-		struct json_object *threshold = json_object_array_get_idx(thresholds, i);
-		const char *signal = field_string(threshold, "signal", "?");
-		char text[160];
-
-		snprintf(text, sizeof(text), "%s %s<%s%s", field_string(threshold, "kind", "?"), signal,
-			 field_string(threshold, "value", "?"), field_bool(threshold, "derived") ? " (derived)" : "");
-		amount(signal, field_int(threshold, "resolved"), a, sizeof(a));
-		table_add(&table, text, a, field_string(threshold, "grace_period", "-"),
-			  field_bool(threshold, "actionable") ? "ACTING" : field_bool(threshold, "met") ? "met" : "ok");
-	}
-	table_print(&table);
-	putchar('\n');
-
-	table.n_cols = 2;
-	table_add(&table, "CONDITION", "STATUS");
-	json_object_object_foreach(conditions, condition, status)
-		table_add(&table, condition, json_object_get_boolean(status) ? "True" : "False");
-	table_print(&table);
-	putchar('\n');
-
-	if (decision && !json_object_is_type(decision, json_type_null)) {
-		struct json_object *victim = field(decision, "victim");
-		char who[600] = "no victim";
-
-		if (victim && !json_object_is_type(victim, json_type_null)) {
-			const char *ns = field_string(victim, "namespace", "");
-
-			snprintf(who, sizeof(who), "%s%s%s", ns, ns[0] ? "/" : "",
-				 field_string(victim, "name", "")[0] ? field_string(victim, "name", "")
-								    : field_string(victim, "cgroup", "?"));
-		}
-		printf("Decision:    %s %s -> %s (%s)%s\n", field_string(decision, "kind", "?"),
-		       field_string(decision, "signal", "?"), who, field_string(decision, "reason", ""),
-		       field_bool(decision, "dry_run") ? " [dry run]" : "");
-	} else {
-		printf("Decision:    none (no threshold is acted on)\n");
-	}
-	/* The pinned maps, read directly: counters that outlive daemon restarts. */
-	if (read_node_stats(field_string(bpf, "pin_dir", opts->pin_dir), &stats) == 0)
-		print_node_stats(&stats);
-}
-
-static void print_pods(struct json_object *reply)
-{
-	struct json_object *pods = field(reply, "pods");
-	const char *signal = field_string(reply, "signal", "?");
-	struct table table = { .n_cols = 8 };
-	size_t n = pods ? json_object_array_length(pods) : 0;
-
-	printf("Ranking for %s (%s); usage and request in %s\n", signal, field_string(reply, "signal_reason", ""),
-	       field_string(reply, "unit", "?"));
-	if (!field_bool(reply, "cgroup_tree")) {
-		printf("No cgroup v2 tree: evictd decides and reports only; nothing to rank.\n");
-		return;
-	}
-	if (!n) {
-		printf("No pods or workloads found.\n");
-		return;
-	}
-	table_add(&table, "RANK", "POD", "QOS", "PRIORITY", "USAGE", "REQUEST", "MARK", "REASON");
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *pod = json_object_array_get_idx(pods, i);
-		const char *ns = field_string(pod, "namespace", ""), *name = field_string(pod, "name", "");
-		char rank[16], who[600], priority[16], usage_text[32], request_text[32];
-
-		snprintf(rank, sizeof(rank), "%lld", (long long)field_int(pod, "rank"));
-		snprintf(who, sizeof(who), "%s%s%s", ns, ns[0] ? "/" : "", name[0] ? name : field_string(pod, "cgroup", "?"));
-		snprintf(priority, sizeof(priority), "%lld", (long long)field_int(pod, "priority"));
-		amount(signal, field_int(pod, "usage"), usage_text, sizeof(usage_text));
-		amount(signal, field_int(pod, "request"), request_text, sizeof(request_text));
-		table_add(&table, rank, who, field_string(pod, "qos", "?"), priority, usage_text, request_text,
-			  field_bool(pod, "victim") ? "VICTIM" : field_bool(pod, "never_evict") ? "NEVER" : "",
-			  field_string(pod, "reason", ""));
-	}
-	table_print(&table);
-}
-
-static void print_events(struct json_object *reply)
-{
-	struct json_object *events = field(reply, "events");
-	struct table table = { .n_cols = 8 };
-	size_t n = events ? json_object_array_length(events) : 0;
-
-	if (!n) {
-		printf("No decisions yet.\n");
-		return;
-	}
-	table_add(&table, "TIME", "SIGNAL", "KIND", "VALUE", "THRESHOLD", "ACTION", "LATENCY", "VICTIM");
-	for (size_t i = 0; i < n; i++) {
-		struct json_object *event = json_object_array_get_idx(events, i);
-		struct json_object *victim = field(event, "victim"), *latency = field(event, "latency_ns");
-		const char *signal = field_string(event, "signal", "?");
-		char value[32], threshold[32], latency_text[32] = "-", who[600] = "-";
-
-		amount(signal, field_int(event, "value"), value, sizeof(value));
-		amount(signal, field_int(event, "threshold"), threshold, sizeof(threshold));
-		if (latency && !json_object_is_type(latency, json_type_null))
-			snprintf(latency_text, sizeof(latency_text), "%.1fms", (double)json_object_get_int64(latency) / 1e6);
-		if (victim && !json_object_is_type(victim, json_type_null))
-			snprintf(who, sizeof(who), "%s", field_string(victim, "name", "?"));
-		if (field_bool(event, "oom_guard"))
-			strncat(who, " [oom-guard]", sizeof(who) - strlen(who) - 1);
-		table_add(&table, field_string(event, "time", "?"), signal, field_string(event, "kind", "?"), value,
-			  threshold, field_string(event, "action", "?"), latency_text, who);
-	}
-	table_print(&table);
 }
 
 int main(int argc, char **argv)
 {
 	struct json_object *reply_doc, *request_doc;
 	struct options opts;
-	char *reply = NULL, *line;
+	char *reply = NULL, *line, err[1200];
 	int ret;
 
 	ret = parse_args(argc, argv, &opts);
@@ -598,27 +333,35 @@ int main(int argc, char **argv)
 	free(line);
 	if (ret)
 		return EXIT_RUNTIME;
-	reply_doc = json_tokener_parse(reply);
-	if (!reply_doc || !json_object_is_type(reply_doc, json_type_object)) {
-		fprintf(stderr, "evictctl: %s answered something that is not JSON: %.200s\n", opts.socket_path, reply);
-		free(reply);
-		json_object_put(reply_doc);
-		return EXIT_RUNTIME;
-	}
+	/* The reply is read as untrusted: ops/ctl_view.h. */
+	ret = ctl_view_parse(reply, &reply_doc, err, sizeof(err));
 	free(reply);
-	if (!field_bool(reply_doc, "ok")) {
-		fprintf(stderr, "evictctl: evictd: %s\n", field_string(reply_doc, "error", "request failed"));
-		json_object_put(reply_doc);
+	if (ret) {
+		if (ret == -EPROTO)
+			fprintf(stderr, "evictctl: %s: %s\n", opts.socket_path, err);
+		else
+			fprintf(stderr, "evictctl: %s\n", err);
 		return EXIT_RUNTIME;
 	}
-	if (opts.json)
-		puts(json_object_to_json_string_ext(reply_doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
-	else if (!strcmp(opts.command, "status"))
-		print_status(reply_doc, &opts);
-	else if (!strcmp(opts.command, "pods"))
-		print_pods(reply_doc);
-	else
-		print_events(reply_doc);
+	if (opts.json) {
+		/* Valid UTF-8 and no raw control characters: json-c escapes those (ops/textsafe.h). */
+		char *text = textsafe_json_utf8(json_object_to_json_string_ext(
+			reply_doc, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_NOSLASHESCAPE));
+
+		if (text)
+			puts(text);
+		free(text);
+	} else if (ctl_view_render(stdout, opts.command, reply_doc, err, sizeof(err))) {
+		fprintf(stderr, "evictctl: %s: %s\n", opts.socket_path, err);
+		json_object_put(reply_doc);
+		return EXIT_RUNTIME;
+	} else if (!strcmp(opts.command, "status")) {
+		/* The pinned maps, read directly: counters that outlive daemon restarts. */
+		struct evictd_node_stats stats;
+
+		if (read_node_stats(ctl_view_pin_dir(reply_doc, opts.pin_dir), &stats) == 0)
+			print_node_stats(&stats);
+	}
 	json_object_put(reply_doc);
 	return fflush(stdout) ? EXIT_RUNTIME : 0;
 }

@@ -10,6 +10,7 @@
 #include <time.h>
 
 #include "ops/control.h"
+#include "ops/ctl_view.h"
 
 struct fixture {
 	char dir[PATH_MAX];
@@ -473,6 +474,130 @@ static void test_stale_live_and_foreign_files(void **state)
 	assert_int_equal(control_open(&second, &(struct control_options){ .path = other }), -ENAMETOOLONG);
 }
 
+/* Strict JSON that is valid UTF-8 (RFC 8259 §8.1), as jq or Python would demand. */
+static struct json_object *parse_strict_utf8(const char *text)
+{
+	struct json_tokener *tok = json_tokener_new();
+	struct json_object *doc;
+
+	assert_non_null(tok);
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	doc = json_tokener_parse_ex(tok, text, (int)strlen(text));
+	json_tokener_free(tok);
+	return doc;
+}
+
+/* Names are bytes from outside (the API server, directory names, xattrs): json-c copies
+ * invalid UTF-8 as it is, which makes the reply invalid JSON. The reply carries \xNN. */
+static void test_invalid_utf8_in_names(void **state)
+{
+	struct fixture *f = *state;
+	struct json_object *reply, *first;
+	char *text;
+
+	snprintf(f->pods[1].name, sizeof(f->pods[1].name), "hog\xff\xfe\x1b[31m");
+	snprintf(f->pods[1].namespace_, sizeof(f->pods[1].namespace_), "ns\xc3");	/* truncated */
+	snprintf(f->pods[1].cgroup_path, sizeof(f->pods[1].cgroup_path), "/sys/fs/cgroup/\xed\xa0\x80");
+	text = control_reply(f->control, "{\"command\":\"pods\"}");
+	assert_non_null(text);
+	reply = parse_strict_utf8(text);
+	if (!reply)
+		fail_msg("not strict UTF-8 JSON: %s", text);
+	first = json_object_array_get_idx(get(reply, "pods"), 0);
+	assert_string_equal(json_object_get_string(get(first, "name")), "hog\\xff\\xfe\x1b[31m");
+	assert_string_equal(json_object_get_string(get(first, "namespace")), "ns\\xc3");
+	assert_string_equal(json_object_get_string(get(first, "cgroup")), "/sys/fs/cgroup/\\xed\\xa0\\x80");
+	json_object_put(reply);
+	free(text);
+	/* Valid UTF-8 goes through as it is. */
+	snprintf(f->pods[1].name, sizeof(f->pods[1].name), "h\xc3\xb6g-\xe6\x97\xa5");
+	text = control_reply(f->control, "status");
+	assert_non_null(strstr(text, "h\xc3\xb6g-\xe6\x97\xa5"));
+	free(text);
+}
+
+/* evictctl's rendering (ops/ctl_view.h) of a reply: into a memory FILE. */
+static int render(const char *command, const char *reply_text, char **out_text, char *err, size_t err_len)
+{
+	struct json_object *reply;
+	size_t len = 0;
+	FILE *out;
+	int ret;
+
+	ret = ctl_view_parse(reply_text, &reply, err, err_len);
+	*out_text = NULL;
+	if (ret)
+		return ret;
+	out = open_memstream(out_text, &len);
+	assert_non_null(out);
+	ret = ctl_view_render(out, command, reply, err, err_len);
+	fclose(out);
+	json_object_put(reply);
+	return ret;
+}
+
+static void test_ctl_view_missing_and_mistyped_fields(void **state)
+{
+	static const char *const commands[] = { "status", "pods", "events" };
+	static const char *const replies[] = {
+		"{\"ok\":true}",
+		"{\"ok\":true,\"signals\":1,\"pods\":{},\"events\":\"x\",\"thresholds\":{},\"bpf\":[]}",
+		"{\"ok\":true,\"signals\":{\"memory.available\":3},\"thresholds\":[1,null,{\"signal\":5}],"
+		"\"conditions\":{\"a\":1},\"decision\":{\"victim\":2},\"evictions\":7,\"oom_guard\":{\"enabled\":true},"
+		"\"pods\":[1,null,{\"name\":7,\"usage\":1e300}],\"cgroup_tree\":true,\"events\":[1,{\"latency_ns\":\"1\"}]}",
+	};
+	char err[512], *text;
+
+	/* {"ok":true}: the command's main part is missing, one line says so. */
+	for (size_t c = 0; c < 3; c++) {
+		assert_int_equal(render(commands[c], replies[0], &text, err, sizeof(err)), -EPROTO);
+		assert_non_null(strstr(err, "has no"));
+		assert_null(strchr(err, '\n'));
+		free(text);
+		assert_int_equal(render(commands[c], replies[1], &text, err, sizeof(err)), -EPROTO);
+		free(text);
+		/* Present but every element of the wrong type: placeholders. */
+		assert_int_equal(render(commands[c], replies[2], &text, err, sizeof(err)), 0);
+		assert_non_null(text);
+		free(text);
+	}
+	assert_int_equal(render("status", replies[2], &text, err, sizeof(err)), 0);
+	assert_non_null(strstr(text, "? killed, ? failed"));
+	assert_non_null(strstr(text, "memory.available  ?"));
+	free(text);
+	assert_int_equal(render("status", "{\"ok\":false}", &text, err, sizeof(err)), -EREMOTEIO);
+	assert_string_equal(err, "evictd: request failed");
+	assert_int_equal(render("status", "[1]", &text, err, sizeof(err)), -EPROTO);
+}
+
+static void test_ctl_view_escapes_names(void **state)
+{
+	static const char reply[] =
+		"{\"ok\":true,\"cgroup_tree\":true,\"signal\":\"memory.available\",\"pods\":["
+		"{\"rank\":1,\"namespace\":\"ns\\n\\u001b[31m\",\"name\":\"evil\\u009b2J\",\"reason\":\"r\\r\\t\"},"
+		"{\"rank\":2,\"namespace\":\"d\",\"name\":\"h\xc3\xb6g\xff\"}]}";
+	char err[512], *text;
+
+	assert_int_equal(render("pods", reply, &text, err, sizeof(err)), 0);
+	assert_non_null(strstr(text, "ns\\n\\x1b[31m/evil\\xc2\\x9b2J"));
+	assert_non_null(strstr(text, "r\\r\\t"));
+	assert_non_null(strstr(text, "d/h\xc3\xb6g\\xff"));
+	assert_null(strchr(text, '\x1b'));
+	assert_null(strchr(text, '\r'));
+	/* A header and two rows: the newline in the name did not make a row. */
+	{
+		size_t lines = 0;
+
+		for (const char *p = text; *p; p++)
+			lines += *p == '\n';
+		assert_int_equal(lines, 4);	/* "Ranking for ...", the header, two pods */
+	}
+	free(text);
+	assert_int_equal(render("status", "{\"ok\":false,\"error\":\"x\\n\\u001b[2Jy\"}", &text, err, sizeof(err)),
+			 -EREMOTEIO);
+	assert_string_equal(err, "evictd: x\\n\\x1b[2Jy");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -487,6 +612,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_view_failure_is_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_request_and_silent_client, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_live_and_foreign_files, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invalid_utf8_in_names, setup, teardown),
+		cmocka_unit_test(test_ctl_view_missing_and_mistyped_fields),
+		cmocka_unit_test(test_ctl_view_escapes_names),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -292,6 +292,38 @@ static void test_reopen_after_rotation(void **state)
 	remove(rotated);
 }
 
+/* A victim whose name is not UTF-8 (bytes from a directory name or an xattr): the line is
+ * still strict JSON, the bytes written as \xNN. */
+static void test_invalid_utf8_victim(void **state)
+{
+	struct fixture *f = *state;
+	struct eventlog *log;
+	struct pod odd = make_pod("ns\xc3", "pod\xff\x1b", POD_QOS_BESTEFFORT, 0, 1, 0);
+	struct eventlog_decision decision = decision_for(f, EVENTLOG_KILLED);
+	struct json_tokener *tok;
+	struct json_object *line;
+	char buf[65536];
+	FILE *file;
+
+	decision.victim = &odd;
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path, .realtime_ns = fixed_clock }), 0);
+	assert_int_equal(eventlog_record(log, &decision), 1);
+	eventlog_close(log);
+	file = fopen(f->path, "r");
+	assert_non_null(file);
+	assert_non_null(fgets(buf, sizeof(buf), file));
+	fclose(file);
+	tok = json_tokener_new();
+	json_tokener_set_flags(tok, JSON_TOKENER_STRICT | JSON_TOKENER_VALIDATE_UTF8);
+	line = json_tokener_parse_ex(tok, buf, (int)strlen(buf));
+	json_tokener_free(tok);
+	if (!line)
+		fail_msg("not strict UTF-8 JSON: %s", buf);
+	assert_string_equal(json_object_get_string(get(get(line, "victim"), "pod")), "pod\\xff\x1b");
+	assert_string_equal(json_object_get_string(get(get(line, "victim"), "namespace")), "ns\\xc3");
+	json_object_put(line);
+}
+
 static void test_open_failure_names_errno(void **state)
 {
 	struct eventlog *log = (struct eventlog *)1;
@@ -379,6 +411,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_repeats_logged_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_keeps_last_100_oldest_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_after_rotation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_invalid_utf8_victim, setup, teardown),
 		cmocka_unit_test(test_open_failure_names_errno),
 		cmocka_unit_test(test_rank_reasons),
 		cmocka_unit_test(test_formatting),

@@ -11,6 +11,7 @@
 #include <sys/socket.h>
 
 #include "ops/metrics.h"
+#include "sys/clock.h"
 
 /* ---- a strict parser of the text format ------------------------------------------------- */
 
@@ -626,6 +627,115 @@ static void test_http_endpoints(void **state)
 	metrics_close(metrics);
 }
 
+static int connect_local(int port)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port) };
+	int fd;
+
+	inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	assert_true(fd >= 0);
+	assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	return fd;
+}
+
+/* A slowloris: many connections from one client, each with a header that never ends. The
+ * probe from the same address still gets its answer (metrics.h: the oldest idle connection
+ * of a client over its limit is dropped, not the newcomer). */
+static void test_slow_clients_do_not_starve_healthz(void **state)
+{
+	enum { N_SLOW = 3 * METRICS_MAX_PER_CLIENT };
+	static const char partial[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: a";
+	struct metrics *metrics;
+	char content_type[128], *body;
+	int fds[N_SLOW], port, dropped = 0;
+
+	assert_int_equal(metrics_open(&metrics, &(struct metrics_options){ .address = "127.0.0.1:0" }), 0);
+	port = metrics_port(metrics);
+	for (int i = 0; i < N_SLOW; i++) {
+		fds[i] = connect_local(port);
+		assert_true(send(fds[i], partial, sizeof(partial) - 1, MSG_NOSIGNAL) > 0);
+	}
+	usleep(200000);
+	for (int round = 0; round < 3; round++) {
+		assert_int_equal(http_request(port, "GET", "/healthz", &body, content_type, sizeof(content_type)), 200);
+		assert_string_equal(body, "ok\n");
+		free(body);
+	}
+	/* The slow ones beyond the limit were dropped, oldest first: they read the end. */
+	for (int i = 0; i < N_SLOW; i++) {
+		struct pollfd pfd = { .fd = fds[i], .events = POLLIN };
+		char byte;
+
+		if (poll(&pfd, 1, 100) == 1 && recv(fds[i], &byte, 1, MSG_DONTWAIT) <= 0)
+			dropped++;
+		close(fds[i]);
+	}
+	assert_true(dropped >= N_SLOW - METRICS_MAX_PER_CLIENT);
+	metrics_close(metrics);
+}
+
+/* Every malformed request is a warning from libmicrohttpd: thousands of them make a handful
+ * of lines, the last saying how many were suppressed. */
+static void test_malformed_requests_log_a_few_lines(void **state)
+{
+	static const char bad[] = "GET /metrics HTTP/1.1\r\nHost: x\r\nno colon here\r\n\r\n";
+	char path[] = "/tmp/evictd-test-metrics-log-XXXXXX", line[1024], *body, content_type[128];
+	struct metrics *metrics;
+	int log_fd, saved_stderr, port, lines = 0, counted = 0;
+	int64_t start = clock_monotonic_ns(), seconds;
+	FILE *log;
+
+	log_fd = mkstemp(path);
+	assert_true(log_fd >= 0);
+	saved_stderr = dup(STDERR_FILENO);
+	dup2(log_fd, STDERR_FILENO);
+	assert_int_equal(metrics_open(&metrics, &(struct metrics_options){ .address = "127.0.0.1:0" }), 0);
+	port = metrics_port(metrics);
+	for (int i = 0; i < 1000; i++) {
+		int fd = connect_local(port);
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		char reply[64];
+
+		assert_true(send(fd, bad, sizeof(bad) - 1, MSG_NOSIGNAL) > 0);
+		assert_int_equal(poll(&pfd, 1, 5000), 1);
+		assert_true(recv(fd, reply, sizeof(reply), 0) > 12);
+		assert_memory_equal(reply + 9, "400", 3);
+		close(fd);
+	}
+	seconds = (clock_monotonic_ns() - start) / 1000000000;
+	usleep(1100000);
+	/* The next request writes the count of those suppressed since the last line. */
+	assert_int_equal(http_request(port, "GET", "/healthz", &body, content_type, sizeof(content_type)), 200);
+	free(body);
+	metrics_close(metrics);
+	dup2(saved_stderr, STDERR_FILENO);
+	close(saved_stderr);
+
+	log = fdopen(log_fd, "r");
+	assert_non_null(log);
+	rewind(log);
+	while (fgets(line, sizeof(line), log)) {
+		char *mark = strstr(line, " similar warnings suppressed");
+
+		if (!strstr(line, "warning: metrics: "))
+			continue;
+		lines++;
+		/* "... (N similar warnings suppressed)" or "metrics: N similar warnings suppressed" */
+		if (mark) {
+			while (mark > line && isdigit((unsigned char)mark[-1]))
+				mark--;
+			counted += atoi(mark);
+		}
+	}
+	fclose(log);
+	unlink(path);
+	assert_true(lines >= 1);
+	assert_true(lines <= seconds + 3);
+	/* Each malformed request warned once (libmicrohttpd may add one about a closed peer). */
+	assert_true(lines + counted >= 1000);
+}
+
 static void test_address_in_use(void **state)
 {
 	struct metrics *first, *second = (struct metrics *)1;
@@ -651,6 +761,8 @@ int main(void)
 		cmocka_unit_test(test_read_kernel_oom_kills),
 		cmocka_unit_test(test_http_endpoints),
 		cmocka_unit_test(test_address_in_use),
+		cmocka_unit_test(test_slow_clients_do_not_starve_healthz),
+		cmocka_unit_test(test_malformed_requests_log_a_few_lines),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

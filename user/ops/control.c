@@ -18,6 +18,7 @@
 #include "sys/clock.h"
 #include "sys/fileio.h"
 #include "sys/log.h"
+#include "ops/textsafe.h"
 
 struct control_client {
 	int fd;			/* -1: slot free */
@@ -277,7 +278,7 @@ char *control_reply(struct control *control, const char *request)
 	struct json_object *reply;
 	char signal[64], err[160];
 	const char *text;
-	char *line;
+	char *line, *safe;
 	size_t len;
 	int ret;
 
@@ -295,15 +296,22 @@ char *control_reply(struct control *control, const char *request)
 		else
 			reply = events_reply(&view);
 	}
+	/* Names come from outside (the API server, cgroup directories, xattrs): json-c copies
+	 * their bytes as given, so invalid UTF-8 is rewritten here, at the one way out
+	 * (ops/textsafe.h). */
 	text = json_object_to_json_string_ext(reply, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-	len = strlen(text);
-	line = malloc(len + 2);
-	if (line) {
-		memcpy(line, text, len);
-		line[len] = '\n';
-		line[len + 1] = '\0';
-	}
+	safe = textsafe_json_utf8(text);
 	json_object_put(reply);
+	if (!safe)
+		return NULL;
+	len = strlen(safe);
+	line = realloc(safe, len + 2);
+	if (!line) {
+		free(safe);
+		return NULL;
+	}
+	line[len] = '\n';
+	line[len + 1] = '\0';
 	return line;
 }
 

@@ -12,6 +12,7 @@
 #include "ops/eventlog.h"
 #include "sys/clock.h"
 #include "sys/log.h"
+#include "ops/textsafe.h"
 
 enum eventlog_sink {
 	SINK_STDOUT,
@@ -361,7 +362,7 @@ int eventlog_record(struct eventlog *log, const struct eventlog_decision *decisi
 	const char *victim = decision->victim ? decision->victim->cgroup_path : "";
 	struct json_object *entry;
 	const char *text;
-	char *line;
+	char *line, *safe;
 	size_t len;
 	int err = 0;
 
@@ -375,13 +376,15 @@ int eventlog_record(struct eventlog *log, const struct eventlog_decision *decisi
 
 	entry = eventlog_decision_json(decision, log->realtime_ns());
 	if (log->sink != SINK_NONE) {
+		/* Valid UTF-8 whatever the names hold (ops/textsafe.h). */
 		text = json_object_to_json_string_ext(entry, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
-		len = strlen(text);
-		line = malloc(len + 2);
+		safe = textsafe_json_utf8(text);
+		len = safe ? strlen(safe) : 0;
+		line = safe ? realloc(safe, len + 2) : NULL;
 		if (!line) {
+			free(safe);
 			err = -ENOMEM;
 		} else {
-			memcpy(line, text, len);
 			line[len] = '\n';
 			line[len + 1] = '\0';
 			err = write_line(log, line, len + 1);

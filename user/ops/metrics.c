@@ -20,6 +20,9 @@
 #include "sys/netaddr.h"
 #include "sys/clock.h"
 
+#define TOSTR_(x) #x
+#define TOSTR(x) TOSTR_(x)
+
 static const double latency_buckets[METRICS_N_LATENCY_BUCKETS] = METRICS_LATENCY_BUCKETS;
 
 /* Counters only ever grow; they live here, not in the snapshot the daemon replaces. */
@@ -30,6 +33,24 @@ struct metrics_counters {
 	double latency_sum_s;
 	int64_t shutdown_start_unix_s;
 	int64_t shutdown_end_unix_s;
+};
+
+/* One HTTP connection, from libmicrohttpd's MHD_CONNECTION_NOTIFY_STARTED to _CLOSED. */
+struct metrics_conn {
+	bool used;
+	bool busy;		/* a request is being answered (handler called, not yet completed) */
+	bool dropped;		/* shut down by us; libmicrohttpd closes it on its next read */
+	int fd;			/* open until _CLOSED has been notified (libmicrohttpd closes after) */
+	int64_t since_ns;	/* accepted, or its last request answered: its request's deadline */
+	int family;
+	unsigned char addr[16];	/* the client's address: IPv4 or IPv6 bytes */
+};
+
+/* At most one line per METRICS_LOG_INTERVAL_NS; the others are counted. */
+struct log_limit {
+	pthread_mutex_t lock;
+	int64_t last_ns;	/* when the last line was written; 0: never */
+	uint64_t suppressed;
 };
 
 struct metrics {
@@ -44,6 +65,12 @@ struct metrics {
 	struct MHD_Daemon *httpd;
 	int listen_fd;
 	int port;
+
+	/* Only libmicrohttpd's one polling thread touches these, but its callbacks also run
+	 * from MHD_stop_daemon's caller: a lock of their own, never held with another. */
+	pthread_mutex_t conn_lock;
+	struct metrics_conn conns[METRICS_HARD_CONNECTIONS];
+	struct log_limit log_limit;
 };
 
 const char *metrics_result_name(enum metrics_eviction_result result)
@@ -389,6 +416,220 @@ void metrics_record_eviction(struct metrics *metrics, enum ev_signal signal,
 
 /* ---- HTTP ------------------------------------------------------------------------------ */
 
+/* A warning about what a peer did: every malformed request is one, so a peer sending
+ * thousands must not write thousands of lines. The first in each METRICS_LOG_INTERVAL_NS is
+ * logged, with the count of those suppressed since the last line. */
+static void limited_warn(struct metrics *metrics, const char *message)
+{
+	struct log_limit *limit = &metrics->log_limit;
+	int64_t now = clock_monotonic_ns();
+	uint64_t suppressed;
+
+	pthread_mutex_lock(&limit->lock);
+	if (limit->last_ns && now - limit->last_ns < METRICS_LOG_INTERVAL_NS) {
+		limit->suppressed++;
+		pthread_mutex_unlock(&limit->lock);
+		return;
+	}
+	limit->last_ns = now;
+	suppressed = limit->suppressed;
+	limit->suppressed = 0;
+	pthread_mutex_unlock(&limit->lock);
+	if (suppressed)
+		log_warn("metrics: %s (%llu similar warnings suppressed)", message, (unsigned long long)suppressed);
+	else
+		log_warn("metrics: %s", message);
+}
+
+/* The count of warnings suppressed, once their interval is over, even when no warning comes
+ * to carry it: called for every connection and request. */
+static void limited_flush(struct metrics *metrics)
+{
+	struct log_limit *limit = &metrics->log_limit;
+	int64_t now = clock_monotonic_ns();
+	uint64_t suppressed = 0;
+
+	pthread_mutex_lock(&limit->lock);
+	if (limit->suppressed && now - limit->last_ns >= METRICS_LOG_INTERVAL_NS) {
+		suppressed = limit->suppressed;
+		limit->suppressed = 0;
+		limit->last_ns = now;
+	}
+	pthread_mutex_unlock(&limit->lock);
+	if (suppressed)
+		log_warn("metrics: %llu similar warnings suppressed", (unsigned long long)suppressed);
+}
+
+static void mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char message[512];
+
+	vsnprintf(message, sizeof(message), fmt, ap);
+	message[strcspn(message, "\n")] = '\0';
+	limited_warn(cls, message);
+}
+
+/* ---- connection limits (metrics.h: hostile or broken HTTP peers) ------------------------- */
+
+static void peer_address(struct MHD_Connection *connection, struct metrics_conn *conn)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+	const struct sockaddr *sa = info ? info->client_addr : NULL;
+
+	conn->family = sa ? sa->sa_family : AF_UNSPEC;
+	memset(conn->addr, 0, sizeof(conn->addr));
+	if (conn->family == AF_INET)
+		memcpy(conn->addr, &((const struct sockaddr_in *)sa)->sin_addr, 4);
+	else if (conn->family == AF_INET6)
+		memcpy(conn->addr, &((const struct sockaddr_in6 *)sa)->sin6_addr, 16);
+}
+
+static bool same_peer(const struct metrics_conn *a, const struct metrics_conn *b)
+{
+	return a->family == b->family && !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+static bool conn_active(const struct metrics_conn *conn)
+{
+	return conn->used && !conn->dropped;
+}
+
+/* Shut the socket down (not close: libmicrohttpd owns the fd and closes it after
+ * MHD_CONNECTION_NOTIFY_CLOSED, which frees the slot). Its next read sees the end. */
+static void conn_drop(struct metrics_conn *conn)
+{
+	shutdown(conn->fd, SHUT_RDWR);
+	conn->dropped = true;
+}
+
+/* The oldest connection (of the same client as self when per_client) with no request being
+ * answered, other than self; NULL when there is none. */
+static struct metrics_conn *oldest_idle(struct metrics *metrics, const struct metrics_conn *self,
+					 bool per_client)
+{
+	struct metrics_conn *oldest = NULL;
+
+	for (size_t i = 0; i < METRICS_HARD_CONNECTIONS; i++) {
+		struct metrics_conn *conn = &metrics->conns[i];
+
+		if (conn == self || !conn_active(conn) || conn->busy || (per_client && !same_peer(conn, self)))
+			continue;
+		if (!oldest || conn->since_ns < oldest->since_ns)
+			oldest = conn;
+	}
+	return oldest;
+}
+
+/* Make room for self if its client, or everyone, is over the limit: the oldest idle
+ * connection goes, or self when every other one is answering a request. */
+static const char *enforce_limits(struct metrics *metrics, struct metrics_conn *self)
+{
+	size_t total = 0, mine = 0;
+	struct metrics_conn *victim;
+
+	for (size_t i = 0; i < METRICS_HARD_CONNECTIONS; i++) {
+		if (!conn_active(&metrics->conns[i]))
+			continue;
+		total++;
+		mine += same_peer(&metrics->conns[i], self);
+	}
+	if (mine > METRICS_MAX_PER_CLIENT) {
+		victim = oldest_idle(metrics, self, true);
+		conn_drop(victim ? victim : self);
+		total--;
+		if (!victim)
+			return "dropped a new connection: its client has " TOSTR(METRICS_MAX_PER_CLIENT)
+			       " answering already";
+		if (total <= METRICS_MAX_CONNECTIONS)
+			return "dropped a client's oldest idle connection: more than "
+			       TOSTR(METRICS_MAX_PER_CLIENT) " open from it";
+	}
+	if (total > METRICS_MAX_CONNECTIONS) {
+		victim = oldest_idle(metrics, self, false);
+		conn_drop(victim ? victim : self);
+		return victim ? "dropped the oldest idle connection: more than " TOSTR(METRICS_MAX_CONNECTIONS) " open"
+			      : "dropped a new connection: " TOSTR(METRICS_MAX_CONNECTIONS) " are answering already";
+	}
+	return NULL;
+}
+
+static void on_connection(void *cls, struct MHD_Connection *connection, void **socket_context,
+			  enum MHD_ConnectionNotificationCode code)
+{
+	struct metrics *metrics = cls;
+	struct metrics_conn *conn = NULL;
+	const union MHD_ConnectionInfo *info;
+	const char *why = NULL;
+	int64_t now = clock_monotonic_ns();
+
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		conn = *socket_context;
+		if (conn) {
+			pthread_mutex_lock(&metrics->conn_lock);
+			conn->used = false;
+			pthread_mutex_unlock(&metrics->conn_lock);
+		}
+		*socket_context = NULL;
+		return;
+	}
+	if (code != MHD_CONNECTION_NOTIFY_STARTED)
+		return;
+	info = MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD);
+	pthread_mutex_lock(&metrics->conn_lock);
+	/* Requests past their deadline, however slowly their bytes still arrive. */
+	for (size_t i = 0; i < METRICS_HARD_CONNECTIONS; i++) {
+		struct metrics_conn *old = &metrics->conns[i];
+
+		if (conn_active(old) && now - old->since_ns > METRICS_REQUEST_DEADLINE_NS) {
+			conn_drop(old);
+			why = "dropped a connection whose request did not arrive whole within the deadline";
+		}
+		if (!old->used && !conn)
+			conn = old;
+	}
+	if (!conn) {
+		/* Every slot is taken: libmicrohttpd's own limit is just above ours. */
+		if (info)
+			shutdown(info->connect_fd, SHUT_RDWR);
+		why = "dropped a new connection: no slot left";
+	} else if (info) {
+		*conn = (struct metrics_conn){ .used = true, .fd = info->connect_fd, .since_ns = now };
+		peer_address(connection, conn);
+		*socket_context = conn;
+		why = enforce_limits(metrics, conn) ?: why;
+	}
+	pthread_mutex_unlock(&metrics->conn_lock);
+	if (why)
+		limited_warn(metrics, why);
+	else
+		limited_flush(metrics);
+}
+
+static struct metrics_conn *connection_slot(struct MHD_Connection *connection)
+{
+	const union MHD_ConnectionInfo *info =
+		MHD_get_connection_info(connection, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+
+	return info ? info->socket_context : NULL;
+}
+
+/* A request was answered (or abandoned): the connection may wait for its next one, with a
+ * new deadline. */
+static void on_completed(void *cls, struct MHD_Connection *connection, void **request_state,
+			 enum MHD_RequestTerminationCode code)
+{
+	struct metrics *metrics = cls;
+	struct metrics_conn *conn = connection_slot(connection);
+
+	if (!conn)
+		return;
+	pthread_mutex_lock(&metrics->conn_lock);
+	conn->busy = false;
+	conn->since_ns = clock_monotonic_ns();
+	pthread_mutex_unlock(&metrics->conn_lock);
+}
+
 static enum MHD_Result respond(struct MHD_Connection *connection, unsigned int status,
 			       const char *content_type, char *body, size_t len, bool owned)
 {
@@ -434,9 +675,17 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 	static const char not_found[] = "not found: try /metrics or /healthz\n";
 	static const char bad_method[] = "method not allowed\n";
 	struct metrics *metrics = cls;
+	struct metrics_conn *conn = connection_slot(connection);
 	char *text;
 	size_t len;
 
+	/* The request arrived whole: it is being answered, and not to be dropped for room. */
+	if (conn) {
+		pthread_mutex_lock(&metrics->conn_lock);
+		conn->busy = true;
+		pthread_mutex_unlock(&metrics->conn_lock);
+	}
+	limited_flush(metrics);
 	if (strcmp(method, MHD_HTTP_METHOD_GET) && strcmp(method, MHD_HTTP_METHOD_HEAD))
 		return respond(connection, MHD_HTTP_METHOD_NOT_ALLOWED, "text/plain; charset=utf-8",
 			       (char *)bad_method, sizeof(bad_method) - 1, false);
@@ -448,15 +697,6 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 	if (metrics_render(metrics, &text, &len))
 		return MHD_NO;
 	return respond(connection, MHD_HTTP_OK, METRICS_CONTENT_TYPE, text, len, true);
-}
-
-static void mhd_log(void *cls, const char *fmt, va_list ap)
-{
-	char message[512];
-
-	vsnprintf(message, sizeof(message), fmt, ap);
-	message[strcspn(message, "\n")] = '\0';
-	log_warn("metrics: %s", message);
 }
 
 int metrics_parse_address(const char *text, struct sockaddr_storage *addr, socklen_t *len)
@@ -478,7 +718,8 @@ static int open_listener(const char *text, const struct sockaddr_storage *addr, 
 	setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (addr->ss_family == AF_INET6)
 		setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
-	if (bind(fd, (const struct sockaddr *)addr, len) || listen(fd, 16)) {
+	/* A backlog for bursts: libmicrohttpd accepts as fast as it can and sorts out the limits. */
+	if (bind(fd, (const struct sockaddr *)addr, len) || listen(fd, METRICS_HARD_CONNECTIONS)) {
 		err = -errno;
 		log_err("metrics: listening on %s: %m", text);
 		close(fd);
@@ -515,6 +756,8 @@ int metrics_open(struct metrics **out, const struct metrics_options *options)
 	if (!metrics)
 		return -ENOMEM;
 	pthread_mutex_init(&metrics->lock, NULL);
+	pthread_mutex_init(&metrics->conn_lock, NULL);
+	pthread_mutex_init(&metrics->log_limit.lock, NULL);
 	metrics->listen_fd = -1;
 	metrics->stale_after_ns = options->stale_after_ns;
 	metrics->updated_at_ns = clock_monotonic_ns();
@@ -541,11 +784,17 @@ int metrics_open(struct metrics **out, const struct metrics_options *options)
 	 * daemon blocks and reads from a signalfd. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &saved);
+	/* Limits: metrics.h. One polling thread: every handler answers from memory at once, and
+	 * slow peers cost a slot, not a thread; the limits keep the slots for those who ask. */
 	metrics->httpd = MHD_start_daemon(flags, 0, NULL, NULL, handle_request, metrics,
-					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+					  MHD_OPTION_EXTERNAL_LOGGER, mhd_log, metrics,
 					  MHD_OPTION_LISTEN_SOCKET, metrics->listen_fd,
-					  MHD_OPTION_CONNECTION_LIMIT, 16,
-					  MHD_OPTION_CONNECTION_TIMEOUT, 10,
+					  MHD_OPTION_CONNECTION_LIMIT, (unsigned int)METRICS_HARD_CONNECTIONS,
+					  MHD_OPTION_PER_IP_CONNECTION_LIMIT,
+					  (unsigned int)(METRICS_HARD_CONNECTIONS / 2),
+					  MHD_OPTION_CONNECTION_TIMEOUT, (unsigned int)METRICS_IDLE_TIMEOUT_S,
+					  MHD_OPTION_NOTIFY_CONNECTION, on_connection, metrics,
+					  MHD_OPTION_NOTIFY_COMPLETED, on_completed, metrics,
 					  MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	if (!metrics->httpd) {
@@ -568,6 +817,11 @@ void metrics_close(struct metrics *metrics)
 		MHD_stop_daemon(metrics->httpd);
 	else if (metrics->listen_fd >= 0)
 		close(metrics->listen_fd);
+	if (metrics->log_limit.suppressed)
+		log_warn("metrics: %llu similar warnings suppressed before closing",
+			 (unsigned long long)metrics->log_limit.suppressed);
+	pthread_mutex_destroy(&metrics->log_limit.lock);
+	pthread_mutex_destroy(&metrics->conn_lock);
 	pthread_mutex_destroy(&metrics->lock);
 	free(metrics);
 }

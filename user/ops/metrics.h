@@ -2,7 +2,8 @@
 /*
  * Prometheus metrics (text exposition format 0.0.4) over HTTP with libmicrohttpd.
  *
- * Threading: the HTTP server runs in libmicrohttpd's own polling thread, and everything it
+ * Threading: the HTTP server runs in libmicrohttpd's own polling thread (one thread, epoll:
+ * a slow peer costs a connection slot, never a thread), and everything it
  * serves comes from a snapshot plus counters kept here under a mutex. The daemon loop stays
  * single-threaded and never shares its live state: after each evaluation it copies what the
  * metrics need (metrics_snapshot_fill + metrics_update), and it reports each eviction with
@@ -84,6 +85,32 @@ void metrics_snapshot_fill(struct metrics_snapshot *snap, const struct eviction_
 /* The kernel's OOM-kill count since boot (the oom_kill line of <root>/proc/vmstat, Linux
  * >= 4.13). 0, -ENOENT when the line is missing, or the read error (logged). */
 int metrics_read_kernel_oom_kills(const char *root, uint64_t *count);
+
+/*
+ * Hostile or broken HTTP peers (a slowloris holding connections open with a header sent a
+ * byte at a time, a flood of requests, malformed requests) must not keep /healthz from
+ * answering: the shipped DaemonSet restarts evictd when its liveness probe fails.
+ *
+ * - At most METRICS_MAX_PER_CLIENT connections per client address and METRICS_MAX_CONNECTIONS
+ *   in all. A connection over either limit does not get refused: the oldest connection of
+ *   that client (or of anyone, for the total) that has no request being answered is shut
+ *   down to make room. A slow client therefore only ever displaces itself, and a probe
+ *   that sends its request at once always gets a slot.
+ * - A request must arrive whole within METRICS_REQUEST_DEADLINE_NS of the connection being
+ *   accepted (or of its previous answer); however slowly its bytes trickle in, it is shut
+ *   down after that (checked whenever a connection arrives). Idle connections close after
+ *   METRICS_IDLE_TIMEOUT_S (libmicrohttpd's MHD_OPTION_CONNECTION_TIMEOUT).
+ * - libmicrohttpd's own limits (METRICS_HARD_CONNECTIONS, half of it per address) stay above
+ *   these, as a backstop while connections that were shut down are being closed.
+ * - libmicrohttpd's warnings (one per malformed request) and ours are logged at most once per
+ *   METRICS_LOG_INTERVAL_NS, with the number of those suppressed in between.
+ */
+#define METRICS_MAX_CONNECTIONS 64
+#define METRICS_MAX_PER_CLIENT 16
+#define METRICS_HARD_CONNECTIONS 128
+#define METRICS_IDLE_TIMEOUT_S 5
+#define METRICS_REQUEST_DEADLINE_NS (5ll * 1000000000)
+#define METRICS_LOG_INTERVAL_NS 1000000000ll
 
 struct metrics_options {
 	/* "host:port", "[v6addr]:port"; host is a numeric address. NULL, "" or "off": no HTTP
