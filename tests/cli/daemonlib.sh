@@ -4,10 +4,15 @@ SAN_ENV=(ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stackt
 SAN_PATTERN='ERROR: AddressSanitizer|runtime error|LeakSanitizer|SUMMARY: UndefinedBehaviorSanitizer'
 
 # A free TCP port on 127.0.0.1: nothing accepts on it now.
+# Below the kernel's ephemeral range, so no client socket of a test (a flood leaves thousands)
+# holds it; nothing listening on it; nothing bound to it (ss, when there).
 free_port() {
-	local candidate
+	local candidate low
+	read -r low _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || low=32768
+	[ "$low" -gt 12000 ] || low=32768
 	for _ in $(seq 1 50); do
-		candidate=$((20000 + RANDOM % 40000))
+		candidate=$((10000 + RANDOM % (low - 10000)))
+		command -v ss >/dev/null && ss -Htan "sport = :$candidate" 2>/dev/null | grep -q . && continue
 		if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then
 			echo "$candidate"
 			return 0

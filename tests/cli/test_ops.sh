@@ -7,6 +7,7 @@
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
+. tests/cli/daemonlib.sh
 EVICTCTL=${EVICTCTL:-build/evictctl}
 jqtest() { jq -e "$@" >/dev/null; }
 
@@ -60,15 +61,7 @@ else
 	root=""
 fi
 
-# A free port: nothing accepts on it now.
-port=""
-for _ in $(seq 1 50); do
-	candidate=$((20000 + RANDOM % 40000))
-	if ! (exec 3<>"/dev/tcp/127.0.0.1/$candidate") 2>/dev/null; then
-		port=$candidate
-		break
-	fi
-done
+port=$(free_port)
 
 "$EVICTD" --dry-run --no-bpf --oom-guard=off --eviction-hard="memory.available<$threshold" \
 	--housekeeping-interval=1s --control-socket="$sock" --metrics-address="127.0.0.1:$port" \
