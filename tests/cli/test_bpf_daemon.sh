@@ -22,7 +22,7 @@ cap=$(( pid_max < threads_max ? pid_max : threads_max ))
 tasks=$(awk '{split($4, a, "/"); print a[2]}' /proc/loadavg)
 limit=$(( cap - tasks - 400 ))
 
-"$EVICTD" --dry-run --oom-guard=off --housekeeping-interval=60s \
+"$EVICTD" --dry-run --oom-guard=off --housekeeping-interval=60s --state-dir="$tmp/state" \
 	--eviction-hard="pid.available<$limit" --bpf-pin-dir="$pin" \
 	--control-socket="$tmp/evictd.sock" --metrics-address=off --event-log="$tmp/events.jsonl" \
 	>"$tmp/out" 2>&1 &
@@ -67,7 +67,7 @@ kill -TERM "$pid"; wait "$pid"; rc=$?; pid=""
 check "SIGTERM exits 0" [ $rc -eq 0 ]
 check "a clean exit removes the pins" [ ! -e "$pin/node_stats" ]
 
-out=$("$EVICTD" --once --no-bpf --output json 2>&1 >/dev/null)
+out=$("$EVICTD" --once --no-bpf --output json --state-dir="$tmp/state" 2>&1 >/dev/null)
 check "--no-bpf --once runs without BPF" [ $? -eq 0 ]
 
 done_testing

@@ -132,7 +132,7 @@ metric() {
 # ---- the HTTP port ---------------------------------------------------------------------------
 port=$(free_port)
 sock="$tmp/evictd.sock"
-start hostile "$EVICTD" -- --dry-run --no-bpf --oom-guard=off --housekeeping-interval=1s \
+start hostile "$EVICTD" -- --dry-run --no-bpf --oom-guard=off --housekeeping-interval=1s --state-dir="$tmp/state" \
 	--control-socket="$sock" --metrics-address="127.0.0.1:$port" --event-log=off
 if ! wait_up "$sock" "$port"; then
 	fail "evictd starts" "$(tail -5 "$tmp/hostile.err")"

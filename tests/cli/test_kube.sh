@@ -106,7 +106,7 @@ fi
 : >"$tmp/requests.jsonl"
 mem_total=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 ))
 # A threshold that is always met, in a dry run: decisions, no writes.
-"$EVICTD" --dry-run --no-bpf --node-name "$node" --kube-api-server "$api" \
+"$EVICTD" --dry-run --no-bpf --state-dir="$tmp/state" --node-name "$node" --kube-api-server "$api" \
 	--kube-token-file "$tmp/token" --kube-ca-file "$tmp/certs/ca.crt" \
 	--eviction-hard "memory.available<$((mem_total + 1))" --metrics-address off \
 	--control-socket "$tmp/evictd.sock" --event-log off >"$tmp/evictd.out" 2>&1 &

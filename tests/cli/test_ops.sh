@@ -63,7 +63,7 @@ fi
 
 port=$(free_port)
 
-"$EVICTD" --dry-run --no-bpf --oom-guard=off --eviction-hard="memory.available<$threshold" \
+"$EVICTD" --dry-run --no-bpf --state-dir="$tmp/state" --oom-guard=off --eviction-hard="memory.available<$threshold" \
 	--housekeeping-interval=1s --control-socket="$sock" --metrics-address="127.0.0.1:$port" \
 	--event-log="$log" "${workload_args[@]}" >"$tmp/stdout" 2>"$tmp/stderr" &
 daemon_pid=$!

@@ -15,7 +15,7 @@ kind: KubeletConfiguration
 evictionHard:
   memory.available: "100Mi"
 YAML
-"$EVICTD" --dry-run --no-bpf --config "$tmp/config.yaml" --control-socket="$tmp/sock" \
+"$EVICTD" --dry-run --no-bpf --state-dir="$tmp/state" --config "$tmp/config.yaml" --control-socket="$tmp/sock" \
 	--metrics-address=off --event-log=off >"$tmp/out" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do [ -S "$tmp/sock" ] && break; sleep 0.1; done

@@ -68,7 +68,7 @@ kube_args=(--kube-api=on --kube-api-server=https://127.0.0.1:1 --kube-token-file
 
 # ---- a. SIGHUP in Kubernetes mode ------------------------------------------------------------
 port=$(free_port)
-start a "$EVICTD" -- --dry-run "${kube_args[@]}" --no-bpf --event-log=off \
+start a "$EVICTD" -- --dry-run "${kube_args[@]}" --no-bpf --event-log=off --state-dir="$tmp/state" \
 	--control-socket="$tmp/a.sock" --metrics-address="127.0.0.1:$port"
 if wait_up "$tmp/a.sock" "$port"; then
 	for _ in 1 2 3; do kill -HUP "$dpid" 2>/dev/null; sleep 0.5; done
@@ -94,7 +94,7 @@ if [ ! -x "$EVICTD_SAN" ]; then
 	fail "$name" "$EVICTD_SAN is not built (make build/evictd-san)"
 else
 	port=$(free_port)
-	start b "$EVICTD_SAN" "${SAN_ENV[@]}" -- --dry-run "${kube_args[@]}" --no-bpf --event-log=off \
+	start b "$EVICTD_SAN" "${SAN_ENV[@]}" -- --dry-run "${kube_args[@]}" --no-bpf --event-log=off --state-dir="$tmp/state" \
 		--control-socket="$tmp/b.sock" --metrics-address="127.0.0.1:$port"
 	if wait_up "$tmp/b.sock" "$port"; then
 		t=$(date +%s%N)
@@ -154,7 +154,7 @@ cc -O2 -o "$tmp/memhog" tests/vm/progs/memhog.c 2>"$tmp/memhog.cc" ||
 port=$(free_port)
 csock="$tmp/c.sock"
 reclaim_cmd="sh -c \"echo \\\$\\\$ > $reclaim_pidfile; trap '' TERM; sleep 60\""
-start c "$EVICTD" -- --no-bpf --oom-guard=off --housekeeping-interval=1s --event-log=off \
+start c "$EVICTD" -- --no-bpf --oom-guard=off --housekeeping-interval=1s --event-log=off --state-dir="$tmp/state" \
 	--eviction-hard="memory.available<${mem_thr_mib}Mi,nodefs.available<1000Gi" \
 	--reclaim-command="$reclaim_cmd" --workload-root="$root" \
 	--control-socket="$csock" --metrics-address="127.0.0.1:$port"
@@ -237,7 +237,7 @@ disown
 sleep 0.3
 port=$(free_port)
 dsock="$tmp/d.sock"
-start d "$EVICTD_SAN" "${SAN_ENV[@]}" -- --no-bpf --oom-guard=off --housekeeping-interval=1s \
+start d "$EVICTD_SAN" "${SAN_ENV[@]}" -- --no-bpf --oom-guard=off --housekeeping-interval=1s --state-dir="$tmp/state" \
 	--event-log=off --eviction-soft="memory.available<$((mem_total + 1))" \
 	--eviction-soft-grace-period=memory.available=1s --eviction-max-pod-grace-period=30 \
 	--workload-root="$root" --control-socket="$dsock" --metrics-address="127.0.0.1:$port"

@@ -16,6 +16,7 @@ if [ -z "$v2" ]; then
 	exit 0
 fi
 root="$v2/evictd-cli-$$"
+state=$(mktemp -d /tmp/evictd-cli-state-XXXXXX)	# the instance lock lives here
 mem_total=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 ))
 always_met="memory.available<$((mem_total + 1))"
 
@@ -32,6 +33,7 @@ cleanup() {
 	sleep 0.2
 	for cg in "$root"/*/; do rmdir "$cg" 2>/dev/null; done
 	rmdir "$root" 2>/dev/null
+	rm -rf "$state"
 }
 trap cleanup EXIT
 populated() { grep -q '^populated 1' "$root/$1/cgroup.events"; }
@@ -50,7 +52,7 @@ else
 	fail "dry-run picks the lowest-priority workload and kills nothing" "$out"
 fi
 
-out=$("$EVICTD" --once --oom-guard=off --eviction-hard="$always_met" --workload-root="$root" 2>&1)
+out=$("$EVICTD" --once --oom-guard=off --state-dir="$state" --eviction-hard="$always_met" --workload-root="$root" 2>&1)
 # The threshold stays met, so evictd goes on to the next workload, but never the critical one.
 if ! populated low && ! populated high && populated critical; then
 	pass "hard threshold: workloads killed lowest priority first, the critical one spared"
@@ -65,7 +67,7 @@ check "the never-evict workload is reported as such" grep -q 'every candidate is
 # A symlink as workload root is refused, not followed.
 ln -s "$root" "/tmp/evictd-cli-link-$$"
 spawn victim2; sleep 0.2
-out=$("$EVICTD" --once --oom-guard=off --eviction-hard="$always_met" --workload-root="/tmp/evictd-cli-link-$$" 2>&1)
+out=$("$EVICTD" --once --oom-guard=off --state-dir="$state" --eviction-hard="$always_met" --workload-root="/tmp/evictd-cli-link-$$" 2>&1)
 rc=$?
 rm -f "/tmp/evictd-cli-link-$$"
 check "a symlinked workload root is refused and nothing is killed" populated victim2

@@ -84,4 +84,9 @@ bool pods_uid_is_valid(const char *uid);
 /* qsort/bsearch order of pod_meta by cgroup_uid. */
 int pods_cmp_meta_cgroup_uid(const void *a, const void *b);
 
+/* meta.c: pods_parse_podlist without logging; an error's message (for -EINVAL) goes to message.
+ * For the pods-file worker thread (file_source.c), which leaves the logging to the loop. */
+int pods_parse_podlist_quiet(const char *json, size_t len, const char *name, const char *node_name,
+			     struct pod_meta_list *list, char *message, size_t message_len);
+
 #endif

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The Prometheus text format of evictd's metrics. */
+#include <inttypes.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/metrics_internal.h"
+
+static const double latency_buckets[METRICS_N_LATENCY_BUCKETS] = METRICS_LATENCY_BUCKETS;
+
+/* ---- exposition ------------------------------------------------------------------------ */
+
+size_t metrics_escape_label_value(const char *value, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	for (const char *p = value; *p; p++) {
+		const char *piece;
+		char plain[2] = { *p, '\0' };
+
+		switch (*p) {
+		case '\\': piece = "\\\\"; break;
+		case '"': piece = "\\\""; break;
+		case '\n': piece = "\\n"; break;
+		default: piece = plain; break;
+		}
+		for (const char *q = piece; *q; q++, used++)
+			if (used + 1 < len)
+				buf[used] = *q;
+	}
+	if (len)
+		buf[used < len ? used : len - 1] = '\0';
+	return used;
+}
+
+/* HELP text escaping: backslash and newline only. */
+static void put_help(FILE *out, const char *name, const char *type, const char *help)
+{
+	fprintf(out, "# HELP %s ", name);
+	for (const char *p = help; *p; p++) {
+		if (*p == '\\')
+			fputs("\\\\", out);
+		else if (*p == '\n')
+			fputs("\\n", out);
+		else
+			fputc(*p, out);
+	}
+	fprintf(out, "\n# TYPE %s %s\n", name, type);
+}
+
+/* One label pair "name=\"value\"", escaped, preceded by a comma unless first. */
+static void put_label(FILE *out, bool first, const char *name, const char *value)
+{
+	char escaped[512];
+
+	metrics_escape_label_value(value, escaped, sizeof(escaped));
+	fprintf(out, "%s%s=\"%s\"", first ? "" : ",", name, escaped);
+}
+
+static void put_int(FILE *out, const char *name, long long value)
+{
+	fprintf(out, "%s %lld\n", name, value);
+}
+
+static const char *kind_name(bool hard)
+{
+	return hard ? "hard" : "soft";
+}
+
+/* Go's strconv formatting is what Prometheus parses; %.17g round-trips and never prints a
+ * locale comma (the daemon does not call setlocale). */
+static void put_double(FILE *out, double value)
+{
+	fprintf(out, "%.17g", value);
+}
+
+void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
+			      const struct metrics_counters *counters, const char *version,
+			      int64_t start_unix_s)
+{
+	uint64_t cumulative = 0;
+
+	put_help(out, "evictd_build_info", "gauge", "evictd build information; always 1.");
+	fputs("evictd_build_info{", out);
+	put_label(out, true, "version", version);
+	fputs("} 1\n", out);
+
+	put_help(out, "evictd_start_time_seconds", "gauge", "When evictd started, Unix seconds.");
+	put_int(out, "evictd_start_time_seconds", start_unix_s);
+
+	put_help(out, "evictd_dry_run", "gauge", "1 when evictd decides and reports but kills nothing.");
+	put_int(out, "evictd_dry_run", snap->dry_run);
+
+	put_help(out, "evictd_signal_available", "gauge",
+		 "Eviction signal's available amount: bytes for *.available and oom.guard, inodes for *.inodesFree, tasks for pid.available.");
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		if (!snap->signal_present[s])
+			continue;
+		fputs("evictd_signal_available{", out);
+		put_label(out, true, "signal", signal_name(s));
+		fprintf(out, "} %lld\n", (long long)snap->signal_available[s]);
+	}
+	put_help(out, "evictd_signal_capacity", "gauge",
+		 "Eviction signal's capacity, in the same unit as evictd_signal_available.");
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		if (!snap->signal_present[s])
+			continue;
+		fputs("evictd_signal_capacity{", out);
+		put_label(out, true, "signal", signal_name(s));
+		fprintf(out, "} %lld\n", (long long)snap->signal_capacity[s]);
+	}
+
+	put_help(out, "evictd_threshold_value", "gauge",
+		 "Eviction threshold resolved against the signal's capacity, in the signal's unit.");
+	for (size_t i = 0; i < snap->n_thresholds; i++) {
+		fputs("evictd_threshold_value{", out);
+		put_label(out, true, "signal", signal_name(snap->thresholds[i].signal));
+		put_label(out, false, "kind", kind_name(snap->thresholds[i].hard));
+		fprintf(out, "} %lld\n", (long long)snap->thresholds[i].value);
+	}
+	put_help(out, "evictd_threshold_met", "gauge",
+		 "1 while the threshold is met (crossed, or not yet back above its minimum reclaim).");
+	for (size_t i = 0; i < snap->n_thresholds; i++) {
+		fputs("evictd_threshold_met{", out);
+		put_label(out, true, "signal", signal_name(snap->thresholds[i].signal));
+		put_label(out, false, "kind", kind_name(snap->thresholds[i].hard));
+		fprintf(out, "} %d\n", snap->thresholds[i].met);
+	}
+
+	put_help(out, "evictd_node_condition", "gauge",
+		 "Node pressure condition as the kubelet would report it: 1 true, 0 false.");
+	for (int c = 0; c < EV_CONDITION_COUNT; c++) {
+		fputs("evictd_node_condition{", out);
+		put_label(out, true, "condition", condition_name(c));
+		fprintf(out, "} %d\n", snap->conditions[c]);
+	}
+
+	put_help(out, "evictd_evictions_total", "counter",
+		 "Eviction decisions acted on, by signal and result (killed, failed, dry_run).");
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		for (int r = 0; r < METRICS_RESULT_COUNT; r++) {
+			fputs("evictd_evictions_total{", out);
+			put_label(out, true, "signal", signal_name(s));
+			put_label(out, false, "result", metrics_result_name(r));
+			fprintf(out, "} %llu\n", (unsigned long long)counters->evictions[s][r]);
+		}
+	}
+
+	put_help(out, "evictd_eviction_latency_seconds", "histogram",
+		 "From the signal reading that crossed the threshold to the victim's cgroup being empty.");
+	for (int b = 0; b < METRICS_N_LATENCY_BUCKETS; b++) {
+		cumulative += counters->latency_bucket[b];
+		fprintf(out, "evictd_eviction_latency_seconds_bucket{le=\"%g\"} %llu\n", latency_buckets[b],
+			(unsigned long long)cumulative);
+	}
+	fprintf(out, "evictd_eviction_latency_seconds_bucket{le=\"+Inf\"} %llu\n",
+		(unsigned long long)counters->latency_count);
+	fputs("evictd_eviction_latency_seconds_sum ", out);
+	put_double(out, counters->latency_sum_s);
+	fputc('\n', out);
+	fprintf(out, "evictd_eviction_latency_seconds_count %llu\n", (unsigned long long)counters->latency_count);
+
+	if (snap->kernel_oom_kills_known) {
+		put_help(out, "evictd_kernel_oom_kills_total", "counter",
+			 "Kernel OOM-killer kills since boot (/proc/vmstat oom_kill).");
+		put_int(out, "evictd_kernel_oom_kills_total", (long long)snap->kernel_oom_kills);
+	}
+
+	put_help(out, "evictd_bpf_enabled", "gauge",
+		 "1 when the BPF programs are loaded; 0 when evictd runs on polling and PSI alone.");
+	put_int(out, "evictd_bpf_enabled", snap->bpf_enabled);
+	put_help(out, "evictd_bpf_programs_attached", "gauge", "BPF programs attached to tracepoints.");
+	put_int(out, "evictd_bpf_programs_attached", snap->bpf_programs_attached);
+
+	/* The kubelet exports these two under its subsystem (kubelet_graceful_shutdown_*); with
+	 * evictd handling shutdown the kubelet's own manager is off, so evictd exports both the
+	 * evictd_ names and the kubelet's, and existing alerts keep working. */
+	put_help(out, "evictd_graceful_shutdown_start_time_seconds", "gauge",
+		 "Last graceful shutdown start time since unix epoch in seconds");
+	put_int(out, "evictd_graceful_shutdown_start_time_seconds", counters->shutdown_start_unix_s);
+	put_help(out, "evictd_graceful_shutdown_end_time_seconds", "gauge",
+		 "Last graceful shutdown end time since unix epoch in seconds");
+	put_int(out, "evictd_graceful_shutdown_end_time_seconds", counters->shutdown_end_unix_s);
+	put_help(out, "kubelet_graceful_shutdown_start_time_seconds", "gauge",
+		 "Last graceful shutdown start time since unix epoch in seconds");
+	put_int(out, "kubelet_graceful_shutdown_start_time_seconds", counters->shutdown_start_unix_s);
+	put_help(out, "kubelet_graceful_shutdown_end_time_seconds", "gauge",
+		 "Last graceful shutdown end time since unix epoch in seconds");
+	put_int(out, "kubelet_graceful_shutdown_end_time_seconds", counters->shutdown_end_unix_s);
+
+	put_help(out, "evictd_loop_iteration_max_seconds", "gauge",
+		 "The longest event-loop iteration since start (one batch of events handled).");
+	fprintf(out, "evictd_loop_iteration_max_seconds %.6f\n", (double)snap->loop_iteration_max_ns / 1e9);
+	put_help(out, "evictd_loop_iteration_last_seconds", "gauge", "The last event-loop iteration.");
+	fprintf(out, "evictd_loop_iteration_last_seconds %.6f\n", (double)snap->loop_iteration_last_ns / 1e9);
+	put_help(out, "evictd_actions_in_flight", "gauge",
+		 "Kills under way (SIGTERM grace or waiting for the cgroup to empty).");
+	put_int(out, "evictd_actions_in_flight", (long long)snap->actions_in_flight);
+	put_help(out, "evictd_evictions_refused_stale_total", "counter",
+		 "Kills refused because the cgroup at the victim's path was no longer the one ranked.");
+	put_int(out, "evictd_evictions_refused_stale_total", (long long)snap->evictions_refused_stale);
+	put_help(out, "evictd_evaluations_total", "counter", "Threshold evaluations since start.");
+	put_int(out, "evictd_evaluations_total", (long long)snap->evaluations);
+	put_help(out, "evictd_last_evaluation_timestamp_seconds", "gauge",
+		 "When the thresholds were last evaluated, Unix seconds; 0 before the first.");
+	fprintf(out, "evictd_last_evaluation_timestamp_seconds %lld.%03lld\n",
+		(long long)(snap->last_evaluation_unix_ns / 1000000000),
+		(long long)(snap->last_evaluation_unix_ns % 1000000000 / 1000000));
+}
+
