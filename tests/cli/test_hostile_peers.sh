@@ -8,7 +8,7 @@
 #   incomplete or mistyped replies: a table with placeholders or a one-line error, never a
 #   crash;
 # - a FIFO as --event-log: a one-line error and exit 1 at once, not a daemon hung in open().
-# See doc/evictd.8 (METRICS ENDPOINT) and doc/evictctl.8.
+# Limits: user/ops/metrics.h; see doc/evictd.8 (METRICS, DECISION LOG) and doc/evictctl.8 (PROTOCOL).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
