@@ -8,7 +8,7 @@
 #   incomplete or mistyped replies: a table with placeholders or a one-line error, never a
 #   crash;
 # - a FIFO as --event-log: a one-line error and exit 1 at once, not a daemon hung in open().
-# See doc/evictd.8 (METRICS ENDPOINT) and doc/evictctl.8.
+# Limits: user/ops/metrics.h; see doc/evictd.8 (METRICS, DECISION LOG) and doc/evictctl.8 (PROTOCOL).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
@@ -230,5 +230,22 @@ check "evictctl pods shows a newline and ESC in a name visibly" grep -qF 'ns\n\x
 check "evictctl pods keeps one line per pod" [ "$(wc -l <"$tmp/ctl.pods.out")" -eq 3 ]
 "$EVICTCTL" --socket "$fake" events >"$tmp/ctl.events.out" 2>&1
 check "evictctl events shows an OSC sequence in a victim visibly" grep -qF 'a/b\x1b]0;title\x07' "$tmp/ctl.events.out"
+
+# ---- a FIFO as the event log: refused at once, exit 1 --------------------------------------------
+# (Before, open() waited for a reader with SIGTERM blocked: only SIGKILL ended the daemon.)
+mkfifo "$tmp/events.fifo"
+t0=$(date +%s%N)
+timeout -s KILL 10 "$EVICTD" --dry-run --no-bpf --oom-guard=off --control-socket="$tmp/fifo.sock" \
+	--metrics-address=off --event-log="$tmp/events.fifo" >"$tmp/fifo.out" 2>"$tmp/fifo.err"
+rc=$?
+ms=$(ms_since "$t0")
+check "a FIFO as --event-log: exit 1 in ${ms} ms (rc=$rc), not a hang" between "$rc" 1 1
+check "a FIFO as --event-log: one error line naming it" \
+	bash -c "[ \"\$(grep -c 'error:' '$tmp/fifo.err')\" = 1 ] && grep -q 'error: event log $tmp/events.fifo: a FIFO' '$tmp/fifo.err'"
+port=$(free_port)
+start devnull "$EVICTD" -- --dry-run --no-bpf --oom-guard=off --housekeeping-interval=1s \
+	--control-socket="$tmp/devnull.sock" --metrics-address="127.0.0.1:$port" --event-log=/dev/null
+check "a character device (/dev/null) as --event-log is accepted" wait_up "$tmp/devnull.sock" "$port"
+stop "$tpid"
 
 done_testing

@@ -324,6 +324,49 @@ static void test_invalid_utf8_victim(void **state)
 	json_object_put(line);
 }
 
+/* A FIFO as the log: refused at once, with or without a reader, never waited on (the open
+ * of a FIFO for writing waits for a reader; the daemon then hung with its signals blocked).
+ * On reopen (logrotate) the old file stays. A character device such as /dev/null is fine. */
+static void test_fifo_refused_not_waited_on(void **state)
+{
+	struct fixture *f = *state;
+	struct eventlog *log = (struct eventlog *)1;
+	struct eventlog_decision decision = decision_for(f, EVENTLOG_KILLED);
+	char fifo[PATH_MAX + 64], rotated[PATH_MAX + 64];
+	struct json_object *lines[4];
+	int reader;
+
+	snprintf(fifo, sizeof(fifo), "%s.fifo", f->path);
+	assert_int_equal(mkfifo(fifo, 0600), 0);
+	alarm(10);	/* the old code waits here for ever: end the test instead */
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = fifo }), -EINVAL);
+	assert_null(log);
+	reader = open(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	assert_true(reader >= 0);
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = fifo }), -EINVAL);
+	assert_null(log);
+	close(reader);
+
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = "/dev/null" }), 0);
+	assert_int_equal(eventlog_record(log, &decision), 1);
+	eventlog_close(log);
+
+	/* Rotated and replaced by a FIFO: the reopen fails and the old file keeps the lines. */
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path }), 0);
+	snprintf(rotated, sizeof(rotated), "%s.1", f->path);
+	assert_int_equal(rename(f->path, rotated), 0);
+	assert_int_equal(mkfifo(f->path, 0600), 0);
+	assert_int_equal(eventlog_reopen(log), -EINVAL);
+	assert_int_equal(eventlog_record(log, &decision), 1);
+	eventlog_close(log);
+	alarm(0);
+	assert_int_equal(read_lines(rotated, lines, 4), 1);
+	put_lines(lines, 1);
+	unlink(f->path);
+	unlink(rotated);
+	unlink(fifo);
+}
+
 static void test_open_failure_names_errno(void **state)
 {
 	struct eventlog *log = (struct eventlog *)1;
@@ -412,6 +455,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_ring_keeps_last_100_oldest_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_after_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_utf8_victim, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_fifo_refused_not_waited_on, setup, teardown),
 		cmocka_unit_test(test_open_failure_names_errno),
 		cmocka_unit_test(test_rank_reasons),
 		cmocka_unit_test(test_formatting),

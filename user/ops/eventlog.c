@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -244,15 +245,44 @@ struct json_object *eventlog_decision_json(const struct eventlog_decision *decis
 
 /* ---- output ---------------------------------------------------------------------------- */
 
+/*
+ * The log file: a regular file, or a character device (/dev/null, a terminal). Opened
+ * O_NONBLOCK: opening a FIFO for writing otherwise waits for a reader, for ever, with the
+ * daemon's signals blocked (it could not even be stopped); with it a FIFO without a reader
+ * fails with ENXIO, and anything that is neither a regular file nor a character device (a
+ * FIFO with a reader, a socket, a block device) is refused after fstat. The flag stays: a
+ * write to a terminal must not stop the loop either (doc/DESIGN.md, "The loop never
+ * waits"). Standard output, whatever it is, is --event-log=-.
+ */
 static int open_log_file(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY, 0640);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0640);
+	struct stat st;
 
 	if (fd < 0) {
 		int err = -errno;
 
+		if (err == -ENXIO) {
+			log_err("event log %s: a FIFO or socket, not a regular file (--event-log=- writes to "
+				"standard output)", path);
+			return -EINVAL;
+		}
 		log_err("event log %s: %m", path);
 		return err;
+	}
+	if (fstat(fd, &st)) {
+		int err = -errno;
+
+		log_err("event log %s: fstat: %m", path);
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
+		log_err("event log %s: a %s, not a regular file or character device (--event-log=- writes "
+			"to standard output)", path, S_ISFIFO(st.st_mode) ? "FIFO" : S_ISSOCK(st.st_mode) ? "socket" :
+			S_ISBLK(st.st_mode) ? "block device" : "special file");
+		close(fd);
+		return -EINVAL;
 	}
 	return fd;
 }

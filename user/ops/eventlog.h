@@ -61,7 +61,9 @@ struct eventlog_decision {
 
 struct eventlog_options {
 	/* NULL, "" or "-": standard output. "off": no lines, the ring only. Else a file opened
-	 * O_APPEND|O_CREAT|O_CLOEXEC, mode 0640. */
+	 * O_APPEND|O_CREAT|O_CLOEXEC|O_NONBLOCK, mode 0640: a regular file or a character
+	 * device (/dev/null, a terminal); a FIFO, socket or block device is refused (-EINVAL,
+	 * logged), never waited on. */
 	const char *path;
 	/* CLOCK_REALTIME source in ns; NULL = clock_gettime. For tests. */
 	int64_t (*realtime_ns)(void);
@@ -70,7 +72,8 @@ struct eventlog_options {
 struct eventlog;
 struct json_object;
 
-/* 0, -ENOMEM, or the open error (logged with the path and %m). */
+/* 0, -ENOMEM, -EINVAL (not a regular file or character device), or the open error (logged
+ * with the path and %m). */
 int eventlog_open(struct eventlog **out, const struct eventlog_options *options);
 void eventlog_close(struct eventlog *log);
 
