@@ -193,6 +193,7 @@ check "the suppressed warnings are counted" \
 check "/healthz still answers" healthz_ok "$port"
 stop "$tpid"
 check "evictd exits 0 on SIGTERM after all that (rc=$rc)" [ "$rc" = 0 ]
+check "no sanitizer report (with EVICTD=build/evictd-san)" no_sanitizer_report "$tmp/hostile.err"
 
 # ---- evictctl against a fake control socket -----------------------------------------------------
 fake="$tmp/fake.sock"
