@@ -15,6 +15,9 @@
 #include "sys/log.h"
 #include "pods/internal.h"
 
+/* How long a refresh waits for a new version's parse before it goes on without it. */
+#define PODS_FILE_INLINE_WAIT_NS (50LL * 1000000)
+
 /* ---- the pods-file source -------------------------------------------------------------- */
 
 /*
@@ -314,6 +317,8 @@ static int file_pending(const struct pods_file_source *file)
 }
 
 /* Never waits: a running job is looked at, not joined (see above). */
+static int pods_file_wait(struct pods_meta_source *source, int64_t timeout_ns);
+
 static int pods_file_refresh(struct pods_meta_source *source, struct pod_meta_list *list)
 {
 	struct pods_file_source *file = (struct pods_file_source *)source;
@@ -326,6 +331,14 @@ static int pods_file_refresh(struct pods_meta_source *source, struct pod_meta_li
 	}
 	/* The file may have changed again while the job ran. */
 	err = file_check(file);
+	/* A pod list a node can hold parses in a millisecond or two: wait for that much, once per
+	 * version, so a new pod is known when its cgroup appears; a big file goes on in the
+	 * background and the loop is held at most PODS_FILE_INLINE_WAIT_NS. */
+	if (!err && file->job && collected != 1) {
+		pods_file_wait(source, PODS_FILE_INLINE_WAIT_NS);
+		if (file_job_done(file->job))
+			collected = file_job_collect(file, list);
+	}
 	if (collected == 1)
 		return 1;
 	if (err)

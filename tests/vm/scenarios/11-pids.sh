@@ -52,7 +52,7 @@ fi
 
 # capacity CHECK: evictd --once reports pid.available of capacity $LIMIT
 capacity() {
-    c_out=$(evictd --once --oom-guard=off --eviction-hard="pid.available<$THRESHOLD" 2>&1)
+    c_out=$(evictd --once --dry-run --oom-guard=off --eviction-hard="pid.available<$THRESHOLD" 2>&1)
     c_line=$(echo "$c_out" | grep 'pid.available')
     c_tasks=$(cut -d' ' -f4 /proc/loadavg | cut -d/ -f2)
     vm_info "$1: pid_max=$(cat /proc/sys/kernel/pid_max) threads-max=$(cat /proc/sys/kernel/threads-max) tasks=$c_tasks; evictd --once: $(echo "$c_line" | tr -s ' ')"

@@ -68,7 +68,7 @@ mr_begin "$THR_BYTES"
 kp_run short sh "$EV_DATA/term-trap.sh" /tmp/short.log $HOLD
 vm_wait_for 30 below
 t_below=$(up_now)
-once=$(evictd --once --pods-file=$PODS --node-name=evictd-vm $SOFT_ARGS 2>&1)
+once=$(evictd --once --dry-run --pods-file=$PODS --node-name=evictd-vm $SOFT_ARGS 2>&1)
 case $once in
     *"MemoryPressure=True"*"decision: none"*) vm_pass soft-short-condition ;;
     *) vm_fail soft-short-condition "evictd --once below the soft threshold: $(echo "$once" | tr '\n' '|')" ;;
