@@ -25,5 +25,5 @@ while IFS='|' read -r _ rule file func _; do
 done < <(sed -n '/^## Behaviour rules/,/^## Deliberate/p' "$design" | grep '^| ')
 check "the rule tables name at least 30 places ($rows)" [ "$rows" -ge 30 ]
 # Code comments cite the design document or the kubelet, never a file outside the repository.
-check "no code comment cites SPEC" bash -c '! grep -rn "SPEC §" user bpf tests/unit tools 2>/dev/null | grep -q .'
+check "no code comment cites the behaviour contract outside the repository" bash -c '! grep -rn "SPE[C] §" user bpf tests/unit tools 2>/dev/null | grep -q .'
 done_testing
