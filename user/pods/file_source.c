@@ -14,6 +14,7 @@
 #include "sys/clock.h"
 #include "sys/log.h"
 #include "pods/internal.h"
+#include "sys/fileio.h"
 
 /* How long a refresh waits for a new version's parse before it goes on without it. */
 #define PODS_FILE_INLINE_WAIT_NS (50LL * 1000000)
@@ -100,20 +101,12 @@ static int read_pods_file(struct file_job *job, char **data, size_t *len)
 	char *buf;
 	int fd, err;
 
-	fd = open(job->path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
+	fd = fileio_open_regular(job->path, O_RDONLY | O_NOCTTY, 0, &st);
+	if (fd == -EINVAL)
 		snprintf(job->message, sizeof(job->message),
 			 "pods file %s: not a regular file; keeping the last pod list", job->path);
-		return -EINVAL;
-	}
+	if (fd < 0)
+		return fd;
 	if ((uint64_t)st.st_size > PODS_FILE_MAX_BYTES)
 		goto too_big;
 	cap = (size_t)st.st_size + 1;

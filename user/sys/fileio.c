@@ -112,6 +112,28 @@ int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t m
 	return 0;
 }
 
+int fileio_open_regular(const char *path, int flags, mode_t mode, struct stat *st)
+{
+	struct stat local;
+	int fd, err;
+
+	if (!st)
+		st = &local;
+	fd = open(path, flags | O_NONBLOCK | O_CLOEXEC, mode);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, st)) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
 bool fileio_root_is_host(const char *root)
 {
 	return !root || !root[0] || (root[0] == '/' && !root[1]);

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/stat.h>
 #include <sys/types.h>
 
 /* Read at most len - 1 bytes of name (relative to dir_fd; AT_FDCWD for a plain path) and
@@ -22,6 +23,10 @@ int fileio_write_at(int dir_fd, const char *name, const char *text);
 /* Write data to path atomically: a temporary file beside it, fsync, rename, fsync of the
  * directory. mode for the new file. 0 or negative errno; the temporary file never stays. */
 int fileio_write_atomic(const char *path, const void *data, size_t len, mode_t mode);
+/* open(2) with O_NONBLOCK|O_CLOEXEC added, then fstat: the fd, or negative errno; -EINVAL
+ * (nothing left open) when it is not a regular file. A FIFO or device planted where a file
+ * should be is refused instead of waited on. st may be NULL. */
+int fileio_open_regular(const char *path, int flags, mode_t mode, struct stat *st);
 /* The root prefix every path of evictd is read under (--root, tests' fixture trees): NULL,
  * "" and "/" are this machine. */
 bool fileio_root_is_host(const char *root);

@@ -16,7 +16,6 @@
 int lockfile_take(const char *path, int *fd_out, pid_t *holder)
 {
 	char dir[PATH_MAX], text[32];
-	struct stat st;
 	ssize_t n;
 	int fd, err;
 
@@ -27,18 +26,9 @@ int lockfile_take(const char *path, int *fd_out, pid_t *holder)
 	err = fileio_mkdir_p(dirname(dir), 0755);
 	if (err)
 		return err;
-	fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK, 0644);
+	fd = fileio_open_regular(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0644, NULL);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EINVAL;
-	}
+		return fd;
 	if (flock(fd, LOCK_EX | LOCK_NB)) {
 		err = -errno;
 		n = pread(fd, text, sizeof(text) - 1, 0);
