@@ -64,6 +64,24 @@ order=$(grep -o 'kill: killing pod /[^ ]*' <<<"$out" | awk '{print $4}' | tr '\n
 check "evictions started in priority order (got: $order)" [ "$order" = "/low /high " ]
 check "the never-evict workload is reported as such" grep -q 'every candidate is in the never-evict set' <<<"$out"
 
+# A kernel that says no: cgroup.kill on a threaded cgroup is EOPNOTSUPP (cgroup_kill_write()
+# in kernel/cgroup/cgroup.c: killing takes down whole processes). The eviction fails, --once
+# says so with exit 1, and nothing else is killed in its place.
+thr_root="$root-thr"
+mkdir -p "$thr_root/thr" && echo threaded > "$thr_root/thr/cgroup.type"
+sleep 300 &
+thr_pid=$!
+echo $thr_pid > "$thr_root/cgroup.procs" && echo $thr_pid > "$thr_root/thr/cgroup.threads"
+out=$("$EVICTD" --once --oom-guard=off --state-dir="$state" --eviction-hard="$always_met" --workload-root="$thr_root" 2>&1)
+rc=$?
+if [ $rc = 1 ] && grep -q 'evicting .*/thr failed: Operation not supported' <<<"$out" && kill -0 $thr_pid 2>/dev/null; then
+	pass "--once exits 1 when the kernel refuses the eviction (threaded cgroup), the workload lives"
+else
+	fail "--once exits 1 when the kernel refuses the eviction (threaded cgroup), the workload lives" "rc=$rc $out"
+fi
+kill $thr_pid 2>/dev/null; wait $thr_pid 2>/dev/null
+rmdir "$thr_root/thr" "$thr_root" 2>/dev/null
+
 # A symlink as workload root is refused, not followed.
 ln -s "$root" "/tmp/evictd-cli-link-$$"
 spawn victim2; sleep 0.2

@@ -44,7 +44,8 @@ struct daemon {
 	/* A PSI trigger on each pod's memory.pressure: a pod stalling in its own limit. */
 	struct pod_psi {
 		char cgroup_path[512];
-		struct loop_source *source;
+		struct loop_source *source;	/* NULL once its cgroup went away */
+		int gone_fd;			/* then: the fd, closed with the next batch */
 		bool seen;
 	} *pod_psi;
 	size_t n_pod_psi;

@@ -12,10 +12,35 @@
 
 static void on_pod_psi(void *ctx, int fd, uint32_t revents);
 
-static void drop_trigger(struct daemon *daemon, struct pod_psi *entry)
+/* Close the triggers of the entries [first, n_pod_psi) at once (see psi_triggers_close). */
+static void close_triggers_from(struct daemon *daemon, size_t first)
 {
-	loop_remove(daemon->loop, entry->source);	/* owned: closes the trigger */
-	entry->source = NULL;
+	size_t n = daemon->n_pod_psi - first;
+	int *fds;
+
+	if (!n)
+		return;
+	if (!(fds = calloc(n, sizeof(*fds)))) {
+		for (size_t i = first; i < daemon->n_pod_psi; i++) {
+			struct pod_psi *entry = &daemon->pod_psi[i];
+
+			loop_remove(daemon->loop, entry->source);	/* owned: closes it */
+			if (entry->gone_fd >= 0)
+				close(entry->gone_fd);
+			entry->source = NULL;
+			entry->gone_fd = -1;
+		}
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		struct pod_psi *entry = &daemon->pod_psi[first + i];
+
+		fds[i] = entry->source ? loop_detach_fd(daemon->loop, entry->source) : entry->gone_fd;
+		entry->source = NULL;
+		entry->gone_fd = -1;
+	}
+	psi_triggers_close(fds, n);
+	free(fds);
 }
 
 void daemon_sync_pod_psi(struct daemon *daemon)
@@ -53,6 +78,7 @@ void daemon_sync_pod_psi(struct daemon *daemon)
 		entry = &daemon->pod_psi[daemon->n_pod_psi];
 		snprintf(entry->cgroup_path, sizeof(entry->cgroup_path), "%s", path);
 		entry->seen = true;
+		entry->gone_fd = -1;
 		entry->source = loop_add_fd(daemon->loop, fd, EPOLLPRI, true, on_pod_psi, daemon);
 		if (!entry->source) {
 			close(fd);
@@ -60,27 +86,36 @@ void daemon_sync_pod_psi(struct daemon *daemon)
 		}
 		daemon->n_pod_psi++;
 	}
-	/* Pods that are gone: close their triggers, keep the table dense. */
-	for (size_t i = 0; i < daemon->n_pod_psi;) {
-		struct pod_psi *entry = &daemon->pod_psi[i];
+	/* Pods that are gone: move their entries to the end, close their triggers together, keep
+	 * the table dense. (A removed cgroup's trigger was destroyed by its rmdir: closing the fd
+	 * is cheap; a pod dropped while its cgroup stays costs a grace period.) */
+	size_t kept = 0;
 
-		if (entry->seen && entry->source) {
-			i++;
-			continue;
+	for (size_t i = 0; i < daemon->n_pod_psi; i++) {
+		if (daemon->pod_psi[i].seen && daemon->pod_psi[i].source) {
+			struct pod_psi tmp = daemon->pod_psi[kept];
+
+			daemon->pod_psi[kept++] = daemon->pod_psi[i];
+			daemon->pod_psi[i] = tmp;
 		}
-		drop_trigger(daemon, entry);
-		*entry = daemon->pod_psi[--daemon->n_pod_psi];
 	}
+	close_triggers_from(daemon, kept);
+	daemon->n_pod_psi = kept;
 }
 
 static void on_pod_psi(void *ctx, int fd, uint32_t revents)
 {
 	struct daemon *daemon = ctx;
 
-	if (revents & EPOLLERR) {	/* the cgroup was removed: the next sync drops the trigger */
-		for (size_t i = 0; i < daemon->n_pod_psi; i++)
-			if (loop_source_fd(daemon->pod_psi[i].source) == fd)
-				drop_trigger(daemon, &daemon->pod_psi[i]);
+	if (revents & EPOLLERR) {	/* the cgroup was removed: the next sync closes the trigger */
+		for (size_t i = 0; i < daemon->n_pod_psi; i++) {
+			struct pod_psi *entry = &daemon->pod_psi[i];
+
+			if (entry->source && loop_source_fd(entry->source) == fd) {
+				entry->gone_fd = loop_detach_fd(daemon->loop, entry->source);
+				entry->source = NULL;
+			}
+		}
 		return;
 	}
 	daemon->psi_wakeups++;
@@ -89,8 +124,7 @@ static void on_pod_psi(void *ctx, int fd, uint32_t revents)
 
 void daemon_pod_psi_close(struct daemon *daemon)
 {
-	for (size_t i = 0; i < daemon->n_pod_psi; i++)
-		drop_trigger(daemon, &daemon->pod_psi[i]);
+	close_triggers_from(daemon, 0);
 	free(daemon->pod_psi);
 	daemon->pod_psi = NULL;
 	daemon->n_pod_psi = 0;

@@ -154,12 +154,10 @@ struct loop_source *loop_add_periodic(struct loop *loop, int64_t interval_ns, lo
 	return source;
 }
 
-void loop_remove(struct loop *loop, struct loop_source *source)
+static void remove_source(struct loop *loop, struct loop_source *source, bool close_fd)
 {
-	if (!source || source->removed)
-		return;
 	epoll_ctl(loop->epoll_fd, EPOLL_CTL_DEL, source->fd, NULL);
-	if (source->owned)
+	if (close_fd)
 		close(source->fd);
 	source->fd = -1;
 	source->removed = true;
@@ -176,6 +174,24 @@ void loop_remove(struct loop *loop, struct loop_source *source)
 	} else {
 		free(source);
 	}
+}
+
+void loop_remove(struct loop *loop, struct loop_source *source)
+{
+	if (!source || source->removed)
+		return;
+	remove_source(loop, source, source->owned);
+}
+
+int loop_detach_fd(struct loop *loop, struct loop_source *source)
+{
+	int fd;
+
+	if (!source || source->removed)
+		return -1;
+	fd = source->fd;
+	remove_source(loop, source, false);
+	return fd;
 }
 
 int loop_source_fd(const struct loop_source *source)

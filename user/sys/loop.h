@@ -41,6 +41,9 @@ struct loop_source *loop_add_periodic(struct loop *loop, int64_t interval_ns, lo
 void loop_timer_set(struct loop_source *timer, int64_t deadline_ns);
 /* Remove a source (NULL is fine); an owned fd is closed now. */
 void loop_remove(struct loop *loop, struct loop_source *source);
+/* Remove source and hand its fd to the caller, open (for closes that must not happen on the
+ * loop: see psi_triggers_close). -1 if source is NULL or already removed. */
+int loop_detach_fd(struct loop *loop, struct loop_source *source);
 /* The source's fd (the timerfd for timers). */
 int loop_source_fd(const struct loop_source *source);
 

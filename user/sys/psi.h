@@ -4,6 +4,7 @@
 #ifndef EVICTD_PSI_H
 #define EVICTD_PSI_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct psi_trigger_spec {
@@ -20,6 +21,13 @@ int psi_trigger_open(const char *path, const struct psi_trigger_spec *spec);
 /* The memory trigger evictd arms: "some" 100 ms in 1 s, or, where the kernel takes only
  * whole 2 s windows (no CAP_SYS_RESOURCE), 200 ms in 2 s. */
 int psi_trigger_open_memory(const char *path);
+
+/* Close n trigger fds (negative entries are skipped). Closing a trigger waits for an RCU grace
+ * period (psi_trigger_destroy() in kernel/sched/psi.c calls synchronize_rcu()), 10-40 ms on a
+ * busy node: one after another, 250 triggers took ~6 s. Closed from up to
+ * PSI_CLOSE_MAX_THREADS threads at once, the waits share grace periods. */
+#define PSI_CLOSE_MAX_THREADS 32
+void psi_triggers_close(const int *fds, size_t n);
 
 /* Parse "some avg10=... total=N" content: total stall microseconds of the "some" line. */
 int psi_read_total(const char *path, uint64_t *some_total_us);
