@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# The OCI image `make image` builds (build/evictd-image.tar): unpacked with umoci, as a
+# runtime would, and run from inside it with chroot, so the image is known to start: evictd
+# --version and --validate (the shipped ConfigMap's configuration, and the DaemonSet's pin dir
+# on the host's bpffs), evictctl, the shell the reclaim steps use. The image holds exactly the
+# libraries the loader resolves for the two binaries; one library taken away breaks the start.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/cli/tap.sh
+# expect NAME RC OUTPUT: passes when RC is 0, else fails showing OUTPUT.
+expect() { if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1" "$3"; fi; }
+archive=${IMAGE_ARCHIVE:-$BUILD_DIR/evictd-image.tar}
+configmap=tools/deploy/configmap.yaml
+
+if [ "$(id -u)" != 0 ]; then
+	pass "image test # SKIP chroot and umoci unpack need root"
+	done_testing; exit
+fi
+for tool in umoci jq unshare; do
+	command -v "$tool" >/dev/null || { fail "$tool is installed (tools/install-deps.sh image test)"; done_testing; exit; }
+done
+if [ ! -f "$archive" ]; then
+	fail "$archive exists (make image)"
+	done_testing; exit
+fi
+tmp=$(mktemp -d /tmp/evictd-image-XXXXXX)
+trap 'umount -R "$tmp/bundle/rootfs/sys" 2>/dev/null; rm -rf "$tmp"' EXIT
+start=$(date +%s%N)
+
+# ---- unpack as a runtime would ----------------------------------------------------------
+mkdir -p "$tmp/layout"
+tar -xf "$archive" -C "$tmp/layout"
+tag=$(jq -r '.manifests[0].annotations["org.opencontainers.image.ref.name"] // empty' "$tmp/layout/index.json")
+version=$("$EVICTD" --version | sed -n 's/^evictd //p')
+check "the archive is an OCI layout tagged with the binary's version ($tag = $version)" [ -n "$tag" -a "$tag" = "$version" ]
+out=$(umoci unpack --image "$tmp/layout:$tag" "$tmp/bundle" 2>&1); rc=$?
+[ -x "$tmp/bundle/rootfs/usr/sbin/evictd" ] || rc=1
+expect "umoci unpacks the image" $rc "$out"
+rootfs=$tmp/bundle/rootfs
+args=$(jq -c '.process.args' "$tmp/bundle/config.json" 2>/dev/null)
+check "the entrypoint is /usr/sbin/evictd ($args)" [ "$args" = '["/usr/sbin/evictd"]' ]
+
+# ---- run from inside it -------------------------------------------------------------------
+in_image() { chroot "$rootfs" "$@"; }
+out=$(in_image /usr/sbin/evictd --version 2>&1); rc=$?
+check "evictd --version runs inside the image ($out)" [ $rc -eq 0 -a "$out" = "evictd $version" ]
+out=$(in_image /usr/sbin/evictctl --help 2>&1); rc=$?
+grep -q status <<<"$out" || rc=1
+expect "evictctl --help runs inside the image" $rc "$out"
+
+# The ConfigMap's config.yaml (a literal block under data:), validated inside the image.
+mkdir -p "$rootfs/etc/evictd"
+awk '/^  config.yaml: \|/ { on = 1; next } on && /^    / { print substr($0, 5); next }
+	on && /^[^ ]/ { on = 0 } on && /^$/ { print "" }' "$configmap" > "$rootfs/etc/evictd/config.yaml"
+check "the ConfigMap holds a config.yaml" [ -s "$rootfs/etc/evictd/config.yaml" ]
+out=$(in_image /usr/sbin/evictd --validate --no-bpf --config /etc/evictd/config.yaml 2>&1); rc=$?
+expect "evictd --validate accepts the shipped ConfigMap inside the image" $rc "$out"
+grep -q '^hard memory.available<500Mi' <<<"$out"
+expect "--validate inside the image prints the ConfigMap's thresholds" $? "$out"
+# The DaemonSet's pin dir is checked against a real bpffs: /sys bound in a private mount
+# namespace, as the pod sees it.
+out=$(unshare -m sh -c "mkdir -p '$rootfs/sys' '$rootfs/proc' && mount --rbind /sys '$rootfs/sys' &&
+	mount -t proc proc '$rootfs/proc' && chroot '$rootfs' /usr/sbin/evictd --validate \
+	--config /etc/evictd/config.yaml --bpf-pin-dir=/sys/fs/bpf/evictd" 2>&1); rc=$?
+if ! mountpoint -q /sys/fs/bpf && ! grep -q ' /sys/fs/bpf bpf ' /proc/mounts; then
+	pass "--validate with the host's /sys # SKIP no bpffs on /sys/fs/bpf on this host"
+else
+	expect "evictd --validate with the DaemonSet's pin dir, /sys from the host" $rc "$out"
+fi
+out=$(in_image /bin/sh -c 'printf "a\nb\n" | xargs -r echo' 2>&1)
+check "the reclaim steps' shell and xargs run inside the image ($out)" [ "$out" = "a b" ]
+check "libcurl's CA bundle is in the image" [ -s "$rootfs/etc/ssl/certs/ca-certificates.crt" ]
+
+# ---- exactly the libraries the loader resolves -----------------------------------------------
+loader=$(cd "$rootfs" && ls lib64/ld-linux-*.so.* 2>/dev/null | head -1)
+needed=$(for binary in /usr/sbin/evictd /usr/sbin/evictctl; do
+	in_image "/$loader" --list "$binary"; done 2>&1)
+! grep -q 'not found' <<<"$needed"
+expect "every library resolves inside the image" $? "$(grep 'not found' <<<"$needed")"
+resolved=$( (awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' <<<"$needed"; echo "/$loader") | sort -u)
+shipped=$(cd "$rootfs" && find . \( -name '*.so' -o -name '*.so.*' \) ! -type d | sed 's#^\.##' | sort -u)
+extra=$(comm -13 <(echo "$resolved") <(echo "$shipped") | tr '\n' ' ')
+missing=$(comm -23 <(echo "$resolved") <(echo "$shipped") | tr '\n' ' ')
+check "the image ships no library the binaries do not load (extra: $extra)" [ -z "$extra" ]
+check "the image ships every library the binaries load (missing: $missing)" [ -z "$missing" ]
+
+# ---- the check has teeth: one library fewer and evictd does not start ----------------------
+victim=$(grep -m1 libyaml <<<"$shipped")
+rm -f "$rootfs$victim"
+out=$(in_image /usr/sbin/evictd --version 2>&1); rc=$?
+[ $rc -ne 0 ] && grep -q libyaml <<<"$out"
+expect "without $victim, evictd --version fails inside the image" $? "rc=$rc $out"
+
+echo "# image test took $(( ($(date +%s%N) - start) / 1000000 )) ms; archive $(du -h "$archive" | cut -f1)"
+done_testing
