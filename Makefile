@@ -100,6 +100,10 @@ $(BUILD)/tests-san/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libevictd-sa
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/libevictd-san.a $(PKG_LIBS) -lcmocka -o $@
 
+# The manifest tests share a YAML DOM.
+$(BUILD)/tests/test_deploy $(BUILD)/tests/test_admission $(BUILD)/tests-san/test_deploy \
+	$(BUILD)/tests-san/test_admission: tests/unit/deploy_yaml.h
+
 $(BUILD)/tests-bpf/%: tests/bpf/%.c tests/bpf/bpftest.h $(BUILD)/libevictd.a $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/libevictd.a $(PKG_LIBS) -lcmocka -o $@
