@@ -61,13 +61,12 @@ check "the unit passes the control socket and event log" \
 # The shipped ConfigMap's config.yaml (a literal block under data:) against kubelet files.
 awk '/^  config.yaml: \|/ { on = 1; next } on && /^    / { print substr($0, 5); next }
 	on && /^[^ ]/ { on = 0 } on && /^$/ { print "" }' tools/deploy/configmap.yaml > "$tmp/evictd.yaml"
-printf 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: systemd\n' > "$tmp/kubelet-defaults.yaml"
 printf 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nshutdownGracePeriod: 1m\nevictionHard:\n  memory.available: 500Mi\n' > "$tmp/kubelet-clash.yaml"
 # expect NAME CONDITION-STATUS OUTPUT: the output shown when it fails.
 expect() { if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1" "$3"; fi; }
-out=$("$EVICTD" --validate --no-bpf --config "$tmp/evictd.yaml" --kubelet-config "$tmp/kubelet-defaults.yaml" 2>&1); rc=$?
+out=$("$EVICTD" --validate --no-bpf --config "$tmp/evictd.yaml" --kubelet-config tests/fixtures/kubelet/kubeadm-config.yaml 2>&1); rc=$?
 [ $rc -eq 0 ] && ! grep -q 'warning: kubelet coexistence' <<<"$out" && grep -q 'no clash' <<<"$out"
-expect "the shipped ConfigMap beside a kubelet on its defaults: valid, no warning" $? "$out"
+expect "the shipped ConfigMap beside a kubeadm kubelet (its defaults): valid, no warning" $? "$out"
 out=$("$EVICTD" --validate --no-bpf --config "$tmp/evictd.yaml" --kubelet-config "$tmp/kubelet-clash.yaml" 2>&1); rc=$?
 grep -q 'warning: kubelet coexistence.*both evictd and the kubelet.*graceful node shutdown' <<<"$out"
 expect "both running graceful shutdown: a warning at start" $? "$out"
