@@ -40,6 +40,12 @@ expect "umoci unpacks the image" $rc "$out"
 rootfs=$tmp/bundle/rootfs
 args=$(jq -c '.process.args' "$tmp/bundle/config.json" 2>/dev/null)
 check "the entrypoint is /usr/sbin/evictd ($args)" [ "$args" = '["/usr/sbin/evictd"]' ]
+# The platform a node's runtime matches against: this build's.
+manifest=$(jq -r '.manifests[0].digest' "$tmp/layout/index.json" | sed 's#:#/#')
+config=$(jq -r '.config.digest' "$tmp/layout/blobs/$manifest" 2>/dev/null | sed 's#:#/#')
+platform=$(jq -r '.os + "/" + .architecture' "$tmp/layout/blobs/$config" 2>/dev/null)
+want=linux/$(dpkg --print-architecture 2>/dev/null || uname -m)
+check "the image is for $want ($platform)" [ "$platform" = "$want" ]
 
 # ---- run from inside it -------------------------------------------------------------------
 in_image() { chroot "$rootfs" "$@"; }
