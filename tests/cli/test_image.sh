@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # The OCI image `make image` builds (build/evictd-image.tar): unpacked with umoci, as a
-# runtime would, and run from inside it with chroot, so the image is known to start: evictd
+# runtime would, and run from inside it with chroot, so the image is known to work: evictd
 # --version and --validate (the shipped ConfigMap's configuration, and the DaemonSet's pin dir
-# on the host's bpffs), evictctl, the shell the reclaim steps use. The image holds exactly the
-# libraries the loader resolves for the two binaries; one library taken away breaks the start.
+# on the host's bpffs), the daemon itself for a moment (BPF attached, evictctl status, SIGTERM),
+# the shell the reclaim steps use. The image holds exactly the libraries the loader resolves
+# for the two binaries; one library taken away breaks the start. About 1 s.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
