@@ -78,7 +78,7 @@ int main(int argc, char **argv)
 		}
 	}
 
-	/* README "evictd and the kubelet on one node": say at start what would clash. */
+	/* doc/DESIGN.md §9: beside the kubelet, say at start what would clash. */
 	if (config.kubelet_config[0])
 		coexist_check_kubelet_file(&config, config.kubelet_config);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* evictd and the kubelet on one node (README "evictd and the kubelet on one node"): evictd's
- * thresholds above the kubelet's, so evictd acts first and the kubelet stays the backstop, and
- * exactly one of them running graceful node shutdown. The kubelet's file is only read. */
+/* evictd and the kubelet on one node (doc/DESIGN.md §9): evictd's thresholds above the
+ * kubelet's, so evictd acts first and the kubelet stays the backstop, and exactly one of them
+ * running graceful node shutdown. The kubelet's file is only read. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>

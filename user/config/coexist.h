@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* evictd beside the kubelet on one node: compare evictd's configuration with the kubelet's
- * (read-only, --kubelet-config) and say at start what would clash: both running graceful
- * shutdown, or an evictd threshold that is not above the kubelet's, so that the kubelet would
- * evict first (README "evictd and the kubelet on one node"). */
+/* evictd beside the kubelet on one node (doc/DESIGN.md §9): compare evictd's configuration
+ * with the kubelet's (read-only, --kubelet-config) and say at start what would clash: both
+ * running graceful shutdown, or an evictd threshold that is not above the kubelet's, so that
+ * the kubelet would evict first. */
 #ifndef EVICTD_CONFIG_COEXIST_H
 #define EVICTD_CONFIG_COEXIST_H
 
