@@ -42,7 +42,7 @@ BPF_TEST_BINS := $(patsubst tests/bpf/%.c,$(BUILD)/tests-bpf/%,$(BPF_TEST_SRCS))
 
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat tools/install-deps.sh | cksum | cut -d' ' -f1)
 
-.PHONY: all deps run test unit fuzz bpftest clitest vmtest bench clean vmlinux
+.PHONY: all deps run test unit fuzz bpftest clitest vmtest bench clean vmlinux image
 .DELETE_ON_ERROR:
 # Keep the BPF objects and skeletons make builds on the way.
 .SECONDARY: $(BPF_OBJS) $(SKELS)
@@ -100,6 +100,10 @@ $(BUILD)/tests-san/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libevictd-sa
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/libevictd-san.a $(PKG_LIBS) -lcmocka -o $@
 
+# The manifest tests share a YAML DOM.
+$(BUILD)/tests/test_deploy $(BUILD)/tests/test_admission $(BUILD)/tests-san/test_deploy \
+	$(BUILD)/tests-san/test_admission: tests/unit/deploy_yaml.h
+
 $(BUILD)/tests-bpf/%: tests/bpf/%.c tests/bpf/bpftest.h $(BUILD)/libevictd.a $(SKELS)
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $< $(BUILD)/libevictd.a $(PKG_LIBS) -lcmocka -o $@
@@ -123,8 +127,29 @@ unit: $(UNIT_BINS) $(UNIT_SAN_BINS)
 fuzz: $(FUZZ_BINS)
 bpftest: $(BPF_TEST_BINS)
 
+# The OCI image (Containerfile), built with buildah and no Docker engine or daemon: the root
+# filesystem is staged from the binaries, buildah keeps its storage under $(BUILD)/containers
+# (vfs: no overlay mount needed), and the result is an OCI archive that `skopeo copy` pushes
+# and `ctr images import` loads (README "Deploying"). tests/cli/test_image.sh runs it.
+IMAGE_NAME ?= localhost/evictd
+IMAGE_ARCHIVE := $(BUILD)/evictd-image.tar
+BUILDAH = buildah --root $(abspath $(BUILD))/containers/storage --runroot $(abspath $(BUILD))/containers/run \
+	--storage-driver vfs
+image: $(IMAGE_ARCHIVE)
+# The tag is the version the binary reports ("evictd 0.1.0").
+$(IMAGE_ARCHIVE): $(BUILD)/evictd $(BUILD)/evictctl Containerfile tools/deploy/image-rootfs.sh
+	@tools/install-deps.sh image
+	tools/deploy/image-rootfs.sh $(BUILD)/image $(BUILD)/evictd $(BUILD)/evictctl
+	tag=$$($(BUILD)/evictd --version | sed -n 's/^evictd //p') && \
+	$(BUILDAH) build --quiet --isolation chroot --timestamp 0 -f Containerfile \
+		-t $(IMAGE_NAME):$$tag $(BUILD)/image >/dev/null && \
+	rm -f $@.tmp && $(BUILDAH) push --quiet $(IMAGE_NAME):$$tag oci-archive:$@.tmp:$$tag && \
+	echo "image: $(IMAGE_NAME):$$tag in $@"
+	$(BUILDAH) rmi --all >/dev/null 2>&1 || true
+	mv $@.tmp $@
+
 # Runs every suite, prints a TAP stream per suite and "N passed, N failed" at the end.
-test: $(BUILD)/evictd $(BUILD)/evictd-san $(BUILD)/evictctl $(TEST_PROGS) unit fuzz bpftest
+test: $(BUILD)/evictd $(BUILD)/evictd-san $(BUILD)/evictctl $(TEST_PROGS) unit fuzz bpftest image
 	@tools/install-deps.sh vm
 	@tests/run-all.sh $(TESTS)
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages evictd needs to build and test, only those missing.
-# Usage: tools/install-deps.sh [--check] [build|test|vm|bench]...
+# Usage: tools/install-deps.sh [--check] [build|test|vm|bench|image]...
 #   --check  report what is missing and exit 1 instead of installing.
 set -euo pipefail
 
@@ -10,6 +10,9 @@ test_pkgs=(libcmocka-dev libclang-rt-14-dev attr jq e2fsprogs util-linux curl sy
 	dbus-daemon)
 vm_pkgs=(qemu-system-x86 busybox-static cpio mmdebstrap kmod e2fsprogs)
 bench_pkgs=(earlyoom gnuplot-nox hyperfine)
+# make image (buildah; no Docker engine), its test in make test (umoci unpacks it), pushing
+# it (skopeo); busybox-static is the image's /bin/sh, ca-certificates libcurl's CA bundle.
+image_pkgs=(buildah umoci skopeo busybox-static ca-certificates)
 
 check_only=0
 want=()
@@ -20,8 +23,9 @@ for arg in "$@"; do
 	test) want+=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
 	vm) want+=("${vm_pkgs[@]}") ;;
 	bench) want+=("${bench_pkgs[@]}") ;;
+	image) want+=("${image_pkgs[@]}") ;;
 	-h|--help) sed -n '2,4p' "$0"; exit 0 ;;
-	*) echo "install-deps: unknown argument '$arg' (expected --check, build, test, vm or bench)" >&2; exit 2 ;;
+	*) echo "install-deps: unknown argument '$arg' (expected --check, build, test, vm, bench or image)" >&2; exit 2 ;;
 	esac
 done
 [ ${#want[@]} -gt 0 ] || want=("${build_pkgs[@]}")

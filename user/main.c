@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/resource.h>
 
+#include "config/coexist.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "ops/report.h"
@@ -76,6 +77,10 @@ int main(int argc, char **argv)
 			return EXIT_CONFIG;
 		}
 	}
+
+	/* doc/DESIGN.md §9: beside the kubelet, say at start what would clash. */
+	if (config.kubelet_config[0])
+		coexist_check_kubelet_file(&config, config.kubelet_config);
 
 	if (config.validate) {
 		config_print(&config, stdout);

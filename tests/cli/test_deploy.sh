@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Deploy files and man pages: `systemd-analyze verify` on the systemd unit (works without a
-# running systemd), the unit's must-have settings, the man pages render without warnings and
-# document every option. The DaemonSet and RBAC manifests are checked with libyaml by the
-# unit test tests/unit/test_deploy.c.
+# running systemd), the unit's must-have settings, --kubelet-config's warnings at start on the
+# shipped ConfigMap, the man pages render without warnings and document every option. The
+# manifests are checked with libyaml by tests/unit/test_deploy.c and test_admission.c; the
+# image by tests/cli/test_image.sh.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
@@ -55,6 +56,25 @@ check "the unit is hardened (NoNewPrivileges, ProtectSystem=strict)" \
 	sh -c "[ '$(setting NoNewPrivileges)' = yes ] && [ '$(setting ProtectSystem)' = strict ]"
 check "the unit passes the control socket and event log" \
 	sh -c "grep -q -- '--control-socket=/run/evictd/evictd.sock' '$unit' && grep -q -- '--event-log=' '$unit'"
+
+# ---- beside the kubelet: --kubelet-config warns at start (README "evictd and the kubelet") ---
+# The shipped ConfigMap's config.yaml (a literal block under data:) against kubelet files.
+awk '/^  config.yaml: \|/ { on = 1; next } on && /^    / { print substr($0, 5); next }
+	on && /^[^ ]/ { on = 0 } on && /^$/ { print "" }' tools/deploy/configmap.yaml > "$tmp/evictd.yaml"
+printf 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nshutdownGracePeriod: 1m\nevictionHard:\n  memory.available: 500Mi\n' > "$tmp/kubelet-clash.yaml"
+# expect NAME CONDITION-STATUS OUTPUT: the output shown when it fails.
+expect() { if [ "$2" -eq 0 ]; then pass "$1"; else fail "$1" "$3"; fi; }
+out=$("$EVICTD" --validate --no-bpf --config "$tmp/evictd.yaml" --kubelet-config tests/fixtures/kubelet/kubeadm-config.yaml 2>&1); rc=$?
+[ $rc -eq 0 ] && ! grep -q 'warning: kubelet coexistence' <<<"$out" && grep -q 'no clash' <<<"$out"
+expect "the shipped ConfigMap beside a kubeadm kubelet (its defaults): valid, no warning" $? "$out"
+out=$("$EVICTD" --validate --no-bpf --config "$tmp/evictd.yaml" --kubelet-config "$tmp/kubelet-clash.yaml" 2>&1); rc=$?
+grep -q 'warning: kubelet coexistence.*both evictd and the kubelet.*graceful node shutdown' <<<"$out"
+expect "both running graceful shutdown: a warning at start" $? "$out"
+[ $rc -eq 0 ] && grep -q "warning: kubelet coexistence.*kubelet's hard memory.available<500Mi.*evictd's hard memory.available<500Mi" <<<"$out"
+expect "equal memory thresholds: a warning naming both (exit 0: a warning, not an error)" $? "$out"
+out=$("$EVICTD" --validate --no-bpf --config "$tmp/evictd.yaml" --kubelet-config "$tmp/none.yaml" 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -q 'coexistence with the kubelet not checked' <<<"$out"
+expect "a missing kubelet file is said and skipped" $? "$out"
 
 # ---- man pages --------------------------------------------------------------------------
 for page in doc/evictd.8 doc/evictctl.8; do

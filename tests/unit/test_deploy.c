@@ -1,157 +1,110 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The Kubernetes manifests in tools/deploy, parsed with libyaml: the DaemonSet has what
- * evictd needs on a node, and RBAC grants exactly the verbs the code uses. Each checker
- * returns its problems; mutated copies prove the checkers catch what they claim to. */
-#include "testutil.h"
+/* The Kubernetes manifests in tools/deploy, parsed with libyaml: the Namespace admits the
+ * privileged pod, the DaemonSet follows node-agent conventions and mounts what the code needs,
+ * the ConfigMap is evictd's own configuration (valid, and above the kubelet's defaults), and
+ * RBAC grants exactly the verbs the code uses. Each checker returns its problems; mutated
+ * copies prove the checkers catch what they claim to (tests/unit/test_admission.c checks the
+ * admission policy). */
+#include "deploy_yaml.h"
 
-#include <stdbool.h>
-#include <yaml.h>
-
-#define DAEMONSET_FILE EVICTD_SRCDIR "/tools/deploy/daemonset.yaml"
-#define RBAC_FILE EVICTD_SRCDIR "/tools/deploy/rbac.yaml"
-#define MAX_DOCS 8
+#include "config/coexist.h"
+#include "config/config.h"
 
 /* What the Kubernetes code paths call (tools/deploy/rbac.yaml says which uses what). */
 static const char *const expected_grants[] = {
-	"/pods:list",
+	"/pods:get", "/pods:list", "/pods:watch", "/pods:delete",
 	"/pods/status:patch",
 	"/events:create", "/events:patch",
 	"/nodes:get", "/nodes:patch",
+	"/nodes/status:patch",
 };
 
-struct docs {
-	yaml_document_t doc[MAX_DOCS];
-	int n;
+enum manifest { NAMESPACE, RBAC, CONFIGMAP, DAEMONSET, N_MANIFESTS };
+
+static const char *const manifest_files[N_MANIFESTS] = {
+	DEPLOY_DIR "namespace.yaml", DEPLOY_DIR "rbac.yaml", DEPLOY_DIR "configmap.yaml",
+	DEPLOY_DIR "daemonset.yaml",
 };
 
-struct problems {
-	char text[4096];
-	int n;
+/* What one manifest tells the checks of the others. */
+struct names {
+	char sa_name[128], sa_namespace[128];
+	char namespace_[128];
+	char configmap[128], configmap_namespace[128];
+	char configmap_keys[4][128];
+	size_t n_configmap_keys;
 };
 
-static void problem(struct problems *p, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void problem(struct problems *p, const char *fmt, ...)
-{
-	size_t used = strlen(p->text);
-	va_list ap;
+/* ---- Namespace: PodSecurity admission must let a privileged pod in ----------------------- */
 
-	va_start(ap, fmt);
-	if (used < sizeof(p->text) - 2) {
-		vsnprintf(p->text + used, sizeof(p->text) - used - 1, fmt, ap);
-		strcat(p->text, "\n");
+static void check_namespace(struct docs *docs, struct names *names, struct problems *p)
+{
+	yaml_node_t *root;
+	yaml_document_t *doc = find_kind(docs, "Namespace", &root);
+
+	if (!doc) {
+		problem(p, "no Namespace document");
+		return;
 	}
-	va_end(ap);
-	p->n++;
+	snprintf(names->namespace_, sizeof(names->namespace_), "%s", path_scalar(doc, root, "metadata.name") ?: "");
+	if (!scalar_is(child(doc, path_get(doc, root, "metadata.labels"), "pod-security.kubernetes.io/enforce"),
+		       "privileged"))
+		problem(p, "the Namespace lacks the label pod-security.kubernetes.io/enforce: privileged");
 }
 
-static void load_docs(const char *text, struct docs *docs)
+/* ---- ConfigMap: evictd's own configuration, valid and above the kubelet's defaults -------- */
+
+static void check_configmap(struct docs *docs, struct names *names, struct problems *p)
 {
-	yaml_parser_t parser;
+	static const char kubelet_defaults[] = "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n";
+	struct coexist_finding findings[COEXIST_MAX_FINDINGS];
+	struct evictd_config *ours, *kubelet;
+	yaml_node_t *root, *data;
+	yaml_document_t *doc = find_kind(docs, "ConfigMap", &root);
+	const char *text;
+	size_t n;
 
-	memset(docs, 0, sizeof(*docs));
-	assert_true(yaml_parser_initialize(&parser));
-	yaml_parser_set_input_string(&parser, (const unsigned char *)text, strlen(text));
-	for (;;) {
-		yaml_document_t *doc = &docs->doc[docs->n];
-
-		if (!yaml_parser_load(&parser, doc))
-			fail_msg("YAML error: %s at line %zu", parser.problem, parser.problem_mark.line + 1);
-		if (!yaml_document_get_root_node(doc)) {
-			yaml_document_delete(doc);
-			break;
-		}
-		assert_true(++docs->n < MAX_DOCS);
+	if (!doc) {
+		problem(p, "no ConfigMap document");
+		return;
 	}
-	yaml_parser_delete(&parser);
-}
-
-static void free_docs(struct docs *docs)
-{
-	for (int i = 0; i < docs->n; i++)
-		yaml_document_delete(&docs->doc[i]);
-}
-
-static char *read_text(const char *path)
-{
-	FILE *file = fopen(path, "r");
-	char *text;
-	long len;
-
-	if (!file)
-		fail_msg("%s: %s (tests run from the repository root)", path, strerror(errno));
-	fseek(file, 0, SEEK_END);
-	len = ftell(file);
-	rewind(file);
-	text = calloc(1, (size_t)len + 1);
-	assert_int_equal(fread(text, 1, (size_t)len, file), (size_t)len);
-	fclose(file);
-	return text;
-}
-
-/* ---- a small DOM over libyaml's document ------------------------------------------------ */
-
-static yaml_node_t *child(yaml_document_t *doc, yaml_node_t *node, const char *key)
-{
-	if (!node || node->type != YAML_MAPPING_NODE)
-		return NULL;
-	for (yaml_node_pair_t *pair = node->data.mapping.pairs.start; pair < node->data.mapping.pairs.top; pair++) {
-		yaml_node_t *k = yaml_document_get_node(doc, pair->key);
-
-		if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key))
-			return yaml_document_get_node(doc, pair->value);
+	snprintf(names->configmap, sizeof(names->configmap), "%s", path_scalar(doc, root, "metadata.name") ?: "");
+	snprintf(names->configmap_namespace, sizeof(names->configmap_namespace), "%s",
+		 path_scalar(doc, root, "metadata.namespace") ?: "");
+	data = child(doc, root, "data");
+	for (yaml_node_pair_t *pair = data && data->type == YAML_MAPPING_NODE ? data->data.mapping.pairs.start : NULL;
+	     pair && pair < data->data.mapping.pairs.top && names->n_configmap_keys < 4; pair++)
+		snprintf(names->configmap_keys[names->n_configmap_keys++], 128, "%s",
+			 scalar(yaml_document_get_node(doc, pair->key)) ?: "");
+	text = scalar(child(doc, data, "config.yaml"));
+	if (!text) {
+		problem(p, "the ConfigMap has no data config.yaml");
+		return;
 	}
-	return NULL;
-}
+	/* Loaded and finalized as the daemon does: every error is one log line, and fails here. */
+	ours = calloc(1, sizeof(*ours));
+	kubelet = calloc(1, sizeof(*kubelet));
+	assert_non_null(ours);
+	assert_non_null(kubelet);
+	config_init_defaults(ours);
+	config_init_defaults(kubelet);
+	if (config_load_yaml(ours, text, strlen(text), "configmap config.yaml") || config_finalize(ours)) {
+		problem(p, "the ConfigMap's config.yaml is not a valid evictd configuration");
+	} else {
+		assert_int_equal(config_load_yaml(kubelet, kubelet_defaults, strlen(kubelet_defaults), "kubelet"), 0);
+		assert_int_equal(config_finalize(kubelet), 0);
+		n = coexist_compare(ours, kubelet, NULL, findings, COEXIST_MAX_FINDINGS);
+		for (size_t i = 0; i < n; i++) {
+			char line[512];
 
-/* "spec.template.spec.hostPID" */
-static yaml_node_t *path_get(yaml_document_t *doc, yaml_node_t *node, const char *path)
-{
-	char buf[256], *save = NULL;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *key = strtok_r(buf, ".", &save); key && node; key = strtok_r(NULL, ".", &save))
-		node = child(doc, node, key);
-	return node;
-}
-
-static const char *scalar(yaml_node_t *node)
-{
-	return node && node->type == YAML_SCALAR_NODE ? (const char *)node->data.scalar.value : NULL;
-}
-
-static const char *path_scalar(yaml_document_t *doc, yaml_node_t *node, const char *path)
-{
-	return scalar(path_get(doc, node, path));
-}
-
-static bool scalar_is(yaml_node_t *node, const char *value)
-{
-	return scalar(node) && !strcmp(scalar(node), value);
-}
-
-static size_t seq_len(yaml_node_t *node)
-{
-	return node && node->type == YAML_SEQUENCE_NODE ?
-		       (size_t)(node->data.sequence.items.top - node->data.sequence.items.start) : 0;
-}
-
-static yaml_node_t *seq_at(yaml_document_t *doc, yaml_node_t *node, size_t i)
-{
-	return i < seq_len(node) ? yaml_document_get_node(doc, node->data.sequence.items.start[i]) : NULL;
-}
-
-static yaml_document_t *find_kind(struct docs *docs, const char *kind, yaml_node_t **root)
-{
-	for (int i = 0; i < docs->n; i++) {
-		yaml_node_t *r = yaml_document_get_root_node(&docs->doc[i]);
-
-		if (scalar_is(child(&docs->doc[i], r, "kind"), kind)) {
-			*root = r;
-			return &docs->doc[i];
+			coexist_format(&findings[i], line, sizeof(line));
+			if (coexist_is_warning(&findings[i]) || findings[i].kind == COEXIST_UNCOMPARABLE ||
+			    findings[i].kind == COEXIST_SHUTDOWN_NEITHER)
+				problem(p, "ConfigMap against the kubelet's defaults: %s", line);
 		}
 	}
-	*root = NULL;
-	return NULL;
+	free(ours);
+	free(kubelet);
 }
 
 /* ---- DaemonSet -------------------------------------------------------------------------- */
@@ -159,29 +112,171 @@ static yaml_document_t *find_kind(struct docs *docs, const char *kind, yaml_node
 struct mount_rule {
 	const char *host_path;
 	const char *mount_path;
-	bool read_only;		/* must be mounted read-only */
+	int read_only;			/* 1: must be read-only, 0: must be writable, -1: either */
 	const char *propagation;	/* required mountPropagation, or NULL */
-	const char *host_type;	/* required hostPath.type, or NULL */
+	const char *host_type;		/* required hostPath.type, or NULL */
+	const char *why;
 };
 
 static const struct mount_rule mount_rules[] = {
-	{ "/sys/fs/bpf", "/sys/fs/bpf", false, "Bidirectional", NULL },
-	{ "/sys/fs/cgroup", "/sys/fs/cgroup", false, NULL, NULL },
-	{ "/sys/kernel/btf", "/sys/kernel/btf", true, NULL, NULL },
-	{ "/run/dbus", "/run/dbus", false, NULL, NULL },
-	{ "/var/lib/kubelet", "/var/lib/kubelet", true, NULL, NULL },
-	{ "/var/lib/evictd", "/var/lib/evictd", false, NULL, "DirectoryOrCreate" },
-	{ "/run/evictd", "/run/evictd", false, NULL, NULL },
+	{ "/sys/fs/bpf", "/sys/fs/bpf", 0, "Bidirectional", NULL, "pins on the host's bpffs" },
+	{ "/sys/fs/cgroup", "/sys/fs/cgroup", 0, NULL, NULL, "the pods' cgroups, cgroup.kill" },
+	{ "/run/dbus", "/run/dbus", -1, NULL, NULL, "logind" },
+	{ "/var/lib/kubelet", "/var/lib/kubelet", 1, "HostToContainer", NULL, "nodefs, pod volumes" },
+	{ "/var/log/pods", "/var/log/pods", 1, NULL, NULL, "pod logs in the disk ranking" },
+	{ "/run/containerd", "/run/containerd", -1, NULL, NULL, "containerd's CRI socket" },
+	{ "/run/crio", "/run/crio", -1, NULL, NULL, "CRI-O's CRI socket" },
+	{ "/var/lib/evictd", "/var/lib/evictd", 0, NULL, "DirectoryOrCreate", "state across restarts" },
+	{ "/run/evictd", "/run/evictd", 0, NULL, NULL, "the control socket" },
 };
 
-static void check_daemonset(struct docs *docs, const char *service_account, const char *sa_namespace,
-			    struct problems *p)
+static bool arg_present(yaml_document_t *doc, yaml_node_t *args, const char *prefix, const char **value)
 {
-	yaml_node_t *root, *pod, *container, *volumes, *mounts, *tolerations, *env, *ports;
+	for (size_t i = 0; i < seq_len(args); i++) {
+		const char *arg = scalar(seq_at(doc, args, i));
+
+		if (arg && !strncmp(arg, prefix, strlen(prefix))) {
+			if (value)
+				*value = arg + strlen(prefix);
+			return true;
+		}
+	}
+	return false;
+}
+
+/* The port a probe names, as a declared container port; 0 when it is none. */
+static int probe_port(yaml_document_t *doc, yaml_node_t *container, const char *probe, const char *path,
+		      struct problems *p)
+{
+	char key[64];
+	const char *port;
+	yaml_node_t *ports = child(doc, container, "ports");
+
+	snprintf(key, sizeof(key), "%s.httpGet.path", probe);
+	if (!scalar_is(path_get(doc, container, key), path)) {
+		problem(p, "no %s httpGet %s", probe, path);
+		return 0;
+	}
+	snprintf(key, sizeof(key), "%s.httpGet.port", probe);
+	port = path_scalar(doc, container, key);
+	for (size_t i = 0; port && i < seq_len(ports); i++) {
+		yaml_node_t *entry = seq_at(doc, ports, i);
+
+		if (scalar_is(child(doc, entry, "name"), port) || scalar_is(child(doc, entry, "containerPort"), port))
+			return atoi(path_scalar(doc, entry, "containerPort") ?: "0");
+	}
+	problem(p, "the %s port is not a declared container port", probe);
+	return 0;
+}
+
+static void check_mounts(yaml_document_t *doc, yaml_node_t *pod, yaml_node_t *container, struct problems *p)
+{
+	yaml_node_t *volumes = child(doc, pod, "volumes"), *mounts = child(doc, container, "volumeMounts");
+
+	for (size_t r = 0; r < sizeof(mount_rules) / sizeof(mount_rules[0]); r++) {
+		const struct mount_rule *rule = &mount_rules[r];
+		const char *volume_name = NULL;
+		yaml_node_t *mount = NULL;
+
+		for (size_t i = 0; i < seq_len(volumes); i++) {
+			yaml_node_t *v = seq_at(doc, volumes, i);
+
+			if (scalar_is(path_get(doc, v, "hostPath.path"), rule->host_path)) {
+				volume_name = scalar(child(doc, v, "name"));
+				if (rule->host_type && !scalar_is(path_get(doc, v, "hostPath.type"), rule->host_type))
+					problem(p, "hostPath %s is not type %s", rule->host_path, rule->host_type);
+			}
+		}
+		if (!volume_name) {
+			problem(p, "no hostPath volume for %s (%s)", rule->host_path, rule->why);
+			continue;
+		}
+		for (size_t i = 0; i < seq_len(mounts); i++)
+			if (scalar_is(child(doc, seq_at(doc, mounts, i), "name"), volume_name))
+				mount = seq_at(doc, mounts, i);
+		if (!mount) {
+			problem(p, "volume %s (%s) is not mounted", volume_name, rule->host_path);
+			continue;
+		}
+		if (!scalar_is(child(doc, mount, "mountPath"), rule->mount_path))
+			problem(p, "%s is mounted at %s, not %s", rule->host_path,
+				scalar(child(doc, mount, "mountPath")) ?: "?", rule->mount_path);
+		if (rule->read_only == 1 && !scalar_is(child(doc, mount, "readOnly"), "true"))
+			problem(p, "%s is not mounted read-only", rule->host_path);
+		if (rule->read_only == 0 && scalar_is(child(doc, mount, "readOnly"), "true"))
+			problem(p, "%s must be writable", rule->host_path);
+		if (rule->propagation && !scalar_is(child(doc, mount, "mountPropagation"), rule->propagation))
+			problem(p, "%s mountPropagation is not %s", rule->host_path, rule->propagation);
+	}
+	/* BTF is read through the container's own /sys (privileged: the kernel's sysfs). A hostPath
+	 * for it, of any type, would be created by the runtime when missing (containerd and CRI-O
+	 * MkdirAll a missing host path), which fails on sysfs: the pod would never start on a
+	 * kernel without BTF, where evictd runs without BPF. */
+	for (size_t i = 0; i < seq_len(volumes); i++) {
+		const char *host = path_scalar(doc, seq_at(doc, volumes, i), "hostPath.path");
+
+		if (host && !strncmp(host, "/sys/kernel/btf", strlen("/sys/kernel/btf")))
+			problem(p, "a hostPath volume for %s: a kernel without BTF could not start the pod", host);
+	}
+	for (size_t i = 0; i < seq_len(mounts); i++) {
+		const char *name = scalar(child(doc, seq_at(doc, mounts, i), "name"));
+		bool declared = false;
+
+		for (size_t v = 0; v < seq_len(volumes); v++)
+			declared |= name && scalar_is(child(doc, seq_at(doc, volumes, v), "name"), name);
+		if (!declared)
+			problem(p, "volumeMount %s has no volume", name ? name : "?");
+	}
+}
+
+/* evictd's configuration comes from the ConfigMap, mounted read-only, never from the kubelet's
+ * file; the kubelet's file is only named for the coexistence check. */
+static void check_config_source(yaml_document_t *doc, yaml_node_t *pod, yaml_node_t *container,
+				const struct names *names, struct problems *p)
+{
+	yaml_node_t *volumes = child(doc, pod, "volumes"), *mounts = child(doc, container, "volumeMounts");
+	yaml_node_t *args = child(doc, container, "args");
+	const char *volume = NULL, *dir = NULL, *config = NULL, *kubelet_config = NULL;
+	char wanted[PATH_MAX];
+	bool key_found = false;
+
+	for (size_t i = 0; i < seq_len(volumes); i++)
+		if (scalar_is(path_get(doc, seq_at(doc, volumes, i), "configMap.name"), names->configmap))
+			volume = scalar(child(doc, seq_at(doc, volumes, i), "name"));
+	for (size_t i = 0; volume && i < seq_len(mounts); i++)
+		if (scalar_is(child(doc, seq_at(doc, mounts, i), "name"), volume)) {
+			dir = scalar(child(doc, seq_at(doc, mounts, i), "mountPath"));
+			if (!scalar_is(child(doc, seq_at(doc, mounts, i), "readOnly"), "true"))
+				problem(p, "the ConfigMap volume is not mounted read-only");
+		}
+	if (!volume || !dir) {
+		problem(p, "the ConfigMap %s is not mounted", names->configmap);
+		return;
+	}
+	if (!arg_present(doc, args, "--config=", &config)) {
+		problem(p, "no --config= argument: evictd would run on built-in defaults");
+		return;
+	}
+	for (size_t k = 0; k < names->n_configmap_keys; k++) {
+		snprintf(wanted, sizeof(wanted), "%s/%s", dir, names->configmap_keys[k]);
+		key_found |= !strcmp(config, wanted);
+	}
+	if (!key_found)
+		problem(p, "--config=%s is not a key of the ConfigMap mounted at %s", config, dir);
+	if (!strncmp(config, "/var/lib/kubelet", strlen("/var/lib/kubelet")))
+		problem(p, "--config=%s is the kubelet's file: evictd would evict on the kubelet's thresholds", config);
+	if (!arg_present(doc, args, "--kubelet-config=", &kubelet_config))
+		problem(p, "no --kubelet-config=: evictd could not say when it clashes with the kubelet");
+	else if (strncmp(kubelet_config, "/var/lib/kubelet/", strlen("/var/lib/kubelet/")))
+		problem(p, "--kubelet-config=%s is not in the mounted kubelet dir", kubelet_config);
+}
+
+static void check_daemonset(struct docs *docs, const struct names *names, struct problems *p)
+{
+	yaml_node_t *root, *pod, *container, *tolerations, *env;
 	yaml_document_t *doc = find_kind(docs, "DaemonSet", &root);
 	bool tolerates_all = false, node_name = false;
-	const char *probe_port;
-	int metrics_port = 0;
+	int live_port, ready_port;
 
 	if (!doc) {
 		problem(p, "no DaemonSet document");
@@ -194,16 +289,26 @@ static void check_daemonset(struct docs *docs, const char *service_account, cons
 		problem(p, "no spec.template.spec");
 		return;
 	}
-	if (!scalar_is(child(doc, pod, "hostPID"), "true"))
-		problem(p, "hostPID is not true");
-	if (!scalar_is(child(doc, pod, "priorityClassName"), "system-node-critical"))
-		problem(p, "priorityClassName is not system-node-critical");
-	if (!scalar_is(child(doc, pod, "serviceAccountName"), service_account))
-		problem(p, "serviceAccountName is not the RBAC ServiceAccount %s", service_account);
-	if (!scalar_is(path_get(doc, root, "metadata.namespace"), sa_namespace))
-		problem(p, "DaemonSet namespace differs from the ServiceAccount's (%s)", sa_namespace);
+	if (!scalar_is(path_get(doc, root, "metadata.namespace"), names->sa_namespace))
+		problem(p, "DaemonSet namespace differs from the ServiceAccount's (%s)", names->sa_namespace);
+	if (strcmp(names->namespace_, names->sa_namespace) || strcmp(names->configmap_namespace, names->sa_namespace))
+		problem(p, "the Namespace (%s), ServiceAccount (%s) and ConfigMap (%s) namespaces differ",
+			names->namespace_, names->sa_namespace, names->configmap_namespace);
 	if (!scalar_is(child(doc, path_get(doc, root, "spec.selector.matchLabels"), "app.kubernetes.io/name"), "evictd"))
 		problem(p, "selector does not match app.kubernetes.io/name=evictd");
+	if (!scalar_is(child(doc, pod, "serviceAccountName"), names->sa_name))
+		problem(p, "serviceAccountName is not the RBAC ServiceAccount %s", names->sa_name);
+	if (!scalar_is(child(doc, pod, "priorityClassName"), "system-node-critical"))
+		problem(p, "priorityClassName is not system-node-critical");
+	if (!scalar_is(child(doc, child(doc, pod, "nodeSelector"), "kubernetes.io/os"), "linux"))
+		problem(p, "no nodeSelector kubernetes.io/os: linux");
+	if (!scalar_is(child(doc, pod, "hostPID"), "true"))
+		problem(p, "hostPID is not true");
+	/* The API must stay reachable while the node shuts down and the pod network goes. */
+	if (!scalar_is(child(doc, pod, "hostNetwork"), "true"))
+		problem(p, "hostNetwork is not true");
+	else if (!scalar_is(child(doc, pod, "dnsPolicy"), "ClusterFirstWithHostNet"))
+		problem(p, "hostNetwork without dnsPolicy ClusterFirstWithHostNet");
 
 	/* Tolerate every taint: an entry with operator Exists, no key and no effect. */
 	tolerations = child(doc, pod, "tolerations");
@@ -223,7 +328,6 @@ static void check_daemonset(struct docs *docs, const char *service_account, cons
 	container = seq_at(doc, child(doc, pod, "containers"), 0);
 	if (!scalar_is(path_get(doc, container, "securityContext.privileged"), "true"))
 		problem(p, "container is not privileged");
-
 	env = child(doc, container, "env");
 	for (size_t i = 0; i < seq_len(env); i++) {
 		yaml_node_t *e = seq_at(doc, env, i);
@@ -235,95 +339,28 @@ static void check_daemonset(struct docs *docs, const char *service_account, cons
 	if (!node_name)
 		problem(p, "no NODE_NAME from fieldRef spec.nodeName");
 
-	/* Guaranteed QoS: cpu and memory requests equal to limits. */
-	for (size_t r = 0; r < 2; r++) {
-		const char *resource = r ? "memory" : "cpu";
-		char req_path[64], lim_path[64];
-		const char *request, *limit;
+	/* Requests, and no CPU limit: a CFS quota would throttle evictd under pressure. */
+	if (!path_scalar(doc, container, "resources.requests.cpu") ||
+	    !path_scalar(doc, container, "resources.requests.memory"))
+		problem(p, "no cpu and memory requests");
+	if (path_get(doc, container, "resources.limits.cpu"))
+		problem(p, "a CPU limit: throttled exactly when the node is under pressure");
 
-		snprintf(req_path, sizeof(req_path), "resources.requests.%s", resource);
-		snprintf(lim_path, sizeof(lim_path), "resources.limits.%s", resource);
-		request = path_scalar(doc, container, req_path);
-		limit = path_scalar(doc, container, lim_path);
-		if (!request || !limit || strcmp(request, limit))
-			problem(p, "%s request (%s) != limit (%s): not Guaranteed", resource, request ? request : "none",
-				limit ? limit : "none");
-	}
-
-	/* Liveness on /healthz of the metrics port, which evictd binds on the pod IP. */
-	ports = child(doc, container, "ports");
-	probe_port = path_scalar(doc, container, "livenessProbe.httpGet.port");
-	if (!scalar_is(path_get(doc, container, "livenessProbe.httpGet.path"), "/healthz") || !probe_port)
-		problem(p, "no livenessProbe httpGet /healthz");
-	for (size_t i = 0; probe_port && i < seq_len(ports); i++) {
-		yaml_node_t *port = seq_at(doc, ports, i);
-
-		if (scalar_is(child(doc, port, "name"), probe_port) ||
-		    scalar_is(child(doc, port, "containerPort"), probe_port))
-			metrics_port = atoi(path_scalar(doc, port, "containerPort") ?: "0");
-	}
-	if (!metrics_port) {
-		problem(p, "the liveness probe's port is not a declared container port");
-	} else {
+	/* Liveness on /healthz, readiness on /readyz, on the metrics port evictd binds. */
+	live_port = probe_port(doc, container, "livenessProbe", "/healthz", p);
+	ready_port = probe_port(doc, container, "readinessProbe", "/readyz", p);
+	if (live_port && ready_port && live_port != ready_port)
+		problem(p, "liveness and readiness probe different ports (%d, %d): evictd serves both on one",
+			live_port, ready_port);
+	if (live_port) {
 		char wanted[64];
-		bool bound = false;
-		yaml_node_t *args = child(doc, container, "args");
 
-		snprintf(wanted, sizeof(wanted), "--metrics-address=0.0.0.0:%d", metrics_port);
-		for (size_t i = 0; i < seq_len(args); i++)
-			bound |= scalar_is(seq_at(doc, args, i), wanted);
-		if (!bound)
+		snprintf(wanted, sizeof(wanted), "--metrics-address=0.0.0.0:%d", live_port);
+		if (!arg_present(doc, child(doc, container, "args"), wanted, NULL))
 			problem(p, "args lack %s: the probe could not reach a loopback-only server", wanted);
 	}
-
-	/* Every needed host path, mounted where evictd looks, with the right flags. */
-	volumes = child(doc, pod, "volumes");
-	mounts = child(doc, container, "volumeMounts");
-	for (size_t r = 0; r < sizeof(mount_rules) / sizeof(mount_rules[0]); r++) {
-		const struct mount_rule *rule = &mount_rules[r];
-		const char *volume_name = NULL;
-		yaml_node_t *mount = NULL;
-
-		for (size_t i = 0; i < seq_len(volumes); i++) {
-			yaml_node_t *v = seq_at(doc, volumes, i);
-
-			if (scalar_is(path_get(doc, v, "hostPath.path"), rule->host_path)) {
-				volume_name = scalar(child(doc, v, "name"));
-				if (rule->host_type && !scalar_is(path_get(doc, v, "hostPath.type"), rule->host_type))
-					problem(p, "hostPath %s is not type %s", rule->host_path, rule->host_type);
-			}
-		}
-		if (!volume_name) {
-			problem(p, "no hostPath volume for %s", rule->host_path);
-			continue;
-		}
-		for (size_t i = 0; i < seq_len(mounts); i++)
-			if (scalar_is(child(doc, seq_at(doc, mounts, i), "name"), volume_name))
-				mount = seq_at(doc, mounts, i);
-		if (!mount) {
-			problem(p, "volume %s (%s) is not mounted", volume_name, rule->host_path);
-			continue;
-		}
-		if (!scalar_is(child(doc, mount, "mountPath"), rule->mount_path))
-			problem(p, "%s is mounted at %s, not %s", rule->host_path,
-				scalar(child(doc, mount, "mountPath")) ?: "?", rule->mount_path);
-		if (rule->read_only && !scalar_is(child(doc, mount, "readOnly"), "true"))
-			problem(p, "%s is not mounted read-only", rule->host_path);
-		if (!rule->read_only && scalar_is(child(doc, mount, "readOnly"), "true"))
-			problem(p, "%s must be writable", rule->host_path);
-		if (rule->propagation && !scalar_is(child(doc, mount, "mountPropagation"), rule->propagation))
-			problem(p, "%s mountPropagation is not %s", rule->host_path, rule->propagation);
-	}
-	/* No dangling mount. */
-	for (size_t i = 0; i < seq_len(mounts); i++) {
-		const char *name = scalar(child(doc, seq_at(doc, mounts, i), "name"));
-		bool declared = false;
-
-		for (size_t v = 0; v < seq_len(volumes); v++)
-			declared |= name && scalar_is(child(doc, seq_at(doc, volumes, v), "name"), name);
-		if (!declared)
-			problem(p, "volumeMount %s has no volume", name ? name : "?");
-	}
+	check_mounts(doc, pod, container, p);
+	check_config_source(doc, pod, container, names, p);
 }
 
 /* ---- RBAC ------------------------------------------------------------------------------- */
@@ -335,6 +372,7 @@ static void check_rbac(struct docs *docs, const char **sa_name, const char **sa_
 	yaml_document_t *role = find_kind(docs, "ClusterRole", &role_root);
 	yaml_document_t *binding = find_kind(docs, "ClusterRoleBinding", &binding_root);
 	char granted[64][64];
+
 	size_t n_granted = 0;
 	bool bound = false;
 
@@ -402,97 +440,130 @@ static void check_rbac(struct docs *docs, const char **sa_name, const char **sa_
 		problem(p, "the ClusterRoleBinding does not bind the ServiceAccount %s/%s", *sa_namespace, *sa_name);
 }
 
-/* Run both checkers on the texts. */
-static int check_texts(const char *daemonset, const char *rbac, struct problems *p)
+
+/* Run every checker on the four texts. */
+static int check_texts(char *const texts[N_MANIFESTS], struct problems *p)
 {
-	struct docs ds_docs, rbac_docs;
+	struct docs docs[N_MANIFESTS];
+	struct names names;
 	const char *sa_name, *sa_namespace;
-	char name[128], ns[128];
 
 	memset(p, 0, sizeof(*p));
-	load_docs(rbac, &rbac_docs);
-	check_rbac(&rbac_docs, &sa_name, &sa_namespace, p);
-	snprintf(name, sizeof(name), "%s", sa_name);
-	snprintf(ns, sizeof(ns), "%s", sa_namespace);
-	free_docs(&rbac_docs);
-	load_docs(daemonset, &ds_docs);
-	check_daemonset(&ds_docs, name, ns, p);
-	free_docs(&ds_docs);
+	memset(&names, 0, sizeof(names));
+	for (int i = 0; i < N_MANIFESTS; i++)
+		load_docs(texts[i], &docs[i]);
+	check_namespace(&docs[NAMESPACE], &names, p);
+	check_rbac(&docs[RBAC], &sa_name, &sa_namespace, p);
+	snprintf(names.sa_name, sizeof(names.sa_name), "%s", sa_name);
+	snprintf(names.sa_namespace, sizeof(names.sa_namespace), "%s", sa_namespace);
+	check_configmap(&docs[CONFIGMAP], &names, p);
+	check_daemonset(&docs[DAEMONSET], &names, p);
+	for (int i = 0; i < N_MANIFESTS; i++)
+		free_docs(&docs[i]);
 	return p->n;
 }
 
-/* The file with the first occurrence of `from` replaced by `to`. */
-static char *mutate(const char *text, const char *from, const char *to)
+static void read_all(char *texts[N_MANIFESTS])
 {
-	const char *at = strstr(text, from);
-	char *out;
+	for (int i = 0; i < N_MANIFESTS; i++)
+		texts[i] = read_text(manifest_files[i]);
+}
 
-	if (!at)
-		fail_msg("mutation anchor not found: %s", from);
-	out = malloc(strlen(text) + strlen(to) + 1);
-	sprintf(out, "%.*s%s%s", (int)(at - text), text, to, at + strlen(from));
-	return out;
+static void free_all(char *texts[N_MANIFESTS])
+{
+	for (int i = 0; i < N_MANIFESTS; i++)
+		free(texts[i]);
 }
 
 static void test_shipped_manifests_pass(void **state)
 {
-	char *daemonset = read_text(DAEMONSET_FILE), *rbac = read_text(RBAC_FILE);
+	char *texts[N_MANIFESTS];
 	struct problems p;
 
-	if (check_texts(daemonset, rbac, &p))
+	read_all(texts);
+	if (check_texts(texts, &p))
 		fail_msg("tools/deploy problems:\n%s", p.text);
-	free(daemonset);
-	free(rbac);
+	free_all(texts);
 }
 
 struct mutation {
-	bool in_rbac;
+	enum manifest file;
 	const char *from;
 	const char *to;
 	const char *expect;	/* a substring of the problem it must cause */
 };
 
+/* One item taken out or bent at a time: each must be reported. */
 static void test_checkers_catch_breakage(void **state)
 {
 	static const struct mutation mutations[] = {
-		{ false, "hostPID: true", "hostPID: false", "hostPID" },
-		{ false, "priorityClassName: system-node-critical", "priorityClassName: high", "priorityClassName" },
-		{ false, "privileged: true", "privileged: false", "privileged" },
-		{ false, "- operator: Exists", "- operator: Exists\n          key: foo", "taints" },
-		{ false, "mountPropagation: Bidirectional", "mountPropagation: HostToContainer", "Bidirectional" },
-		{ false, "path: /run/dbus", "path: /run/dbus-elsewhere", "/run/dbus" },
-		{ false, "path: /var/lib/evictd\n            type: DirectoryOrCreate", "path: /var/lib/evictd\n            type: Directory",
-		  "DirectoryOrCreate" },
-		{ false, "              mountPath: /var/lib/kubelet\n              readOnly: true",
+		{ NAMESPACE, "enforce: privileged", "enforce: baseline", "pod-security.kubernetes.io/enforce" },
+		{ NAMESPACE, "name: evictd-system", "name: evictd", "namespaces differ" },
+		{ DAEMONSET, "hostPID: true", "hostPID: false", "hostPID" },
+		{ DAEMONSET, "hostNetwork: true", "hostNetwork: false", "hostNetwork" },
+		{ DAEMONSET, "dnsPolicy: ClusterFirstWithHostNet", "dnsPolicy: ClusterFirst", "ClusterFirstWithHostNet" },
+		{ DAEMONSET, "priorityClassName: system-node-critical", "priorityClassName: high", "priorityClassName" },
+		{ DAEMONSET, "kubernetes.io/os: linux", "kubernetes.io/arch: amd64", "nodeSelector" },
+		{ DAEMONSET, "privileged: true", "privileged: false", "privileged" },
+		{ DAEMONSET, "- operator: Exists", "- operator: Exists\n          effect: NoSchedule", "taints" },
+		{ DAEMONSET, "mountPropagation: Bidirectional", "mountPropagation: HostToContainer", "Bidirectional" },
+		{ DAEMONSET, "path: /run/dbus", "path: /run/dbus-elsewhere", "/run/dbus" },
+		{ DAEMONSET, "path: /var/log/pods", "path: /var/log/containers", "/var/log/pods" },
+		{ DAEMONSET, "path: /run/crio\n", "path: /var/run/crio\n", "CRI-O" },
+		{ DAEMONSET, "path: /run/containerd\n", "path: /run/containerd/containerd.sock\n", "containerd" },
+		{ DAEMONSET, "path: /var/lib/evictd\n            type: DirectoryOrCreate",
+		  "path: /var/lib/evictd\n            type: Directory", "DirectoryOrCreate" },
+		{ DAEMONSET, "              mountPath: /var/lib/kubelet\n              readOnly: true",
 		  "              mountPath: /var/lib/kubelet", "read-only" },
-		{ false, "fieldPath: spec.nodeName", "fieldPath: metadata.name", "NODE_NAME" },
-		{ false, "              cpu: 250m\n              memory: 128Mi\n          securityContext",
-		  "              cpu: 500m\n              memory: 128Mi\n          securityContext", "Guaranteed" },
-		{ false, "path: /healthz", "path: /metricz", "healthz" },
-		{ false, "--metrics-address=0.0.0.0:9808", "--metrics-address=127.0.0.1:9808", "metrics-address" },
-		{ false, "serviceAccountName: evictd", "serviceAccountName: default", "serviceAccountName" },
-		{ true, "verbs: [\"list\"]", "verbs: [\"list\", \"watch\"]", "/pods:watch" },
-		{ true, "verbs: [\"patch\"]", "verbs: [\"patch\", \"update\"]", "/pods/status:update" },
-		{ true, "verbs: [\"create\", \"patch\"]", "verbs: [\"create\"]", "/events:patch" },
-		{ true, "resources: [\"nodes\"]", "resources: [\"*\"]", "wildcard" },
-		{ true, "    name: evictd\n    namespace: kube-system\n", "    name: other\n    namespace: kube-system\n",
+		{ DAEMONSET, "mountPropagation: HostToContainer", "mountPropagation: None", "HostToContainer" },
+		{ DAEMONSET, "      volumes:\n", "      volumes:\n        - name: btf\n          hostPath:\n"
+		  "            path: /sys/kernel/btf\n", "without BTF" },
+		{ DAEMONSET, "      volumes:\n", "      volumes:\n        - name: btf\n          hostPath:\n"
+		  "            path: /sys/kernel/btf\n            type: DirectoryOrCreate\n", "without BTF" },
+		{ DAEMONSET, "fieldPath: spec.nodeName", "fieldPath: metadata.name", "NODE_NAME" },
+		{ DAEMONSET, "            limits:\n", "            limits:\n              cpu: 250m\n", "CPU limit" },
+		{ DAEMONSET, "              cpu: 50m\n", "", "requests" },
+		{ DAEMONSET, "path: /healthz", "path: /metricz", "/healthz" },
+		{ DAEMONSET, "path: /readyz", "path: /healthz", "/readyz" },
+		{ DAEMONSET, "          readinessProbe:", "          startupProbe:", "readinessProbe" },
+		{ DAEMONSET, "--metrics-address=0.0.0.0:9808", "--metrics-address=127.0.0.1:9808", "metrics-address" },
+		{ DAEMONSET, "serviceAccountName: evictd", "serviceAccountName: default", "serviceAccountName" },
+		{ DAEMONSET, "--config=/etc/evictd/config.yaml", "--config=/var/lib/kubelet/config.yaml", "kubelet's file" },
+		{ DAEMONSET, "- --kubelet-config=/var/lib/kubelet/config.yaml", "- --dry-run", "--kubelet-config" },
+		{ DAEMONSET, "name: evictd-config", "name: other-config", "not mounted" },
+		{ CONFIGMAP, "memory.available: \"500Mi\"", "memory.available: \"100Mi\"", "no later than" },
+		{ CONFIGMAP, "nodefs.available: \"15%\"", "nodefs.available: \"20Gi\"", "cannot be compared" },
+		{ CONFIGMAP, "    shutdownGracePeriod: 30s\n    shutdownGracePeriodCriticalPods: 10s\n", "", "neither" },
+		{ CONFIGMAP, "oomGuard: \"10%\"", "oomGuard: \"lots\"", "not a valid evictd configuration" },
+		{ CONFIGMAP, "  config.yaml: |", "  evictd.yaml: |", "no data config.yaml" },
+		{ RBAC, "verbs: [\"get\", \"list\", \"watch\", \"delete\"]", "verbs: [\"get\", \"list\", \"watch\", \"delete\", \"update\"]",
+		  "/pods:update" },
+		{ RBAC, "verbs: [\"get\", \"list\", \"watch\", \"delete\"]", "verbs: [\"get\", \"list\", \"delete\"]", "/pods:watch" },
+		{ RBAC, "resources: [\"pods/status\"]", "resources: [\"pods/*\"]", "wildcard" },
+		{ RBAC, "resources: [\"nodes\"]\n    verbs: [\"get\", \"patch\"]", "resources: [\"nodes\"]\n    verbs: [\"*\"]",
+		  "wildcard" },
+		{ RBAC, "apiGroups: [\"\"]", "apiGroups: [\"*\"]", "wildcard" },
+		{ RBAC, "resources: [\"events\"]", "resources: [\"events\", \"secrets\"]", "/secrets:create" },
+		{ RBAC, "    name: evictd\n    namespace: evictd-system\n", "    name: other\n    namespace: evictd-system\n",
 		  "does not bind" },
 	};
-	char *daemonset = read_text(DAEMONSET_FILE), *rbac = read_text(RBAC_FILE);
+	char *texts[N_MANIFESTS];
 
+	read_all(texts);
 	for (size_t i = 0; i < sizeof(mutations) / sizeof(mutations[0]); i++) {
 		const struct mutation *m = &mutations[i];
-		char *changed = mutate(m->in_rbac ? rbac : daemonset, m->from, m->to);
+		char *original = texts[m->file];
 		struct problems p;
 
-		check_texts(m->in_rbac ? daemonset : changed, m->in_rbac ? changed : rbac, &p);
+		texts[m->file] = mutate(original, m->from, m->to);
+		check_texts(texts, &p);
 		if (!p.n || !strstr(p.text, m->expect))
 			fail_msg("mutation %zu (%s -> %s) not caught as \"%s\"; problems:\n%s", i, m->from, m->to,
 				 m->expect, p.text);
-		free(changed);
+		free(texts[m->file]);
+		texts[m->file] = original;
 	}
-	free(daemonset);
-	free(rbac);
+	free_all(texts);
 }
 
 int main(void)

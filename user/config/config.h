@@ -67,6 +67,7 @@ struct evictd_config {
 	char pods_file[PATH_MAX];		/* PodList JSON (Kubernetes mode, offline) */
 	char node_name[256];			/* keep only pods bound to this node */
 	char kubelet_cgroup_root[PATH_MAX];	/* kubelet cgroupRoot; "" = / */
+	char kubelet_config[PATH_MAX];		/* the kubelet's own file, read to compare (config/coexist.h) */
 	bool memory_reclaim_before_kill;
 	struct string_list reclaim_commands;	/* DiskPressure; empty = crictl defaults */
 	int64_t kill_timeout_ns;		/* cgroup.kill -> populated 0 */

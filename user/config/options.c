@@ -70,6 +70,9 @@ const struct option_spec config_options[] = {
 	  "only pods bound to this node (default: $NODE_NAME, else the hostname)" },
 	{ "cgroup-root", "cgroupRoot", "cgroupRoot", OPT_PATH, FIELD(kubelet_cgroup_root), "PATH",
 	  "the kubelet's --cgroup-root, where kubepods lives (/)" },
+	{ "kubelet-config", NULL, "kubeletConfig", OPT_PATH, FIELD(kubelet_config), "FILE",
+	  "the kubelet's own config file, only read: warn at start when both run graceful shutdown "
+	  "or evictd's thresholds are not above the kubelet's" },
 	{ "memory-reclaim-before-kill", NULL, "memoryReclaimBeforeKill", OPT_BOOL,
 	  FIELD(memory_reclaim_before_kill), NULL,
 	  "write memory.reclaim on the top candidates before killing (cgroup v2, Linux >= 5.19)" },

@@ -1,0 +1,166 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* evictd and the kubelet on one node (doc/DESIGN.md §9): evictd's thresholds above the
+ * kubelet's, so evictd acts first and the kubelet stays the backstop, and exactly one of them
+ * running graceful node shutdown. The kubelet's file is only read. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "config/coexist.h"
+#include "core/quantity.h"
+#include "core/signal_meta.h"
+#include "sys/log.h"
+
+/* 1: a is met earlier than b (a higher "available <" value), 0: not, -1: a quantity against a
+ * percentage with no capacity to resolve them. */
+static int value_above(const struct threshold_value *a, const struct threshold_value *b, int64_t capacity)
+{
+	if (a->is_percentage && b->is_percentage)
+		return a->percentage > b->percentage;
+	if (!a->is_percentage && !b->is_percentage)
+		return a->quantity > b->quantity;
+	if (capacity <= 0)
+		return -1;
+	return threshold_value_resolve(a, capacity) > threshold_value_resolve(b, capacity);
+}
+
+/* Whether e is acted on no later than k once both are met: a hard threshold at once, a soft
+ * one after its grace period. */
+static bool acts_no_later(const struct threshold *e, const struct threshold *k)
+{
+	if (e->hard)
+		return true;
+	return !k->hard && e->grace_period_ns <= k->grace_period_ns;
+}
+
+static bool shutdown_enabled(const struct evictd_config *config)
+{
+	return config->shutdown_grace_period_ns > 0 || config->n_shutdown_groups > 0;
+}
+
+size_t coexist_compare(const struct evictd_config *evictd, const struct evictd_config *kubelet,
+		       const int64_t capacity[EV_SIGNAL_COUNT], struct coexist_finding *out, size_t max)
+{
+	size_t n = 0;
+
+	if (n < max && shutdown_enabled(evictd) == shutdown_enabled(kubelet)) {
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n++].kind = shutdown_enabled(evictd) ? COEXIST_SHUTDOWN_BOTH : COEXIST_SHUTDOWN_NEITHER;
+	}
+	for (size_t k = 0; k < kubelet->n_thresholds && n < max; k++) {
+		const struct threshold *theirs = &kubelet->thresholds[k];
+		const struct threshold *nearest = NULL;
+		bool covered = false, uncomparable = false;
+		struct coexist_finding *finding = &out[n];
+
+		for (size_t e = 0; e < evictd->n_thresholds; e++) {
+			const struct threshold *ours = &evictd->thresholds[e];
+			int above;
+
+			if (ours->signal != theirs->signal)
+				continue;
+			above = value_above(&ours->value, &theirs->value, capacity ? capacity[ours->signal] : 0);
+			covered |= above == 1 && acts_no_later(ours, theirs);
+			uncomparable |= above < 0;
+			/* Name the one of the same kind (hard against hard) in the message. */
+			if (!nearest || (ours->hard == theirs->hard && nearest->hard != theirs->hard))
+				nearest = ours;
+		}
+		if (covered)
+			continue;
+		memset(finding, 0, sizeof(*finding));
+		finding->kubelet = *theirs;
+		if (nearest) {
+			finding->evictd = *nearest;
+			finding->has_evictd = true;
+		}
+		finding->kind = !nearest ? COEXIST_KUBELET_ONLY : uncomparable ? COEXIST_UNCOMPARABLE :
+									  COEXIST_NOT_ABOVE;
+		n++;
+	}
+	return n;
+}
+
+bool coexist_is_warning(const struct coexist_finding *finding)
+{
+	return finding->kind == COEXIST_SHUTDOWN_BOTH || finding->kind == COEXIST_NOT_ABOVE;
+}
+
+int coexist_format(const struct coexist_finding *finding, char *buf, size_t len)
+{
+	char theirs[96] = "", ours[96] = "";
+
+	threshold_format(&finding->kubelet, theirs, sizeof(theirs));
+	if (finding->has_evictd)
+		threshold_format(&finding->evictd, ours, sizeof(ours));
+	switch (finding->kind) {
+	case COEXIST_SHUTDOWN_BOTH:
+		return snprintf(buf, len, "both evictd and the kubelet are configured for graceful node "
+			"shutdown (shutdownGracePeriod): both would take a logind inhibitor and terminate "
+			"pods; let exactly one own it and set the other's shutdownGracePeriod to 0");
+	case COEXIST_SHUTDOWN_NEITHER:
+		return snprintf(buf, len, "neither evictd nor the kubelet runs graceful node shutdown "
+			"(shutdownGracePeriod 0 in both)");
+	case COEXIST_NOT_ABOVE:
+		return snprintf(buf, len, "the kubelet's %s is met no later than evictd's %s: both would "
+			"evict (a double eviction) or the kubelet first; set evictd's threshold above the "
+			"kubelet's, so that evictd acts first and the kubelet stays the backstop", theirs, ours);
+	case COEXIST_KUBELET_ONLY:
+		return snprintf(buf, len, "the kubelet's %s has no evictd counterpart: the kubelet alone "
+			"evicts on %s", theirs, signal_name(finding->kubelet.signal));
+	case COEXIST_UNCOMPARABLE:
+		return snprintf(buf, len, "the kubelet's %s and evictd's %s cannot be compared without "
+			"the signal's capacity (one is a percentage); make both quantities or both "
+			"percentages", theirs, ours);
+	}
+	return snprintf(buf, len, "?");
+}
+
+int coexist_check_kubelet_file(const struct evictd_config *evictd, const char *path)
+{
+	struct coexist_finding findings[COEXIST_MAX_FINDINGS];
+	struct evictd_config *kubelet;
+	struct stat st;
+	int warnings = 0, err;
+	size_t n;
+
+	if (stat(path, &st)) {
+		err = -errno;
+		log_info("kubelet-config %s: %m: coexistence with the kubelet not checked", path);
+		return err;
+	}
+	kubelet = malloc(sizeof(*kubelet));
+	if (!kubelet)
+		return -ENOMEM;
+	/* Read as the kubelet reads it: its defaults, then the file (config_finalize applies the
+	 * default thresholds when the file sets none, as the kubelet does). */
+	config_init_defaults(kubelet);
+	err = config_load_file(kubelet, path);
+	if (!err && config_finalize(kubelet))
+		err = -EINVAL;
+	if (err) {
+		log_warn("kubelet-config %s: not understood (%s): coexistence with the kubelet not checked",
+			 path, strerror(-err));
+		free(kubelet);
+		return err;
+	}
+	n = coexist_compare(evictd, kubelet, NULL, findings, COEXIST_MAX_FINDINGS);
+	for (size_t i = 0; i < n; i++) {
+		char line[512];
+
+		coexist_format(&findings[i], line, sizeof(line));
+		if (coexist_is_warning(&findings[i])) {
+			log_warn("kubelet coexistence (%s): %s", path, line);
+			warnings++;
+		} else {
+			log_info("kubelet coexistence (%s): %s", path, line);
+		}
+	}
+	if (!warnings)
+		log_info("kubelet coexistence (%s): no clash: evictd acts before the kubelet on every "
+			 "threshold both have, and they do not both run graceful shutdown", path);
+	free(kubelet);
+	return warnings;
+}
