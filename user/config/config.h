@@ -14,6 +14,7 @@
 #define CONFIG_MAX_SHUTDOWN_GROUPS 32
 #define CONFIG_MAX_LIST 16
 #define CONFIG_MAX_FILES 8
+#define CONFIG_MAX_OPTIONS 80	/* rows of the option table (options.c checks) */
 
 enum output_format {
 	OUTPUT_TEXT,
@@ -34,9 +35,12 @@ struct shutdown_group {
 /* A kubelet map field (signal -> text) as configured, before parsing its values. */
 struct signal_text_map {
 	bool set;			/* given by some source; an empty map still counts */
-	char origin[48];		/* "evictionHard" or "--eviction-hard", for messages */
+	char origin[64];		/* "evictionHard" or "--eviction-hard", for messages */
 	bool present[EV_SIGNAL_COUNT];
 	char text[EV_SIGNAL_COUNT][32];
+	/* Where each entry came from, for --validate: "--eviction-hard", "default",
+	 * "/etc/kubelet.yaml: evictionHard". */
+	char source[EV_SIGNAL_COUNT][96];
 };
 
 struct evictd_config {
@@ -45,6 +49,10 @@ struct evictd_config {
 	struct signal_text_map eviction_soft;
 	struct signal_text_map eviction_soft_grace_period;
 	struct signal_text_map eviction_minimum_reclaim;
+	bool merge_default_eviction_settings;		/* mergeDefaultEvictionSettings */
+	/* enforceNodeAllocatable (default ["pods"]): "pods" derives allocatableMemory.available
+	 * from the hard memory.available thresholds (helpers.go addAllocatableThresholds). */
+	char enforce_node_allocatable[128];		/* comma-separated, as configured */
 	int64_t max_pod_grace_period_s;			/* evictionMaxPodGracePeriod; 0 = none */
 	int64_t pressure_transition_period_ns;		/* default 5m */
 	int64_t housekeeping_interval_ns;		/* default 10s */
@@ -93,6 +101,10 @@ struct evictd_config {
 	enum output_format output;
 	int log_level;
 
+	/* Where each option's value came from (by option table row): "--flag" or
+	 * "file: key"; "" = the default. Printed by --validate. */
+	char sources[CONFIG_MAX_OPTIONS][96];
+
 	/* Derived by config_finalize(): the effective kubelet thresholds (containerfs not yet
 	 * added: that needs the filesystem layout, see config_effective_thresholds). */
 	struct threshold thresholds[EV_MAX_THRESHOLDS];
@@ -119,9 +131,14 @@ bool config_is_dns1123_subdomain(const char *name);
 /* Build thresholds from the maps, apply the default and containerfs rules, validate. */
 int config_finalize(struct evictd_config *config);
 
+/* The allocatableMemory.available thresholds derived from the hard memory.available ones when
+ * enforceNodeAllocatable contains "pods" (DESIGN.md §2). Returns the count written (<= max). */
+size_t config_allocatable_thresholds(const struct evictd_config *config, struct threshold *out,
+				     size_t max);
+
 /* Thresholds with containerfs derived for a filesystem layout (DESIGN.md §2): containerfs gets
- * imagefs's thresholds when imagefs holds the writable layers, else nodefs's; plus the OOM
- * guard when enabled. Returns the count written (<= max). */
+ * imagefs's thresholds when imagefs holds the writable layers, else nodefs's; the
+ * allocatableMemory.available ones; plus the OOM guard when enabled. Returns the count written (<= max). */
 size_t config_effective_thresholds(const struct evictd_config *config, enum fs_layout layout,
 				   struct threshold *out, size_t max);
 

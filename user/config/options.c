@@ -31,6 +31,13 @@ const struct option_spec config_options[] = {
 	  "soft thresholds, e.g. memory.available<1.5Gi (each needs a grace period)" },
 	{ "eviction-soft-grace-period", "evictionSoftGracePeriod", NULL, OPT_SIGNAL_MAP,
 	  FIELD(eviction_soft_grace_period), "LIST", "e.g. memory.available=1m30s" },
+	{ "merge-default-eviction-settings", "mergeDefaultEvictionSettings", NULL, OPT_BOOL,
+	  FIELD(merge_default_eviction_settings), NULL,
+	  "keep the default hard thresholds that --eviction-hard does not name (false)" },
+	{ "enforce-node-allocatable", "enforceNodeAllocatable", NULL, OPT_WORD_LIST,
+	  FIELD(enforce_node_allocatable), "LIST",
+	  "the kubelet's enforced allocatable (pods): with pods, allocatableMemory.available follows "
+	  "the hard memory.available thresholds" },
 	{ "eviction-max-pod-grace-period", "evictionMaxPodGracePeriod", NULL, OPT_SECONDS,
 	  FIELD(max_pod_grace_period_s), "SECONDS",
 	  "max pod termination grace for soft evictions (0: kill at once)" },
@@ -159,6 +166,17 @@ const struct option_range *option_range_of(const struct option_spec *spec)
 }
 
 const size_t config_n_options = sizeof(config_options) / sizeof(config_options[0]);
+_Static_assert(sizeof(config_options) / sizeof(config_options[0]) <= CONFIG_MAX_OPTIONS,
+	       "struct evictd_config sources[] has a row per option");
+
+void option_note_source(struct evictd_config *config, const struct option_spec *spec,
+			const char *source)
+{
+	size_t row = (size_t)(spec - config_options);
+
+	if (row < config_n_options)
+		snprintf(config->sources[row], sizeof(config->sources[row]), "%s", source);
+}
 #define N_OPTIONS config_n_options
 
 struct echo value_echo(const char *value)
@@ -191,27 +209,34 @@ const struct option_spec *option_by_key(const char *key, bool kubelet)
 	return NULL;
 }
 
+/* strings.TrimSpace, for the ASCII white space a flag can carry. */
+static bool is_go_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
 static char *trim(char *text)
 {
 	char *end;
 
-	while (*text == ' ' || *text == '\t')
+	while (is_go_space(*text))
 		text++;
 	end = text + strlen(text);
-	while (end > text && (end[-1] == ' ' || end[-1] == '\t'))
+	while (end > text && is_go_space(end[-1]))
 		*--end = '\0';
 	return text;
 }
 
-/* key is where the value came from ("--eviction-hard" or "evictionHard"). */
+/* key is where the value came from ("--eviction-hard" or "file: evictionHard"). */
 int signal_map_put(struct signal_text_map *map, const char *key, const char *signal_text,
 		   const char *value)
 {
 	enum ev_signal signal;
 
+	/* helpers.go validSignal: "unsupported eviction signal" (an empty key too). */
 	if (signal_from_name(signal_text, &signal)) {
-		log_err("%s: unknown signal \"%s\" (valid signals: %s)", key, value_echo(signal_text).text,
-			signal_valid_names());
+		log_err("%s: unknown signal \"%s\": unsupported eviction signal (valid signals: %s)", key,
+			value_echo(signal_text).text, signal_valid_names());
 		return -EINVAL;
 	}
 	if (strlen(value) >= sizeof(map->text[0])) {
@@ -219,10 +244,9 @@ int signal_map_put(struct signal_text_map *map, const char *key, const char *sig
 			value_echo(value).text, sizeof(map->text[0]) - 1);
 		return -EINVAL;
 	}
-	if (map->present[signal])
-		log_warn("%s: %s given twice, the last value (%s) wins", key, signal_text, value_echo(value).text);
 	map->present[signal] = true;
 	strcpy(map->text[signal], value);
+	snprintf(map->source[signal], sizeof(map->source[signal]), "%s", key);
 	return 0;
 }
 
@@ -233,7 +257,11 @@ void signal_map_begin(struct signal_text_map *map, const char *origin)
 	snprintf(map->origin, sizeof(map->origin), "%s", origin);
 }
 
-/* Flag form of a map: entries separated by ',', key and value by sep ('<' or '='). */
+/* The flag form of a map, as component-base's map flag types parse it (cli/flag
+ * map_string_string.go, langle_separated_map_string_string.go Set): the first occurrence of
+ * the flag clears what the files set, each further one adds to it key by key (a key given
+ * again takes the later value). Entries are split at ',', an empty one is skipped, one
+ * without sep is "malformed pair", key and value are trimmed (strings.TrimSpace). */
 static int map_from_flag(struct signal_text_map *map, const char *key, const char *value, char sep)
 {
 	char *copy = strdup(value), *saveptr = NULL;
@@ -241,15 +269,14 @@ static int map_from_flag(struct signal_text_map *map, const char *key, const cha
 
 	if (!copy)
 		return -ENOMEM;
-	signal_map_begin(map, key);
+	if (strcmp(map->origin, key))
+		signal_map_begin(map, key);
 	for (char *item = strtok_r(copy, ",", &saveptr); item; item = strtok_r(NULL, ",", &saveptr)) {
 		char *split = strchr(item, sep);
 
-		item = trim(item);
-		if (*item == '\0')
-			continue;
 		if (!split) {
-			log_err("%s: \"%s\": expected <signal>%c<value>, e.g. %s", key, value_echo(item).text, sep,
+			log_err("%s: \"%s\": malformed pair, expected <signal>%c<value>, e.g. %s", key,
+				value_echo(item).text, sep,
 				sep == '<' ? "memory.available<500Mi" : "memory.available=1m30s");
 			err = -EINVAL;
 			continue;
@@ -259,6 +286,46 @@ static int map_from_flag(struct signal_text_map *map, const char *key, const cha
 			err = -EINVAL;
 	}
 	free(copy);
+	return err;
+}
+
+/* enforceNodeAllocatable: a list of pods, system-reserved, kube-reserved (and their
+ * -compressible forms) or none (pkg/kubelet/apis/config/validation). Stored joined by ','. */
+int word_list_set(char *field, size_t size, const char *key, const char *value)
+{
+	static const char *const valid[] = { "pods", "system-reserved", "kube-reserved",
+		"system-reserved-compressible", "kube-reserved-compressible", "none" };
+	char *copy = strdup(value), *saveptr = NULL;
+	char joined[256] = "";
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *item = strtok_r(copy, ",", &saveptr); item; item = strtok_r(NULL, ",", &saveptr)) {
+		bool known = false;
+
+		item = trim(item);
+		for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+			known |= !strcmp(item, valid[i]);
+		if (!known) {
+			log_err("%s: \"%s\": expected pods, system-reserved, kube-reserved, "
+				"system-reserved-compressible, kube-reserved-compressible or none", key,
+				value_echo(item).text);
+			err = -EINVAL;
+			continue;
+		}
+		if (strlen(joined) + strlen(item) + 2 > size) {
+			log_err("%s: \"%s\": too many entries", key, value_echo(value).text);
+			err = -E2BIG;
+			break;
+		}
+		if (joined[0])
+			strcat(joined, ",");
+		strcat(joined, item);
+	}
+	free(copy);
+	if (!err)
+		snprintf(field, size, "%s", joined);
 	return err;
 }
 
@@ -439,8 +506,21 @@ static int set_node_name(const char *key, const struct option_spec *spec, const 
 	return set_string(key, spec, value, field, size);
 }
 
+static int option_apply_value(struct evictd_config *config, const struct option_spec *spec,
+			      const char *key, const char *value);
+
 int option_apply(struct evictd_config *config, const struct option_spec *spec,
-			const char *key, const char *value)
+		 const char *key, const char *value)
+{
+	int err = option_apply_value(config, spec, key, value);
+
+	if (!err)
+		option_note_source(config, spec, key);
+	return err;
+}
+
+static int option_apply_value(struct evictd_config *config, const struct option_spec *spec,
+			      const char *key, const char *value)
 {
 	char *field = (char *)config + spec->offset;
 
@@ -467,6 +547,8 @@ int option_apply(struct evictd_config *config, const struct option_spec *spec,
 	}
 	case OPT_PRIORITY_LIST:
 		return priority_list_from_flag(config, key, value);
+	case OPT_WORD_LIST:
+		return word_list_set(field, spec->size, key, value);
 	case OPT_PATH:
 		return set_string(key, spec, value, field, spec->size);
 	case OPT_NODE_NAME:
@@ -644,8 +726,9 @@ void config_usage(FILE *out)
 	}
 	fprintf(out,
 		"\nSignals: %s.\n"
-		"With no threshold configured the kubelet defaults apply: memory.available<100Mi,\n"
-		"nodefs.available<10%%, nodefs.inodesFree<5%%, imagefs.available<15%%, imagefs.inodesFree<5%%.\n"
+		"Without --eviction-hard (evictionHard) the kubelet's default hard thresholds apply:\n"
+		"memory.available<100Mi, nodefs.available<10%%, nodefs.inodesFree<5%%, imagefs.available<15%%,\n"
+		"imagefs.inodesFree<5%%; a soft threshold alone keeps them. Map flags given again merge key by key.\n"
 		"Exit status: 0 ok, 1 runtime failure, 2 invalid configuration.\n",
 		signal_valid_names());
 }
