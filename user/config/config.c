@@ -538,6 +538,8 @@ void config_print(const struct evictd_config *config, FILE *out)
 	fprintf(out, "enforce-node-allocatable %s\n", config->enforce_node_allocatable[0] ?
 		config->enforce_node_allocatable : "none");
 	fprintf(out, "max-pod-grace-period %llds\n", (long long)config->max_pod_grace_period_s);
+	duration_format(config->hard_eviction_grace_ns, buf, sizeof(buf));
+	fprintf(out, "hard-eviction-grace-period %s\n", buf);
 	duration_format(config->pressure_transition_period_ns, buf, sizeof(buf));
 	fprintf(out, "pressure-transition-period %s\n", buf);
 	duration_format(config->housekeeping_interval_ns, buf, sizeof(buf));

@@ -54,6 +54,10 @@ struct evictd_config {
 	 * from the hard memory.available thresholds (helpers.go addAllocatableThresholds). */
 	char enforce_node_allocatable[128];		/* comma-separated, as configured */
 	int64_t max_pod_grace_period_s;			/* evictionMaxPodGracePeriod; 0 = none */
+	/* evictd: SIGTERM grace of a hard eviction, and the least a soft one gets (0: cgroup.kill
+	 * at once; the kubelet: 1s, immediateEvictionGracePeriodSeconds and its pod workers'
+	 * floor). DESIGN.md, deliberate differences. */
+	int64_t hard_eviction_grace_ns;
 	int64_t pressure_transition_period_ns;		/* default 5m */
 	int64_t housekeeping_interval_ns;		/* default 10s */
 	int64_t shutdown_grace_period_ns;

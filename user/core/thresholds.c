@@ -319,3 +319,13 @@ int64_t engine_reclaim_target(const struct eviction_engine *engine, size_t index
 	return sat_add_i64(threshold_value_resolve(&threshold->value, capacity),
 			   threshold_value_resolve(&threshold->min_reclaim, capacity));
 }
+
+int64_t eviction_grace_ns(bool hard, int64_t soft_grace_ns, int64_t floor_ns)
+{
+	/* eviction_manager.go evictPod: a hard threshold uses immediateEvictionGracePeriodSeconds
+	 * (evictd: floor_ns, 0 by default); pod_workers.go: "no matter what, we always supply a
+	 * grace period of 1" -- the floor again for a soft one. */
+	if (hard)
+		return floor_ns;
+	return soft_grace_ns > floor_ns ? soft_grace_ns : floor_ns;
+}

@@ -90,4 +90,9 @@ void engine_evaluate(struct eviction_engine *engine, const struct observations *
 int64_t engine_reclaim_target(const struct eviction_engine *engine, size_t index,
 			      const struct observations *obs);
 
+/* The SIGTERM grace of an eviction (DESIGN.md §6): hard: floor_ns; soft: soft_grace_ns
+ * (min(terminationGracePeriodSeconds, evictionMaxPodGracePeriod)) but at least floor_ns.
+ * floor_ns is --hard-eviction-grace-period: 0 in evictd, 1 s in the kubelet. */
+int64_t eviction_grace_ns(bool hard, int64_t soft_grace_ns, int64_t floor_ns);
+
 #endif

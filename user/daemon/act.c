@@ -349,8 +349,11 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 				 evictions_in_flight);
 			return;
 		}
-		/* Hard: no grace. Soft: min(terminationGracePeriodSeconds, evictionMaxPodGracePeriod). */
-		grace_ns = urgent ? 0 : kill_soft_grace_ns(pod, policy->config.max_pod_grace_period_s);
+		/* Hard: --hard-eviction-grace-period (0: none). Soft: min(terminationGracePeriodSeconds,
+		 * evictionMaxPodGracePeriod), at least that (eviction_grace_ns). */
+		grace_ns = eviction_grace_ns(urgent, urgent ? 0 : kill_soft_grace_ns(pod,
+					     policy->config.max_pod_grace_period_s),
+					     policy->config.hard_eviction_grace_ns);
 		eviction = eviction_new(daemon, threshold, pod, grace_ns);
 		if (!eviction) {
 			log_err("evicting %s: out of memory", pod->cgroup_path);
