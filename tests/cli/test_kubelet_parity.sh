@@ -120,4 +120,22 @@ out=$("$EVICTD" --validate --eviction-soft='memory.available<1Gi' --eviction-sof
 check "a soft threshold with a 0s grace period acts as a hard one (isHardEvictionThreshold)" \
 	grep -qx 'hard memory.available<1Gi' <<<"$out"
 
+# --config-dir: the kubelet's drop-ins, merged key by key in lexical order; --validate names them.
+mkdir -p "$tmp/conf.d/sub"
+printf 'kind: KubeletConfiguration\nevictionHard:\n  nodefs.available: "5%%"\n' >"$tmp/conf.d/10-disk.conf"
+printf 'kind: KubeletConfiguration\nevictionHard:\n  memory.available: "2Gi"\n' >"$tmp/conf.d/20-mem.conf"
+printf 'kind: KubeletConfiguration\nevictionHard:\n  pid.available: "1"\n' >"$tmp/conf.d/30-ignored.yaml"
+out=$("$EVICTD" --validate --config "$tmp/kubelet.yaml" --config-dir "$tmp/conf.d" 2>&1); rc=$?
+got=$(thresholds "$out")
+check "--config-dir drop-ins merge over the file key by key (*.conf only)" \
+	[ $rc -eq 0 -a "$got" = $'hard imagefs.available<20%\nhard memory.available<2Gi\nhard nodefs.available<5%' ]
+check "--validate names the drop-in a value came from" \
+	grep -qx "source hard memory.available: $tmp/conf.d/20-mem.conf: evictionHard" <<<"$out"
+
+# The hard-eviction grace: evictd's default kills at once; the kubelet's 1s on request.
+out=$("$EVICTD" --validate 2>&1)
+check "hard evictions kill at once by default" grep -qx 'hard-eviction-grace-period 0s' <<<"$out"
+out=$("$EVICTD" --validate --hard-eviction-grace-period=1s 2>&1)
+check "--hard-eviction-grace-period=1s is the kubelet's" grep -qx 'hard-eviction-grace-period 1s' <<<"$out"
+
 done_testing

@@ -384,6 +384,105 @@ static void test_allocatable_from_yaml_list(void **state)
 	assert_string_equal(config.enforce_node_allocatable, "system-reserved,pods");
 }
 
+/* ---- --config-dir and the running kubelet ------------------------------------------------ */
+
+/* mergeKubeletConfigurations: *.conf only, lexical order (a subdirectory where its name
+ * sorts), maps merged key by key, a null changes nothing; flags still win. */
+static void test_config_dir_dropins(void **state)
+{
+	static struct evictd_config config;
+	char dir[PATH_MAX], file_flag[PATH_MAX + 64], dir_flag[PATH_MAX + 64];
+	const char *args[] = { file_flag, dir_flag, NULL };
+	const char *with_flag[] = { file_flag, dir_flag, "--eviction-max-pod-grace-period=7", NULL };
+
+	fixture_tmpdir(dir, "dropin");
+	fixture_write(dir, "kubelet.yaml", "kind: KubeletConfiguration\n"
+		      "evictionHard:\n  memory.available: 1Gi\n  imagefs.available: 20%%\n"
+		      "evictionMaxPodGracePeriod: 30\n");
+	fixture_write(dir, "d/10-disk.conf", "apiVersion: kubelet.config.k8s.io/v1beta1\n"
+		      "kind: KubeletConfiguration\nevictionHard:\n  nodefs.available: 5%%\n");
+	fixture_write(dir, "d/20-mem.conf", "kind: KubeletConfiguration\n"
+		      "evictionHard:\n  memory.available: 2Gi\n  imagefs.available: null\n"
+		      "evictionMaxPodGracePeriod: 60\n");
+	/* "sub" sorts after "20-mem.conf": its file comes last. */
+	fixture_write(dir, "d/sub/01-last.conf", "kind: KubeletConfiguration\n"
+		      "evictionHard:\n  memory.available: 3Gi\nevictionMaxPodGracePeriod: null\n");
+	fixture_write(dir, "d/99-ignored.yaml", "kind: KubeletConfiguration\n"
+		      "evictionHard:\n  pid.available: 100\n");
+	fixture_write(dir, "d/98-ignored.conf.bak", "kind: KubeletConfiguration\n"
+		      "evictionHard:\n  pid.available: 100\n");
+	snprintf(file_flag, sizeof(file_flag), "--config=%s/kubelet.yaml", dir);
+	snprintf(dir_flag, sizeof(dir_flag), "--config-dir=%s/d", dir);
+	assert_int_equal(parse(&config, args), 0);
+	assert_int_equal(config.n_thresholds, 3);
+	assert_true(has_threshold(&config, "hard memory.available<3Gi"));
+	assert_true(has_threshold(&config, "hard imagefs.available<20%"));
+	assert_true(has_threshold(&config, "hard nodefs.available<5%"));
+	assert_int_equal(config.max_pod_grace_period_s, 60);
+	assert_int_equal(parse(&config, with_flag), 0);
+	assert_int_equal(config.max_pod_grace_period_s, 7);
+	/* A drop-in is a KubeletConfiguration; a bad one is an error. */
+	fixture_write(dir, "d/30-bad.conf", "kind: EvictdConfiguration\ndryRun: true\n");
+	assert_int_equal(parse(&config, args), -EINVAL);
+	fixture_rm_rf(dir);
+}
+
+static void write_cmdline(const char *root, const char *pid, const char *const *argv)
+{
+	char path[PATH_MAX], rel[64];
+	FILE *f;
+
+	snprintf(rel, sizeof(rel), "proc/%s/comm", pid);
+	fixture_write(root, rel, "kubelet\n");
+	snprintf(path, sizeof(path), "%s/proc/%s/cmdline", root, pid);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (; *argv; argv++)
+		fwrite(*argv, 1, strlen(*argv) + 1, f);
+	fclose(f);
+}
+
+static void test_kubelet_process_flags(void **state)
+{
+	static struct evictd_config config;
+	static const char *const kubelet_argv[] = {
+		"/usr/bin/kubelet", "--config=/etc/kubernetes/kubelet.yaml", "--node-ip=10.0.0.1",
+		"--eviction-hard=memory.available<300Mi", "--eviction-hard", "nodefs.available<7%",
+		"--root-dir", "/data/kubelet", "--eviction_max_pod_grace_period=20", "--v=2", NULL,
+	};
+	char root[PATH_MAX], root_flag[PATH_MAX + 16];
+	const char *by_pid[] = { root_flag, "--kubelet-flags-from=4242", NULL };
+	const char *auto_and_flag[] = { root_flag, "--kubelet-flags-from=auto",
+					"--eviction-hard=pid.available<50", NULL };
+	const char *missing[] = { root_flag, "--kubelet-flags-from=999", NULL };
+	const char *bad[] = { root_flag, "--kubelet-flags-from=kubelet", NULL };
+
+	fixture_tmpdir(root, "kubeletproc");
+	fixture_write(root, "etc/kubernetes/kubelet.yaml", "kind: KubeletConfiguration\n"
+		      "evictionHard:\n  imagefs.available: 9%%\nevictionPressureTransitionPeriod: 1m\n");
+	write_cmdline(root, "4242", kubelet_argv);
+	fixture_write(root, "proc/17/comm", "bash\n");
+	snprintf(root_flag, sizeof(root_flag), "--root=%s", root);
+	assert_int_equal(parse(&config, by_pid), 0);
+	/* The kubelet's flags win over its file: its first --eviction-hard cleared the file's. */
+	assert_int_equal(config.n_thresholds, 2);
+	assert_true(has_threshold(&config, "hard memory.available<300Mi"));
+	assert_true(has_threshold(&config, "hard nodefs.available<7%"));
+	assert_int_equal(config.pressure_transition_period_ns, S(60));
+	assert_string_equal(config.kubelet_dir, "/data/kubelet");
+	assert_int_equal(config.max_pod_grace_period_s, 20);
+	/* evictd's own flags apply over the kubelet's (a new first --eviction-hard clears). */
+	assert_int_equal(parse(&config, auto_and_flag), 0);
+	assert_int_equal(config.n_thresholds, 1);
+	assert_true(has_threshold(&config, "hard pid.available<50"));
+	assert_int_equal(parse(&config, missing), -EINVAL);
+	assert_int_equal(parse(&config, bad), -EINVAL);
+	/* auto with two kubelets is ambiguous. */
+	write_cmdline(root, "4243", kubelet_argv);
+	assert_int_equal(parse(&config, auto_and_flag), -EINVAL);
+	fixture_rm_rf(root);
+}
+
 /* ---- parsePercentage, parseThresholdStatement, parseMinimumReclaims ------------------ */
 
 struct percent_case {
@@ -499,6 +598,8 @@ int main(void)
 		cmocka_unit_test(test_zero_transition_period_in_a_file_is_defaulted),
 		cmocka_unit_test(test_allocatable_follows_hard_memory),
 		cmocka_unit_test(test_allocatable_from_yaml_list),
+		cmocka_unit_test(test_config_dir_dropins),
+		cmocka_unit_test(test_kubelet_process_flags),
 		cmocka_unit_test(test_percentage_parse_like_parse_float),
 		cmocka_unit_test(test_threshold_statement_values),
 		cmocka_unit_test(test_min_reclaim_values),

@@ -533,6 +533,10 @@ void config_print(const struct evictd_config *config, FILE *out)
 		if (config->sources[i][0] && (config_options[i].kubelet_key || config_options[i].evictd_key) &&
 		    config_options[i].kind != OPT_THRESHOLD_MAP && config_options[i].kind != OPT_SIGNAL_MAP)
 			fprintf(out, "source --%s: %s\n", config_options[i].flag, config->sources[i]);
+	if (config->kubelet_process[0])
+		fprintf(out, "kubelet-flags-from %s\n", config->kubelet_process);
+	if (config->config_dir[0])
+		fprintf(out, "config-dir %s\n", config->config_dir);
 	fprintf(out, "merge-default-eviction-settings %s\n",
 		config->merge_default_eviction_settings ? "true" : "false");
 	fprintf(out, "enforce-node-allocatable %s\n", config->enforce_node_allocatable[0] ?

@@ -68,6 +68,8 @@ struct evictd_config {
 	/* evictd's own options. */
 	char config_files[CONFIG_MAX_FILES][PATH_MAX];
 	size_t n_config_files;
+	char config_dir[PATH_MAX];		/* kubelet --config-dir drop-ins, after the files */
+	char kubelet_process[32];		/* "", a pid or "auto": read the running kubelet's */
 	char root[PATH_MAX];			/* prefix for every /proc, /sys path; "" = / */
 	char kubelet_dir[PATH_MAX];		/* nodefs; kubelet --root-dir */
 	char imagefs_dir[PATH_MAX];
@@ -125,6 +127,17 @@ void config_init_defaults(struct evictd_config *config);
 int config_parse_args(struct evictd_config *config, int argc, char **argv);
 /* Load one YAML file (multi-document: KubeletConfiguration and/or EvictdConfiguration). */
 int config_load_file(struct evictd_config *config, const char *path);
+/* A kubelet --config-dir drop-in: a KubeletConfiguration merged into what is there the way
+ * the kubelet merges it (mergeKubeletConfigurations: a JSON merge patch, then unmarshalled
+ * over the configuration): maps key by key, a null changes nothing, anything else replaces. */
+int config_load_dropin_file(struct evictd_config *config, const char *path);
+/* Every *.conf file below dir (recursively, in the lexical order of filepath.WalkDir) as a
+ * drop-in. 0 or -errno after one line per problem. */
+int config_load_dropin_dir(struct evictd_config *config, const char *dir);
+/* The running kubelet's effective configuration (opt-in): its --config file, its
+ * --config-dir drop-ins and its command-line flags, read from /proc/<pid>/cmdline under
+ * --root. which is a pid or "auto" (the process named kubelet). */
+int config_load_kubelet_process(struct evictd_config *config, const char *which);
 /* Same from a buffer (fuzzing, tests); name is used in messages. */
 int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len, const char *name);
 /* Apply one option by its flag name (without "--") and value; NULL value for a bare bool. */

@@ -25,6 +25,13 @@
 const struct option_spec config_options[] = {
 	{ "config", NULL, NULL, OPT_CONFIG_FILE, FIELD(config_files), "FILE",
 	  "KubeletConfiguration and/or EvictdConfiguration YAML (repeatable; flags override)" },
+	{ "config-dir", NULL, NULL, OPT_PATH, FIELD(config_dir), "DIR",
+	  "the kubelet's --config-dir: its *.conf drop-ins merged over the --config files, in "
+	  "lexical order (flags still win)" },
+	{ "kubelet-flags-from", NULL, NULL, OPT_PATH, FIELD(kubelet_process), "PID|auto",
+	  "read the running kubelet's configuration: its --config file, --config-dir and eviction "
+	  "flags from /proc/PID/cmdline (auto: the process named kubelet); evictd's own files and "
+	  "flags apply over it" },
 	{ "eviction-hard", "evictionHard", NULL, OPT_THRESHOLD_MAP, FIELD(eviction_hard), "LIST",
 	  "hard thresholds, e.g. memory.available<500Mi,nodefs.available<10%" },
 	{ "eviction-soft", "evictionSoft", NULL, OPT_THRESHOLD_MAP, FIELD(eviction_soft), "LIST",
@@ -645,6 +652,15 @@ int config_apply_flag(struct evictd_config *config, const char *flag, const char
 
 /* ---- arguments ---- */
 
+/* Options that name where configuration comes from (and --root, under which the running
+ * kubelet is looked for): applied before the sources are read. */
+static bool is_source_option(const struct option_spec *spec)
+{
+	return spec->offset == offsetof(struct evictd_config, config_dir) ||
+	       spec->offset == offsetof(struct evictd_config, root) ||
+	       spec->offset == offsetof(struct evictd_config, kubelet_process);
+}
+
 int config_parse_args(struct evictd_config *config, int argc, char **argv)
 {
 	struct option long_options[N_OPTIONS + 1];
@@ -683,7 +699,8 @@ int config_parse_args(struct evictd_config *config, int argc, char **argv)
 			printf("evictd %s\n", EVICTD_VERSION);
 			return 1;
 		}
-		if (spec->kind == OPT_CONFIG_FILE && config_apply_flag(config, spec->flag, optarg))
+		if ((spec->kind == OPT_CONFIG_FILE || is_source_option(spec)) &&
+		    config_apply_flag(config, spec->flag, optarg))
 			err = -EINVAL;
 	}
 	if (optind < argc) {
@@ -694,15 +711,21 @@ int config_parse_args(struct evictd_config *config, int argc, char **argv)
 	if (err)
 		return err;
 
+	/* The kubelet's own sources first (its file, drop-ins, flags), then evictd's files and
+	 * the drop-in directory, then evictd's flags: the later wins (DESIGN.md §9). */
+	if (config->kubelet_process[0] && config_load_kubelet_process(config, config->kubelet_process))
+		err = -EINVAL;
 	for (size_t i = 0; i < config->n_config_files; i++)
 		if (config_load_file(config, config->config_files[i]))
 			err = -EINVAL;
+	if (config->config_dir[0] && config_load_dropin_dir(config, config->config_dir))
+		err = -EINVAL;
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "", long_options, &index)) != -1) {
 		const struct option_spec *spec = &config_options[index];
 
-		if (spec->kind == OPT_CONFIG_FILE)
+		if (spec->kind == OPT_CONFIG_FILE || is_source_option(spec))
 			continue;
 		if (config_apply_flag(config, spec->flag, optarg))
 			err = -EINVAL;

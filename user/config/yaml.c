@@ -133,15 +133,12 @@ static int yaml_apply_map(struct yaml_ctx *ctx, struct signal_text_map *map, con
 
 		yaml_node_t *value_node = yaml_document_get_node(ctx->doc, pair->value);
 
-		/* A drop-in's null deletes the key (RFC 7386 merge patch). */
+		/* A drop-in's null removes the key from the merge patch, but the kubelet then
+		 * json.Unmarshals the result into its existing configuration, which keeps what
+		 * it had (mergeKubeletConfigurations): a null changes nothing. */
 		if (ctx->merge && signal && value_node && value_node->type == YAML_SCALAR_NODE &&
-		    is_yaml_null(value_node)) {
-			enum ev_signal sig;
-
-			if (!signal_from_name(signal, &sig))
-				map->present[sig] = false;
+		    is_yaml_null(value_node))
 			continue;
-		}
 		if (!signal || !text) {
 			log_err("%s: %s: entries must be signal: value scalars", ctx->name, key);
 			err = -EINVAL;
@@ -226,7 +223,7 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 		if (api_version && strcmp(api_version, KUBELET_API_VERSION))
 			log_warn("%s: apiVersion \"%s\": expected %s; reading the fields anyway",
 				 ctx->name, value_echo(api_version).text, KUBELET_API_VERSION);
-	} else if (kind && !strcmp(kind, "EvictdConfiguration")) {
+	} else if (kind && !strcmp(kind, "EvictdConfiguration") && !ctx->merge) {
 		kubelet = false;
 	} else {
 		log_err("%s: document %d: kind \"%s\": expected KubeletConfiguration or EvictdConfiguration",
@@ -246,6 +243,9 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 		const struct option_spec *spec;
 
 		if (!key || !strcmp(key, "kind") || !strcmp(key, "apiVersion"))
+			continue;
+		/* A drop-in's null changes nothing (see yaml_apply_map). */
+		if (ctx->merge && value && value->type == YAML_SCALAR_NODE && is_yaml_null(value))
 			continue;
 		spec = option_by_key(key, kubelet);
 		if (!spec) {
@@ -387,7 +387,8 @@ static int yaml_check_depth(const char *yaml, size_t len, const char *name)
 	return err;
 }
 
-int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len, const char *name)
+static int load_yaml(struct evictd_config *config, const char *yaml, size_t len, const char *name,
+		     bool merge)
 {
 	yaml_parser_t parser;
 	int err;
@@ -402,7 +403,7 @@ int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len,
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
 	for (int index = 1;; index++) {
-		struct yaml_ctx ctx = { .name = name, .doc_index = index };
+		struct yaml_ctx ctx = { .name = name, .doc_index = index, .merge = merge };
 		yaml_document_t doc;
 
 		if (!yaml_parser_load(&parser, &doc)) {
@@ -423,6 +424,11 @@ int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len,
 	}
 	yaml_parser_delete(&parser);
 	return err;
+}
+
+int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len, const char *name)
+{
+	return load_yaml(config, yaml, len, name, false);
 }
 
 /* DESIGN.md §7: a configuration file is small; anything larger is a mistake, not a config. */
@@ -469,7 +475,7 @@ static int open_config_file(const char *path, struct stat *st)
 	return fd;
 }
 
-int config_load_file(struct evictd_config *config, const char *path)
+static int load_file(struct evictd_config *config, const char *path, bool merge)
 {
 	struct stat st;
 	size_t len = 0;
@@ -510,9 +516,19 @@ int config_load_file(struct evictd_config *config, const char *path)
 	} else if (!err) {
 		buf[len] = '\0';
 		/* The name in every message is echoed like any value: short, one line. */
-		err = config_load_yaml(config, buf, len, value_echo(path).text);
+		err = load_yaml(config, buf, len, value_echo(path).text, merge);
 	}
 	free(buf);
 	return err;
 }
 
+
+int config_load_file(struct evictd_config *config, const char *path)
+{
+	return load_file(config, path, false);
+}
+
+int config_load_dropin_file(struct evictd_config *config, const char *path)
+{
+	return load_file(config, path, true);
+}
