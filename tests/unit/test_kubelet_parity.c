@@ -13,6 +13,7 @@
 #include "config/config.h"
 #include "config/options.h"
 #include "core/thresholds.h"
+#include "pods/pods.h"
 
 #define S(x) ((int64_t)(x) * 1000000000LL)
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -483,6 +484,29 @@ static void test_kubelet_process_flags(void **state)
 	fixture_rm_rf(root);
 }
 
+/* GetResourceRequestQuantity with pod-level resources: the containers' requests are skipped,
+ * so the ephemeral-storage request (no pod-level resource) is 0. */
+static void test_pod_level_resources_zero_ephemeral_requests(void **state)
+{
+	static const char json[] =
+		"{\"kind\":\"List\",\"items\":["
+		"{\"metadata\":{\"uid\":\"u-1\",\"name\":\"pod-level\"},"
+		"\"spec\":{\"resources\":{\"requests\":{\"memory\":\"2Gi\"}},"
+		"\"containers\":[{\"name\":\"a\",\"resources\":{\"requests\":"
+		"{\"memory\":\"1Gi\",\"ephemeral-storage\":\"1Gi\"}}}]}},"
+		"{\"metadata\":{\"uid\":\"u-2\",\"name\":\"containers\"},"
+		"\"spec\":{\"containers\":[{\"name\":\"a\",\"resources\":{\"requests\":"
+		"{\"memory\":\"1Gi\",\"ephemeral-storage\":\"1Gi\"}}}]}}]}";
+	struct pod_meta_list list = { 0 };
+
+	assert_int_equal(pods_parse_podlist(json, sizeof(json) - 1, "p", NULL, &list, NULL, 0), 0);
+	assert_int_equal(list.n_items, 2);
+	assert_int_equal(list.items[0].memory_request, 2LL << 30);
+	assert_int_equal(list.items[0].ephemeral_storage_request, 0);
+	assert_int_equal(list.items[1].ephemeral_storage_request, 1LL << 30);
+	pod_meta_list_free(&list);
+}
+
 /* ---- parsePercentage, parseThresholdStatement, parseMinimumReclaims ------------------ */
 
 struct percent_case {
@@ -600,6 +624,7 @@ int main(void)
 		cmocka_unit_test(test_allocatable_from_yaml_list),
 		cmocka_unit_test(test_config_dir_dropins),
 		cmocka_unit_test(test_kubelet_process_flags),
+		cmocka_unit_test(test_pod_level_resources_zero_ephemeral_requests),
 		cmocka_unit_test(test_percentage_parse_like_parse_float),
 		cmocka_unit_test(test_threshold_statement_values),
 		cmocka_unit_test(test_min_reclaim_values),

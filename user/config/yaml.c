@@ -226,8 +226,10 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 	} else if (kind && !strcmp(kind, "EvictdConfiguration") && !ctx->merge) {
 		kubelet = false;
 	} else {
-		log_err("%s: document %d: kind \"%s\": expected KubeletConfiguration or EvictdConfiguration",
-			ctx->name, ctx->doc_index, value_echo(kind ? kind : "").text);
+		log_err("%s: document %d: kind \"%s\": expected %s", ctx->name, ctx->doc_index,
+			value_echo(kind ? kind : "").text, ctx->merge ?
+			"KubeletConfiguration (a --config-dir drop-in)" :
+			"KubeletConfiguration or EvictdConfiguration");
 		return -EINVAL;
 	}
 

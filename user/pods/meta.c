@@ -280,7 +280,11 @@ static int pod_requests(struct parse_ctx *ctx, struct json_object *spec, const c
 	if (!err) {
 		meta->memory_request = rank_pod_request(memory, n, pod_memory_set ? pod_memory : -1,
 							overhead_memory);
-		meta->ephemeral_storage_request = rank_pod_request(ephemeral, n, -1, overhead_ephemeral);
+		/* pkg/api/v1/resource GetResourceRequestQuantity: with pod-level resources the
+		 * container-level requests are skipped (SkipContainerLevelResources), and
+		 * ephemeral-storage is no pod-level resource, so it is 0. */
+		meta->ephemeral_storage_request = rank_pod_request(ephemeral, pod_memory_set ? 0 : n, -1,
+								   overhead_ephemeral);
 	}
 	free(memory);
 	free(ephemeral);
