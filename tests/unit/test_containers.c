@@ -10,6 +10,7 @@
 
 #include "kube/kube_report.h"
 #include "pods/containers.h"
+#include "pods/pods.h"
 
 static void test_container_id_from_cgroup(void **state)
 {
@@ -104,12 +105,57 @@ static void test_message_names_the_containers(void **state)
 				 "available: 50Mi. ");
 }
 
+/* From the pod list to the victim's sentences: spec names and requests, status container ids,
+ * container cgroups below the pod cgroup. */
+static void test_pod_metadata_to_usage(void **state)
+{
+	static const char json[] =
+		"{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u-1\",\"name\":\"web\"},"
+		"\"spec\":{\"containers\":["
+		"{\"name\":\"app\",\"resources\":{\"requests\":{\"memory\":\"100Mi\"}}},"
+		"{\"name\":\"sidecar\"}],"
+		"\"initContainers\":[{\"name\":\"init\"}]},"
+		"\"status\":{\"containerStatuses\":["
+		"{\"name\":\"app\",\"containerID\":\"containerd://aaa\"},"
+		"{\"name\":\"sidecar\",\"containerID\":\"containerd://bbb\"}],"
+		"\"initContainerStatuses\":[{\"name\":\"init\",\"containerID\":\"containerd://iii\"}]}}]}";
+	struct pod_meta_list list = { 0 };
+	static struct pod pod;
+	const char *names[POD_MAX_NAMED_CONTAINERS];
+	int64_t usage[POD_MAX_NAMED_CONTAINERS], request[POD_MAX_NAMED_CONTAINERS];
+	char root[PATH_MAX];
+
+	assert_int_equal(pods_parse_podlist(json, sizeof(json) - 1, "p", NULL, &list, NULL, 0), 0);
+	assert_int_equal(list.items[0].n_containers, 3);
+	assert_string_equal(list.items[0].containers[0].name, "app");
+	assert_string_equal(list.items[0].containers[0].id, "aaa");
+	assert_int_equal(list.items[0].containers[0].memory_request, 100 << 20);
+	assert_string_equal(list.items[0].containers[2].id, "iii");
+
+	fixture_tmpdir(root, "podcontainers");
+	fixture_write(root, "cri-containerd-aaa.scope/memory.current", "%d\n", 120 << 20);
+	fixture_write(root, "cri-containerd-bbb.scope/memory.current", "%d\n", 1 << 20);
+	memcpy(pod.containers, list.items[0].containers, sizeof(pod.containers));
+	pod.n_containers = list.items[0].n_containers;
+	snprintf(pod.cgroup_path, sizeof(pod.cgroup_path), "%s", root);
+	/* The init container has finished: no cgroup, no sentence. */
+	assert_int_equal(pod_container_usage(&pod, names, usage, request, POD_MAX_NAMED_CONTAINERS), 2);
+	assert_string_equal(names[0], "app");
+	assert_int_equal(usage[0], 120 << 20);
+	assert_int_equal(request[0], 100 << 20);
+	/* A pod whose cgroup is gone gives no containers. */
+	fixture_rm_rf(root);
+	assert_int_equal(pod_container_usage(&pod, names, usage, request, POD_MAX_NAMED_CONTAINERS), 0);
+	pod_meta_list_free(&list);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_container_id_from_cgroup),
 		cmocka_unit_test(test_read_and_match),
 		cmocka_unit_test(test_message_names_the_containers),
+		cmocka_unit_test(test_pod_metadata_to_usage),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

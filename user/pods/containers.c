@@ -17,6 +17,7 @@
 #include "pods/containers.h"
 #include "pods/internal.h"
 #include "sys/fileio.h"
+#include "sys/log.h"
 
 int container_id_from_cgroup(const char *name, char *id, size_t len)
 {
@@ -125,4 +126,29 @@ size_t containers_match(const struct container_usage *usages, size_t n_usages,
 		}
 	}
 	return n;
+}
+
+size_t pod_container_usage(const struct pod *pod, const char **names, int64_t *usage,
+			   int64_t *request, size_t max)
+{
+	struct container_usage usages[POD_MAX_CONTAINERS];
+	struct container_spec specs[POD_MAX_NAMED_CONTAINERS];
+	int fd, n;
+
+	if (!pod || !pod->n_containers)
+		return 0;
+	fd = open(pod->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		log_debug("containers of %s: %m", pod->cgroup_path);
+		return 0;
+	}
+	n = pod_containers_read_at(fd, usages, POD_MAX_CONTAINERS);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	for (size_t i = 0; i < pod->n_containers && i < POD_MAX_NAMED_CONTAINERS; i++)
+		specs[i] = (struct container_spec){ .name = pod->containers[i].name,
+						    .container_id = pod->containers[i].id,
+						    .memory_request = pod->containers[i].memory_request };
+	return containers_match(usages, (size_t)n, specs, pod->n_containers, names, usage, request, max);
 }

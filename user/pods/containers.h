@@ -8,6 +8,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "core/rank.h"
+
 #define POD_MAX_CONTAINERS 32
 
 struct container_usage {
@@ -40,5 +42,11 @@ int pod_containers_read_at(int pod_dir_fd, struct container_usage *out, size_t m
 size_t containers_match(const struct container_usage *usages, size_t n_usages,
 			const struct container_spec *specs, size_t n_specs,
 			const char **out_name, int64_t *out_usage, int64_t *out_request, size_t max);
+
+/* The working set of each of pod's named containers (pod->containers) that has a cgroup
+ * below pod->cgroup_path, in spec order: names point into pod. Returns the count (<= max);
+ * 0 when the pod's directory cannot be read (logged at debug). */
+size_t pod_container_usage(const struct pod *pod, const char **names, int64_t *usage,
+			   int64_t *request, size_t max);
 
 #endif
