@@ -58,6 +58,9 @@ else
 	fail "repeated grace-period and minimum-reclaim flags merge key by key" "rc=$rc: $out"
 fi
 
+check "--validate names the source of grace periods and minimum reclaims" \
+	grep -qx 'source min-reclaim nodefs.available: --eviction-minimum-reclaim' <<<"$out"
+
 # The first flag clears what the file set (kubeletConfigFlagPrecedence re-parses the flags).
 cat > "$tmp/kubelet.yaml" <<'YAML'
 apiVersion: kubelet.config.k8s.io/v1beta1

@@ -529,6 +529,14 @@ void config_print(const struct evictd_config *config, FILE *out)
 		fprintf(out, "source %s %s: %s\n", threshold->hard ? "hard" : "soft",
 				signal_name(threshold->signal), entry_source(map, threshold->signal, "?"));
 	}
+	for (int sig = 0; sig < EV_SIGNAL_COUNT; sig++) {
+		if (config->eviction_soft_grace_period.present[sig])
+			fprintf(out, "source grace %s: %s\n", signal_name(sig),
+				entry_source(&config->eviction_soft_grace_period, sig, "?"));
+		if (config->eviction_minimum_reclaim.present[sig])
+			fprintf(out, "source min-reclaim %s: %s\n", signal_name(sig),
+				entry_source(&config->eviction_minimum_reclaim, sig, "?"));
+	}
 	for (size_t i = 0; i < config_n_options; i++)
 		if (config->sources[i][0] && (config_options[i].kubelet_key || config_options[i].evictd_key) &&
 		    config_options[i].kind != OPT_THRESHOLD_MAP && config_options[i].kind != OPT_SIGNAL_MAP)
