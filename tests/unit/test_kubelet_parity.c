@@ -9,6 +9,8 @@
 
 #include <errno.h>
 #include <math.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "config/options.h"
@@ -428,6 +430,92 @@ static void test_config_dir_dropins(void **state)
 	fixture_rm_rf(dir);
 }
 
+/* Hostile drop-in directories: a FIFO named *.conf is refused without waiting for a writer,
+ * nesting and file counts are bounded, a symlinked directory is not followed. */
+static void test_config_dir_limits(void **state)
+{
+	static struct evictd_config config;
+	char dir[PATH_MAX], path[PATH_MAX + 64], flag[PATH_MAX + 64];
+	const char *args[] = { flag, NULL };
+
+	fixture_tmpdir(dir, "dropinlimits");
+	snprintf(flag, sizeof(flag), "--config-dir=%s/d", dir);
+	fixture_write(dir, "d/10.conf", "kind: KubeletConfiguration\nevictionHard:\n  pid.available: 10\n");
+	snprintf(path, sizeof(path), "%s/d/20-fifo.conf", dir);
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(parse(&config, args), -EINVAL);
+	unlink(path);
+	/* A symlink to a directory is not walked (WalkDir does not follow it). */
+	snprintf(path, sizeof(path), "%s/d/loop", dir);
+	assert_int_equal(symlink(dir, path), 0);
+	assert_int_equal(parse(&config, args), 0);
+	assert_true(has_threshold(&config, "hard pid.available<10"));
+	unlink(path);
+	/* Nine levels deep is refused, with one line. */
+	fixture_write(dir, "d/a/b/c/d/e/f/g/h/i/deep.conf", "kind: KubeletConfiguration\n");
+	assert_int_equal(parse(&config, args), -EINVAL);
+	fixture_rm_rf(dir);
+	/* A missing directory is an error, not an empty one. */
+	assert_int_equal(parse(&config, args), -EINVAL);
+}
+
+/* A command line of many thousand arguments: read up to its limits, no overflow; the flags
+ * that fit are applied. */
+static void test_kubelet_process_huge_cmdline(void **state)
+{
+	static struct evictd_config config;
+	char root[PATH_MAX], root_flag[PATH_MAX + 16], path[PATH_MAX + 64];
+	const char *args[] = { root_flag, "--kubelet-flags-from=77", NULL };
+	FILE *f;
+
+	fixture_tmpdir(root, "hugecmd");
+	fixture_write(root, "proc/77/comm", "kubelet\n");
+	snprintf(path, sizeof(path), "%s/proc/77/cmdline", root);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("kubelet", f);
+	fputc(0, f);
+	fputs("--eviction-hard=memory.available<123Mi", f);
+	fputc(0, f);
+	for (int i = 0; i < 100000; i++) {
+		fputs("--v=2", f);
+		fputc(0, f);
+	}
+	fputs("--eviction-hard=pid.available<9", f);	/* past every limit: not read */
+	fputc(0, f);
+	fclose(f);
+	snprintf(root_flag, sizeof(root_flag), "--root=%s", root);
+	assert_int_equal(parse(&config, args), 0);
+	assert_int_equal(config.n_thresholds, 1);
+	/* A flag cut by the 256 KiB limit is dropped, not read shorter: pad so that
+	 * "...<123456Mi" ends past the limit. */
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("kubelet", f);
+	fputc(0, f);
+	fputs("--node-labels=", f);
+	for (int i = 0; i < (256 << 10) - 31 - 8 - 14 - 1; i++)
+		fputc('x', f);
+	fputc(0, f);
+	fputs("--eviction-hard=memory.available<123456Mi", f);
+	fputc(0, f);
+	fclose(f);
+	assert_int_equal(parse(&config, args), 0);
+	assert_true(config.using_default_thresholds);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs("kubelet", f);
+	fputc(0, f);
+	fputs("--eviction-hard=memory.available<123Mi", f);
+	fputc(0, f);
+	fclose(f);
+	snprintf(root_flag, sizeof(root_flag), "--root=%s", root);
+	assert_int_equal(parse(&config, args), 0);
+	assert_int_equal(config.n_thresholds, 1);
+	assert_true(has_threshold(&config, "hard memory.available<123Mi"));
+	fixture_rm_rf(root);
+}
+
 static void write_cmdline(const char *root, const char *pid, const char *const *argv)
 {
 	char path[PATH_MAX], rel[64];
@@ -624,6 +712,8 @@ int main(void)
 		cmocka_unit_test(test_allocatable_from_yaml_list),
 		cmocka_unit_test(test_config_dir_dropins),
 		cmocka_unit_test(test_kubelet_process_flags),
+		cmocka_unit_test(test_config_dir_limits),
+		cmocka_unit_test(test_kubelet_process_huge_cmdline),
 		cmocka_unit_test(test_pod_level_resources_zero_ephemeral_requests),
 		cmocka_unit_test(test_percentage_parse_like_parse_float),
 		cmocka_unit_test(test_threshold_statement_values),

@@ -232,7 +232,14 @@ int config_load_kubelet_process(struct evictd_config *config, const char *which)
 		free(buf);
 		return (int)len;
 	}
-	/* NUL-separated arguments; the read NUL-terminated the last one. */
+	/* NUL-separated arguments, each ending in a NUL: one cut by the size limit is dropped
+	 * whole, never read as a shorter value. */
+	if (len > 0 && buf[len - 1] != '\0') {
+		log_warn("--kubelet-flags-from: %s is longer than %u KiB: the rest is ignored", path,
+			 CMDLINE_MAX >> 10);
+		while (len > 0 && buf[len - 1] != '\0')
+			len--;
+	}
 	for (ssize_t i = 0; i < len && n_args < sizeof(args) / sizeof(args[0]);) {
 		args[n_args++] = buf + i;
 		i += (ssize_t)strlen(buf + i) + 1;
