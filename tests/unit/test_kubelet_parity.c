@@ -304,6 +304,25 @@ static void test_merge_default_eviction_settings_from_yaml(void **state)
 	assert_true(has_threshold(&config, "hard memory.available<100Mi"));
 }
 
+/* A null in a KubeletConfiguration is an unset field: "evictionHard:" alone keeps the
+ * defaults, an empty map does not. */
+static void test_null_and_empty_eviction_hard(void **state)
+{
+	static struct evictd_config config;
+	static const char null_yaml[] = "kind: KubeletConfiguration\nevictionHard:\n"
+					"evictionMaxPodGracePeriod: ~\n";
+	static const char empty_yaml[] = "kind: KubeletConfiguration\nevictionHard: {}\n";
+
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, null_yaml, strlen(null_yaml), "null.yaml"), 0);
+	assert_int_equal(config_finalize(&config), 0);
+	assert_int_equal(config.n_thresholds, 5);
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, empty_yaml, strlen(empty_yaml), "empty.yaml"), 0);
+	assert_int_equal(config_finalize(&config), 0);
+	assert_int_equal(config.n_thresholds, 0);
+}
+
 /* SetDefaults_KubeletConfiguration: evictionPressureTransitionPeriod 0 in a file is
  * defaulted (zeroDuration); a flag is applied after defaulting, so its 0 stays 0. */
 static void test_zero_transition_period_in_a_file_is_defaulted(void **state)
@@ -708,6 +727,7 @@ int main(void)
 		cmocka_unit_test(test_defaults_and_merge_default_eviction_settings),
 		cmocka_unit_test(test_merge_default_eviction_settings_from_yaml),
 		cmocka_unit_test(test_zero_transition_period_in_a_file_is_defaulted),
+		cmocka_unit_test(test_null_and_empty_eviction_hard),
 		cmocka_unit_test(test_allocatable_follows_hard_memory),
 		cmocka_unit_test(test_allocatable_from_yaml_list),
 		cmocka_unit_test(test_config_dir_dropins),

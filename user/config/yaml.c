@@ -246,8 +246,10 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 
 		if (!key || !strcmp(key, "kind") || !strcmp(key, "apiVersion"))
 			continue;
-		/* A drop-in's null changes nothing (see yaml_apply_map). */
-		if (ctx->merge && value && value->type == YAML_SCALAR_NODE && is_yaml_null(value))
+		/* A null leaves the field as it was: in a KubeletConfiguration it decodes to the
+		 * zero value that defaulting then fills ("evictionHard:" alone gets the defaults),
+		 * and a drop-in's null changes nothing (see yaml_apply_map). */
+		if (kubelet && value && value->type == YAML_SCALAR_NODE && is_yaml_null(value))
 			continue;
 		spec = option_by_key(key, kubelet);
 		if (!spec) {
