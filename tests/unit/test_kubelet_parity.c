@@ -603,14 +603,22 @@ static void test_pod_level_resources_zero_ephemeral_requests(void **state)
 		"{\"memory\":\"1Gi\",\"ephemeral-storage\":\"1Gi\"}}}]}},"
 		"{\"metadata\":{\"uid\":\"u-2\",\"name\":\"containers\"},"
 		"\"spec\":{\"containers\":[{\"name\":\"a\",\"resources\":{\"requests\":"
+		"{\"memory\":\"1Gi\",\"ephemeral-storage\":\"1Gi\"}}}]}},"
+		/* Pod-level CPU only: the containers' memory request is skipped too. */
+		"{\"metadata\":{\"uid\":\"u-3\",\"name\":\"pod-level-cpu\"},"
+		"\"spec\":{\"resources\":{\"limits\":{\"cpu\":\"1\"}},"
+		"\"containers\":[{\"name\":\"a\",\"resources\":{\"requests\":"
 		"{\"memory\":\"1Gi\",\"ephemeral-storage\":\"1Gi\"}}}]}}]}";
 	struct pod_meta_list list = { 0 };
 
 	assert_int_equal(pods_parse_podlist(json, sizeof(json) - 1, "p", NULL, &list, NULL, 0), 0);
-	assert_int_equal(list.n_items, 2);
+	assert_int_equal(list.n_items, 3);
 	assert_int_equal(list.items[0].memory_request, 2LL << 30);
 	assert_int_equal(list.items[0].ephemeral_storage_request, 0);
 	assert_int_equal(list.items[1].ephemeral_storage_request, 1LL << 30);
+	assert_int_equal(list.items[1].memory_request, 1LL << 30);
+	assert_int_equal(list.items[2].memory_request, 0);
+	assert_int_equal(list.items[2].ephemeral_storage_request, 0);
 	pod_meta_list_free(&list);
 }
 

@@ -283,6 +283,25 @@ static int get_containers(struct parse_ctx *ctx, struct json_object *spec, const
 	return 0;
 }
 
+/* component-helpers resource IsPodLevelResourcesSet: spec.resources requests or limits name
+ * a supported pod-level resource (cpu, memory). */
+static bool pod_level_resources_set(struct json_object *spec)
+{
+	static const char *const lists[] = { "requests", "limits" };
+	struct json_object *resources, *list, *unused;
+
+	if (!json_object_object_get_ex(spec, "resources", &resources) ||
+	    !json_object_is_type(resources, json_type_object))
+		return false;
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		if (json_object_object_get_ex(resources, lists[i], &list) &&
+		    json_object_is_type(list, json_type_object) &&
+		    (json_object_object_get_ex(list, "cpu", &unused) ||
+		     json_object_object_get_ex(list, "memory", &unused)))
+			return true;
+	return false;
+}
+
 static size_t array_len_or_zero(struct json_object *obj, const char *key)
 {
 	struct json_object *array;
@@ -328,12 +347,16 @@ static int pod_requests(struct parse_ctx *ctx, struct json_object *spec, const c
 		err = get_quantity(ctx, overhead, overhead_path, "ephemeral-storage",
 				   &overhead_ephemeral) < 0 ? -EINVAL : 0;
 	if (!err) {
-		meta->memory_request = rank_pod_request(memory, n, pod_memory_set ? pod_memory : -1,
-							overhead_memory);
+		bool pod_level = pod_level_resources_set(spec);
+
+		/* GetResourceRequestQuantity: with pod-level resources the containers' requests
+		 * are skipped; a pod-level memory request (or 0) stands in their place. */
+		meta->memory_request = rank_pod_request(memory, n, pod_level ? (pod_memory_set ?
+							pod_memory : 0) : -1, overhead_memory);
 		/* pkg/api/v1/resource GetResourceRequestQuantity: with pod-level resources the
 		 * container-level requests are skipped (SkipContainerLevelResources), and
 		 * ephemeral-storage is no pod-level resource, so it is 0. */
-		meta->ephemeral_storage_request = rank_pod_request(ephemeral, pod_memory_set ? 0 : n, -1,
+		meta->ephemeral_storage_request = rank_pod_request(ephemeral, pod_level ? 0 : n, -1,
 								   overhead_ephemeral);
 	}
 	free(memory);
