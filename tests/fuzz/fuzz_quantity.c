@@ -66,8 +66,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		check_format_round_trip(value);
 	}
 
-	/* Without a sign of its own, "+x" means x and "-x" means -x (or fails the same way). */
-	if (text[0] != '+' && text[0] != '-' && strlen(text) == size) {
+	/* Without a sign of its own, "+x" means x and "-x" means -x (or fails the same way).
+	 * Not for "": ParseQuantity refuses it, but reads "+" and "-" as 0. */
+	if (text[0] && text[0] != '+' && text[0] != '-' && strlen(text) == size) {
 		signed_text[0] = '+';
 		err2 = quantity_parse(signed_text, &other);
 		CHECK(err2 == err && (err || other == value), "\"%s\": %d %" PRId64 " vs %d %" PRId64,

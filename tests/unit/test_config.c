@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "config/config.h"
+#include "config/options.h"
 
 #define S(x) ((int64_t)(x) * 1000000000LL)
 
@@ -85,18 +86,26 @@ static void test_one_threshold_turns_every_default_off(void **state)
 	assert_true(config.thresholds[0].hard);
 }
 
-static void test_a_soft_threshold_alone_also_turns_defaults_off(void **state)
+/* v1beta1 defaults.go: evictionHard is defaulted when it is not set at all, so a soft
+ * threshold alone keeps the five default hard thresholds. */
+static void test_a_soft_threshold_alone_keeps_the_defaults(void **state)
 {
 	static struct evictd_config config;
 	const char *args[] = { "--eviction-soft=memory.available<1.5Gi",
 			       "--eviction-soft-grace-period=memory.available=1m30s", NULL };
+	const struct threshold *soft;
 
 	assert_int_equal(parse(&config, args), 0);
-	assert_int_equal(config.n_thresholds, 1);
-	assert_false(config.thresholds[0].hard);
-	assert_int_equal(config.thresholds[0].grace_period_ns, S(90));
-	assert_int_equal(config.thresholds[0].value.quantity, 1610612736LL);
+	assert_true(config.using_default_thresholds);
+	assert_int_equal(config.n_thresholds, 6);
+	soft = find(&config, EV_SIGNAL_MEMORY_AVAILABLE, false);
+	assert_non_null(soft);
+	assert_int_equal(soft->grace_period_ns, S(90));
+	assert_int_equal(soft->value.quantity, 1610612736LL);
+	assert_int_equal(find(&config, EV_SIGNAL_MEMORY_AVAILABLE, true)->value.quantity, 100LL << 20);
+	assert_true(find(&config, EV_SIGNAL_IMAGEFS_INODES_FREE, true)->value.percentage == 0.05f);
 	assert_non_null(strstr(printed(&config), "soft memory.available<1.5Gi grace=1m30s\n"));
+	assert_non_null(strstr(printed(&config), "source hard nodefs.available: default\n"));
 }
 
 static void test_soft_without_grace_is_an_error(void **state)
@@ -699,6 +708,9 @@ static void check_string_option(const struct string_option *option, const char *
 			continue;
 		}
 		assert_string_equal((char *)config + option->offset, value);
+		/* Where the value came from is recorded (--validate); nothing else changes. */
+		assert_true(config->sources[option_by_flag(option->flag) - config_options][0]);
+		memcpy(config->sources, before->sources, sizeof(config->sources));
 		assert_memory_equal(config, before, option->offset);
 		assert_memory_equal((char *)config + option->offset + option->size,
 				    (char *)before + option->offset + option->size,
@@ -810,7 +822,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_defaults_only_when_nothing_configured),
 		cmocka_unit_test(test_one_threshold_turns_every_default_off),
-		cmocka_unit_test(test_a_soft_threshold_alone_also_turns_defaults_off),
+		cmocka_unit_test(test_a_soft_threshold_alone_keeps_the_defaults),
 		cmocka_unit_test(test_soft_without_grace_is_an_error),
 		cmocka_unit_test(test_flag_list_and_min_reclaim),
 		cmocka_unit_test(test_bad_values_are_errors),

@@ -435,15 +435,23 @@ static void test_seed_inodes_and_pids_by_priority(void **state)
 
 /* Seed: inodes have no request, so priority then consumption. (helpers.go disk() would
  * subtract the ephemeral-storage request from the inode count; we follow the seed.) */
-static void test_inodes_ignore_ephemeral_request(void **state)
+/* helpers.go disk(): the third key subtracts GetResourceRequestQuantity(pod,
+ * ResourceEphemeralStorage) whatever resource it ranks by, so for inodes a pod's
+ * ephemeral-storage request (bytes) comes off its inode count; exceedDiskRequests asks for an
+ * "inodes" request, which is 0. */
+static void test_inodes_subtract_the_ephemeral_request(void **state)
 {
 	struct pod *no_request = inode_pod("few-inodes-no-request", 0, 1000, 0, 0);
 	struct pod *big_request = inode_pod("many-inodes-1Mi-request", 0, 5000, 0, 0);
-	struct pod *pods[] = { big_request, no_request };
+	struct pod *small_request = inode_pod("many-inodes-4k-request", 0, 5000, 0, 0);
+	struct pod *pods[] = { big_request, no_request, small_request };
 
 	big_request->ephemeral_storage_request = MI;
+	small_request->ephemeral_storage_request = 3000;
 	rank_pods(EV_SIGNAL_NODEFS_INODES_FREE, &single_fs, pods, N(pods));
-	ASSERT_ORDER(pods, N(pods), "many-inodes-1Mi-request", "few-inodes-no-request");
+	/* 5000 - 3000 = 2000, then 1000 - 0, then 5000 - 1Mi < 0. */
+	ASSERT_ORDER(pods, N(pods), "many-inodes-4k-request", "few-inodes-no-request",
+		     "many-inodes-1Mi-request");
 	/* Both exceed their (zero) inode request: the first key does not decide. */
 	assert_int_equal(rank_request(EV_SIGNAL_NODEFS_INODES_FREE, big_request), 0);
 }
@@ -929,7 +937,7 @@ int main(void)
 		T(test_seed_relative_to_request),
 		T(test_seed_only_guaranteed_left),
 		T(test_seed_inodes_and_pids_by_priority),
-		T(test_inodes_ignore_ephemeral_request),
+		T(test_inodes_subtract_the_ephemeral_request),
 		T(test_layout_single),
 		T(test_layout_split_disk),
 		T(test_layout_split_image_containerfs),

@@ -440,6 +440,22 @@ static void test_longest_periods_do_not_wrap(void **state)
 	assert_true(eval.conditions[EV_CONDITION_MEMORY_PRESSURE]);
 }
 
+/* The grace of an eviction: evictd's default kills a hard eviction at once and gives a soft
+ * one min(terminationGracePeriodSeconds, evictionMaxPodGracePeriod), even 0; with the
+ * kubelet's 1 s (immediateEvictionGracePeriodSeconds, the pod workers' floor) hard gets 1 s and
+ * soft at least 1 s. */
+static void test_eviction_grace(void **state)
+{
+	const int64_t second = 1000000000LL;
+
+	assert_int_equal(eviction_grace_ns(true, 30 * second, 0), 0);
+	assert_int_equal(eviction_grace_ns(false, 0, 0), 0);
+	assert_int_equal(eviction_grace_ns(false, 30 * second, 0), 30 * second);
+	assert_int_equal(eviction_grace_ns(true, 30 * second, second), second);
+	assert_int_equal(eviction_grace_ns(false, 0, second), second);
+	assert_int_equal(eviction_grace_ns(false, 30 * second, second), 30 * second);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -461,6 +477,7 @@ int main(void)
 		cmocka_unit_test(test_extreme_minimum_reclaim_saturates),
 		cmocka_unit_test(test_full_percentage_of_the_largest_capacity),
 		cmocka_unit_test(test_longest_periods_do_not_wrap),
+		cmocka_unit_test(test_eviction_grace),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

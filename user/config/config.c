@@ -39,35 +39,79 @@ void config_init_defaults(struct evictd_config *config)
 	strcpy(config->kube_api, "auto");
 	config->kube_pods_refresh_ns = 10LL * 1000000000;
 	config->kube_pressure_taints = true;
+	strcpy(config->enforce_node_allocatable, "pods");	/* DefaultNodeAllocatableEnforcement */
 }
 
+/* DefaultEvictionHard (pkg/kubelet/eviction/defaults_linux.go). */
+static const char *const default_hard[][2] = {
+	{ "memory.available", "100Mi" },
+	{ "nodefs.available", "10%" },
+	{ "nodefs.inodesFree", "5%" },
+	{ "imagefs.available", "15%" },
+	{ "imagefs.inodesFree", "5%" },
+};
+
+/*
+ * The kubelet fills evictionHard with DefaultEvictionHard only when it is not set at all
+ * (v1beta1 SetDefaults_KubeletConfiguration, cmd/kubelet/app/server.go loadConfigFile; for
+ * flags, the default value of --eviction-hard): a configuration with evictionSoft alone keeps
+ * the five defaults. With mergeDefaultEvictionSettings the defaults fill in every signal
+ * evictionHard does not name (KubeletConfiguration.MergeDefaultEvictionSettings).
+ */
+static void apply_default_hard(struct evictd_config *config)
+{
+	struct signal_text_map *hard = &config->eviction_hard;
+
+	config->using_default_thresholds = !hard->set;
+	if (hard->set && !config->merge_default_eviction_settings)
+		return;
+	if (!hard->set)
+		signal_map_begin(hard, "default");
+	for (size_t i = 0; i < sizeof(default_hard) / sizeof(default_hard[0]); i++) {
+		enum ev_signal signal;
+
+		if (signal_from_name(default_hard[i][0], &signal) || hard->present[signal])
+			continue;
+		hard->present[signal] = true;
+		strcpy(hard->text[signal], default_hard[i][1]);
+		strcpy(hard->source[signal], hard->set && strcmp(hard->origin, "default") ?
+					     "default (mergeDefaultEvictionSettings)" : "default");
+	}
+}
+
+static const char *entry_source(const struct signal_text_map *map, enum ev_signal signal,
+				const char *fallback)
+{
+	if (map->source[signal][0])
+		return map->source[signal];
+	return map->origin[0] ? map->origin : fallback;
+}
+
+/* helpers.go parseThresholdStatements: every entry parsed, an error for any bad one. */
 static int add_thresholds(struct evictd_config *config, const struct signal_text_map *map, bool hard)
 {
-	const char *origin = map->origin[0] ? map->origin : (hard ? "evictionHard" : "evictionSoft");
 	int err = 0;
 
 	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
-		struct threshold *threshold;
+		const char *origin = entry_source(map, s, hard ? "evictionHard" : "evictionSoft");
+		struct threshold parsed;
 		bool disabled;
 		int parse_err;
 
 		if (!map->present[s])
 			continue;
-		if (signal_meta(s)->derived) {
-			/* helpers.go UpdateContainerFsThresholds: custom containerfs values are
-			 * not supported; they follow nodefs or imagefs. */
-			log_warn("%s: %s<%s ignored: containerfs thresholds follow nodefs (one "
-				 "filesystem) or imagefs (split), they cannot be set", origin,
-				 signal_name(s), map->text[s]);
+		memset(&parsed, 0, sizeof(parsed));
+		parse_err = threshold_value_parse(map->text[s], &parsed.value, &disabled);
+		if (parse_err == -ERANGE && map->text[s][strlen(map->text[s]) - 1] == '%') {
+			log_err("%s: %s<%s: eviction percentage threshold must be from 0%% to 100%%",
+				origin, signal_name(s), value_echo(map->text[s]).text);
+			err = -EINVAL;
 			continue;
 		}
-		threshold = &config->thresholds[config->n_thresholds];
-		memset(threshold, 0, sizeof(*threshold));
-		parse_err = threshold_value_parse(map->text[s], &threshold->value, &disabled);
-		/* helpers.go parseThresholdStatement: "eviction threshold %v must be positive"
-		 * (quantity.Sign() < 0 || quantity.IsZero()); a zero threshold is never crossed. */
-		if (parse_err == -ERANGE || (!parse_err && !disabled && !threshold->value.is_percentage &&
-					     threshold->value.quantity <= 0)) {
+		/* parseThresholdStatement: "eviction threshold %v must be positive" (quantity.Sign()
+		 * < 0 || quantity.IsZero()); a zero threshold is never crossed. */
+		if (parse_err == -ERANGE || (!parse_err && !disabled && !parsed.value.is_percentage &&
+					     parsed.value.quantity <= 0)) {
 			log_err("%s: %s<%s: eviction threshold must be positive: expected a quantity above "
 				"0 or a percentage from 0%% to 100%%", origin, signal_name(s),
 				value_echo(map->text[s]).text);
@@ -76,26 +120,136 @@ static int add_thresholds(struct evictd_config *config, const struct signal_text
 		}
 		if (parse_err) {
 			log_err("%s: %s<%s: expected a quantity (100Mi, 1.5Gi, 1e9) or a percentage (10%%)",
-				origin, signal_name(s), map->text[s]);
+				origin, signal_name(s), value_echo(map->text[s]).text);
 			err = -EINVAL;
+			continue;
+		}
+		if (signal_meta(s)->derived) {
+			/* helpers.go UpdateContainerFsThresholds: custom containerfs values are
+			 * not supported; they follow nodefs or imagefs. */
+			log_warn("%s: %s<%s ignored: containerfs thresholds follow nodefs (one "
+				 "filesystem) or imagefs (split), they cannot be set", origin,
+				 signal_name(s), value_echo(map->text[s]).text);
 			continue;
 		}
 		if (disabled)
 			continue;
-		threshold->signal = s;
-		threshold->hard = hard;
-		config->n_thresholds++;
+		if (config->n_thresholds >= EV_MAX_THRESHOLDS) {
+			log_err("%s: more than %d thresholds", origin, EV_MAX_THRESHOLDS);
+			return -E2BIG;
+		}
+		parsed.signal = s;
+		parsed.hard = hard;
+		config->thresholds[config->n_thresholds++] = parsed;
 	}
 	return err;
 }
 
-static const char *const default_hard[][2] = {
-	{ "memory.available", "100Mi" },
-	{ "nodefs.available", "10%" },
-	{ "nodefs.inodesFree", "5%" },
-	{ "imagefs.available", "15%" },
-	{ "imagefs.inodesFree", "5%" },
-};
+/* helpers.go parseGracePeriods: every entry a non-negative Go duration (evictd: at most 24h). */
+static int parse_grace_periods(const struct signal_text_map *map, int64_t *grace_ns)
+{
+	int err = 0;
+
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		char key[160];
+
+		if (!map->present[s])
+			continue;
+		snprintf(key, sizeof(key), "%s: %s", entry_source(map, s, "evictionSoftGracePeriod"),
+			 signal_name(s));
+		if (option_parse_duration(key, map->text[s], &grace_ns[s]) ||
+		    option_check_range(option_by_flag("eviction-soft-grace-period"), key, map->text[s],
+				       grace_ns[s]))
+			err = -EINVAL;
+	}
+	return err;
+}
+
+/* helpers.go parseMinimumReclaims: every entry parsed, whether a threshold uses it or not. */
+static int parse_min_reclaims(const struct signal_text_map *map, struct threshold_value *out)
+{
+	int err = 0;
+
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		if (!map->present[s])
+			continue;
+		if (min_reclaim_parse(map->text[s], &out[s])) {
+			log_err("%s: %s=%s: expected a quantity >= 0 (500Mi) or a percentage above 0%% (5%%)",
+				entry_source(map, s, "evictionMinimumReclaim"), signal_name(s),
+				value_echo(map->text[s]).text);
+			err = -EINVAL;
+		}
+	}
+	return err;
+}
+
+/* Whether enforceNodeAllocatable names "pods" (kubetypes.NodeAllocatableEnforcementKey). */
+static bool enforces_pods_allocatable(const struct evictd_config *config)
+{
+	char copy[sizeof(config->enforce_node_allocatable)], *saveptr = NULL;
+
+	memcpy(copy, config->enforce_node_allocatable, sizeof(copy));
+	for (char *item = strtok_r(copy, ",", &saveptr); item; item = strtok_r(NULL, ",", &saveptr))
+		if (!strcmp(item, "pods"))
+			return true;
+	return false;
+}
+
+/* helpers.go ParseThresholdConfig, after apply_default_hard: thresholds, grace periods,
+ * minimum reclaims, then the allocatable thresholds. */
+static int build_thresholds(struct evictd_config *config)
+{
+	int64_t grace_ns[EV_SIGNAL_COUNT] = { 0 };
+	struct threshold_value min_reclaim[EV_SIGNAL_COUNT];
+	int err = 0;
+
+	memset(min_reclaim, 0, sizeof(min_reclaim));
+	if (add_thresholds(config, &config->eviction_hard, true))
+		err = -EINVAL;
+	if (add_thresholds(config, &config->eviction_soft, false))
+		err = -EINVAL;
+	if (parse_grace_periods(&config->eviction_soft_grace_period, grace_ns))
+		err = -EINVAL;
+	if (parse_min_reclaims(&config->eviction_minimum_reclaim, min_reclaim))
+		err = -EINVAL;
+
+	for (size_t i = 0; i < config->n_thresholds; i++) {
+		struct threshold *threshold = &config->thresholds[i];
+		const char *name = signal_name(threshold->signal);
+
+		if (!threshold->hard && !config->eviction_soft_grace_period.present[threshold->signal]) {
+			log_err("%s: %s<%s: grace period must be specified for the soft eviction threshold: "
+				"set evictionSoftGracePeriod / --eviction-soft-grace-period=%s=<duration>",
+				entry_source(&config->eviction_soft, threshold->signal, "evictionSoft"), name,
+				threshold->value.text, name);
+			err = -EINVAL;
+		} else if (!threshold->hard) {
+			threshold->grace_period_ns = grace_ns[threshold->signal];
+			/* helpers.go isHardEvictionThreshold: GracePeriod == 0 is what makes a
+			 * threshold hard, so a soft one with a 0s grace period acts as a hard one. */
+			if (threshold->grace_period_ns == 0) {
+				log_warn("%s: %s<%s has a 0s grace period: the kubelet treats it as a hard "
+					 "threshold, and so does evictd", entry_source(&config->eviction_soft,
+					 threshold->signal, "evictionSoft"), name, threshold->value.text);
+				threshold->hard = true;
+			}
+		}
+		if (config->eviction_minimum_reclaim.present[threshold->signal])
+			threshold->min_reclaim = min_reclaim[threshold->signal];
+	}
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		bool has_soft = false;
+
+		for (size_t i = 0; i < config->n_thresholds; i++)
+			has_soft |= config->thresholds[i].signal == (enum ev_signal)s &&
+				    (!config->thresholds[i].hard || config->thresholds[i].grace_period_ns);
+		if (config->eviction_soft_grace_period.present[s] && !has_soft &&
+		    !config->eviction_soft.present[s])
+			log_warn("evictionSoftGracePeriod: %s has no soft threshold; ignored", signal_name(s));
+	}
+
+	return err;
+}
 
 static int finalize_shutdown(struct evictd_config *config)
 {
@@ -264,71 +418,10 @@ int config_finalize(struct evictd_config *config)
 			err = -EINVAL;
 	}
 
-	/* DESIGN.md §2: the defaults apply only when no threshold at all is configured. */
-	if (!config->eviction_hard.set && !config->eviction_soft.set) {
-		struct signal_text_map defaults;
-
-		signal_map_begin(&defaults, "default");
-		for (size_t i = 0; i < sizeof(default_hard) / sizeof(default_hard[0]); i++)
-			signal_map_put(&defaults, "default", default_hard[i][0], default_hard[i][1]);
-		add_thresholds(config, &defaults, true);
-		config->using_default_thresholds = true;
-	} else {
-		if (add_thresholds(config, &config->eviction_hard, true))
-			err = -EINVAL;
-		if (add_thresholds(config, &config->eviction_soft, false))
-			err = -EINVAL;
-	}
-
-	for (size_t i = 0; i < config->n_thresholds; i++) {
-		struct threshold *threshold = &config->thresholds[i];
-		const char *name = signal_name(threshold->signal);
-		const struct signal_text_map *grace = &config->eviction_soft_grace_period;
-		const struct signal_text_map *reclaim = &config->eviction_minimum_reclaim;
-
-		if (!threshold->hard) {
-			if (!grace->present[threshold->signal]) {
-				log_err("evictionSoft: %s<%s has no grace period: set "
-					"evictionSoftGracePeriod / --eviction-soft-grace-period=%s=<duration>",
-					name, threshold->value.text, name);
-				err = -EINVAL;
-			} else {
-				const char *text = grace->text[threshold->signal];
-				char key[96];
-
-				snprintf(key, sizeof(key), "%s: %s",
-					 grace->origin[0] ? grace->origin : "evictionSoftGracePeriod", name);
-				if (option_parse_duration(key, text, &threshold->grace_period_ns) ||
-				    option_check_range(option_by_flag("eviction-soft-grace-period"), key, text,
-						       threshold->grace_period_ns))
-					err = -EINVAL;
-			}
-		}
-		if (reclaim->present[threshold->signal]) {
-			bool disabled;
-			int parse_err = threshold_value_parse(reclaim->text[threshold->signal],
-							      &threshold->min_reclaim, &disabled);
-
-			if (parse_err) {
-				log_err("evictionMinimumReclaim: %s=%s: expected a non-negative quantity "
-					"(500Mi) or percentage (5%%)", name, reclaim->text[threshold->signal]);
-				err = -EINVAL;
-			} else if (disabled && !strcmp(reclaim->text[threshold->signal], "100%")) {
-				threshold->min_reclaim.is_percentage = true;
-				threshold->min_reclaim.percentage = 1.0f;
-			} else if (disabled) {
-				memset(&threshold->min_reclaim, 0, sizeof(threshold->min_reclaim));
-			}
-		}
-	}
-	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
-		bool has_soft = false;
-
-		for (size_t i = 0; i < config->n_thresholds; i++)
-			has_soft |= !config->thresholds[i].hard && config->thresholds[i].signal == (enum ev_signal)s;
-		if (config->eviction_soft_grace_period.present[s] && !has_soft)
-			log_warn("evictionSoftGracePeriod: %s has no soft threshold; ignored", signal_name(s));
-	}
+	/* DESIGN.md §2: the kubelet's defaults and its ParseThresholdConfig. */
+	apply_default_hard(config);
+	if (build_thresholds(config))
+		err = -EINVAL;
 
 	if (strcmp(config->kube_api, "auto") && strcmp(config->kube_api, "on") && strcmp(config->kube_api, "off")) {
 		log_err("--kube-api: \"%s\": expected auto, on or off", value_echo(config->kube_api).text);
@@ -344,6 +437,30 @@ int config_finalize(struct evictd_config *config)
 	return err;
 }
 
+size_t config_allocatable_thresholds(const struct evictd_config *config, struct threshold *out,
+				     size_t max)
+{
+	size_t n = 0;
+
+	/* helpers.go addAllocatableThresholds: with "pods" enforced, every hard
+	 * memory.available threshold gets an allocatableMemory.available copy (its value and
+	 * minimum reclaim, no grace period). */
+	if (!enforces_pods_allocatable(config))
+		return 0;
+	for (size_t i = 0; i < config->n_thresholds && n < max; i++) {
+		const struct threshold *source = &config->thresholds[i];
+
+		if (source->signal != EV_SIGNAL_MEMORY_AVAILABLE || !source->hard)
+			continue;
+		out[n] = *source;
+		out[n].signal = EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE;
+		out[n].grace_period_ns = 0;
+		out[n].derived = true;
+		n++;
+	}
+	return n;
+}
+
 size_t config_effective_thresholds(const struct evictd_config *config, enum fs_layout layout,
 				   struct threshold *out, size_t max)
 {
@@ -355,6 +472,7 @@ size_t config_effective_thresholds(const struct evictd_config *config, enum fs_l
 
 	for (size_t i = 0; i < config->n_thresholds && n < max; i++)
 		out[n++] = config->thresholds[i];
+	n += config_allocatable_thresholds(config, out + n, max - n);
 	for (size_t i = 0; i < config->n_thresholds && n < max; i++) {
 		const struct threshold *source = &config->thresholds[i];
 
@@ -378,20 +496,62 @@ size_t config_effective_thresholds(const struct evictd_config *config, enum fs_l
 
 void config_print(const struct evictd_config *config, FILE *out)
 {
+	struct threshold allocatable[EV_MAX_THRESHOLDS];
+	size_t n_allocatable;
 	char buf[160];
 
 	for (size_t i = 0; i < config->n_thresholds; i++) {
 		threshold_format(&config->thresholds[i], buf, sizeof(buf));
 		fprintf(out, "%s\n", buf);
 	}
+	/* addAllocatableThresholds' copies, marked so a count of hard lines counts what was
+	 * configured. */
+	n_allocatable = config_allocatable_thresholds(config, allocatable, EV_MAX_THRESHOLDS);
+	for (size_t i = 0; i < n_allocatable; i++) {
+		threshold_format(&allocatable[i], buf, sizeof(buf));
+		fprintf(out, "derived %s (from memory.available; enforceNodeAllocatable: %s)\n", buf,
+			config->enforce_node_allocatable);
+	}
 	for (size_t i = 0; i < config->n_thresholds; i++) {
 		const struct threshold *threshold = &config->thresholds[i];
 
-		if (threshold->min_reclaim.text[0])
+		if (threshold->min_reclaim.text[0] && !threshold->derived)
 			fprintf(out, "min-reclaim %s=%s\n", signal_name(threshold->signal),
 				threshold->min_reclaim.text);
 	}
+	/* Where each threshold came from (DESIGN.md §9), one line each. */
+	for (size_t i = 0; i < config->n_thresholds; i++) {
+		const struct threshold *threshold = &config->thresholds[i];
+		const struct signal_text_map *map = threshold->hard && !threshold->grace_period_ns &&
+			config->eviction_hard.present[threshold->signal] ? &config->eviction_hard :
+			&config->eviction_soft;
+
+		fprintf(out, "source %s %s: %s\n", threshold->hard ? "hard" : "soft",
+				signal_name(threshold->signal), entry_source(map, threshold->signal, "?"));
+	}
+	for (int sig = 0; sig < EV_SIGNAL_COUNT; sig++) {
+		if (config->eviction_soft_grace_period.present[sig])
+			fprintf(out, "source grace %s: %s\n", signal_name(sig),
+				entry_source(&config->eviction_soft_grace_period, sig, "?"));
+		if (config->eviction_minimum_reclaim.present[sig])
+			fprintf(out, "source min-reclaim %s: %s\n", signal_name(sig),
+				entry_source(&config->eviction_minimum_reclaim, sig, "?"));
+	}
+	for (size_t i = 0; i < config_n_options; i++)
+		if (config->sources[i][0] && (config_options[i].kubelet_key || config_options[i].evictd_key) &&
+		    config_options[i].kind != OPT_THRESHOLD_MAP && config_options[i].kind != OPT_SIGNAL_MAP)
+			fprintf(out, "source --%s: %s\n", config_options[i].flag, config->sources[i]);
+	if (config->kubelet_process[0])
+		fprintf(out, "kubelet-flags-from %s\n", config->kubelet_process);
+	if (config->config_dir[0])
+		fprintf(out, "config-dir %s\n", config->config_dir);
+	fprintf(out, "merge-default-eviction-settings %s\n",
+		config->merge_default_eviction_settings ? "true" : "false");
+	fprintf(out, "enforce-node-allocatable %s\n", config->enforce_node_allocatable[0] ?
+		config->enforce_node_allocatable : "none");
 	fprintf(out, "max-pod-grace-period %llds\n", (long long)config->max_pod_grace_period_s);
+	duration_format(config->hard_eviction_grace_ns, buf, sizeof(buf));
+	fprintf(out, "hard-eviction-grace-period %s\n", buf);
 	duration_format(config->pressure_transition_period_ns, buf, sizeof(buf));
 	fprintf(out, "pressure-transition-period %s\n", buf);
 	duration_format(config->housekeeping_interval_ns, buf, sizeof(buf));

@@ -14,6 +14,7 @@
 #define CONFIG_MAX_SHUTDOWN_GROUPS 32
 #define CONFIG_MAX_LIST 16
 #define CONFIG_MAX_FILES 8
+#define CONFIG_MAX_OPTIONS 80	/* rows of the option table (options.c checks) */
 
 enum output_format {
 	OUTPUT_TEXT,
@@ -34,9 +35,12 @@ struct shutdown_group {
 /* A kubelet map field (signal -> text) as configured, before parsing its values. */
 struct signal_text_map {
 	bool set;			/* given by some source; an empty map still counts */
-	char origin[48];		/* "evictionHard" or "--eviction-hard", for messages */
+	char origin[64];		/* "evictionHard" or "--eviction-hard", for messages */
 	bool present[EV_SIGNAL_COUNT];
 	char text[EV_SIGNAL_COUNT][32];
+	/* Where each entry came from, for --validate: "--eviction-hard", "default",
+	 * "/etc/kubelet.yaml: evictionHard". */
+	char source[EV_SIGNAL_COUNT][96];
 };
 
 struct evictd_config {
@@ -45,7 +49,15 @@ struct evictd_config {
 	struct signal_text_map eviction_soft;
 	struct signal_text_map eviction_soft_grace_period;
 	struct signal_text_map eviction_minimum_reclaim;
+	bool merge_default_eviction_settings;		/* mergeDefaultEvictionSettings */
+	/* enforceNodeAllocatable (default ["pods"]): "pods" derives allocatableMemory.available
+	 * from the hard memory.available thresholds (helpers.go addAllocatableThresholds). */
+	char enforce_node_allocatable[128];		/* comma-separated, as configured */
 	int64_t max_pod_grace_period_s;			/* evictionMaxPodGracePeriod; 0 = none */
+	/* evictd: SIGTERM grace of a hard eviction, and the least a soft one gets (0: cgroup.kill
+	 * at once; the kubelet: 1s, immediateEvictionGracePeriodSeconds and its pod workers'
+	 * floor). DESIGN.md, deliberate differences. */
+	int64_t hard_eviction_grace_ns;
 	int64_t pressure_transition_period_ns;		/* default 5m */
 	int64_t housekeeping_interval_ns;		/* default 10s */
 	int64_t shutdown_grace_period_ns;
@@ -56,6 +68,8 @@ struct evictd_config {
 	/* evictd's own options. */
 	char config_files[CONFIG_MAX_FILES][PATH_MAX];
 	size_t n_config_files;
+	char config_dir[PATH_MAX];		/* kubelet --config-dir drop-ins, after the files */
+	char kubelet_process[32];		/* "", a pid or "auto": read the running kubelet's */
 	char root[PATH_MAX];			/* prefix for every /proc, /sys path; "" = / */
 	char kubelet_dir[PATH_MAX];		/* nodefs; kubelet --root-dir */
 	char imagefs_dir[PATH_MAX];
@@ -94,6 +108,10 @@ struct evictd_config {
 	enum output_format output;
 	int log_level;
 
+	/* Where each option's value came from (by option table row): "--flag" or
+	 * "file: key"; "" = the default. Printed by --validate. */
+	char sources[CONFIG_MAX_OPTIONS][96];
+
 	/* Derived by config_finalize(): the effective kubelet thresholds (containerfs not yet
 	 * added: that needs the filesystem layout, see config_effective_thresholds). */
 	struct threshold thresholds[EV_MAX_THRESHOLDS];
@@ -110,6 +128,17 @@ void config_init_defaults(struct evictd_config *config);
 int config_parse_args(struct evictd_config *config, int argc, char **argv);
 /* Load one YAML file (multi-document: KubeletConfiguration and/or EvictdConfiguration). */
 int config_load_file(struct evictd_config *config, const char *path);
+/* A kubelet --config-dir drop-in: a KubeletConfiguration merged into what is there the way
+ * the kubelet merges it (mergeKubeletConfigurations: a JSON merge patch, then unmarshalled
+ * over the configuration): maps key by key, a null changes nothing, anything else replaces. */
+int config_load_dropin_file(struct evictd_config *config, const char *path);
+/* Every *.conf file below dir (recursively, in the lexical order of filepath.WalkDir) as a
+ * drop-in. 0 or -errno after one line per problem. */
+int config_load_dropin_dir(struct evictd_config *config, const char *dir);
+/* The running kubelet's effective configuration (opt-in): its --config file, its
+ * --config-dir drop-ins and its command-line flags, read from /proc/<pid>/cmdline under
+ * --root. which is a pid or "auto" (the process named kubelet). */
+int config_load_kubelet_process(struct evictd_config *config, const char *which);
 /* Same from a buffer (fuzzing, tests); name is used in messages. */
 int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len, const char *name);
 /* Apply one option by its flag name (without "--") and value; NULL value for a bare bool. */
@@ -120,9 +149,14 @@ bool config_is_dns1123_subdomain(const char *name);
 /* Build thresholds from the maps, apply the default and containerfs rules, validate. */
 int config_finalize(struct evictd_config *config);
 
+/* The allocatableMemory.available thresholds derived from the hard memory.available ones when
+ * enforceNodeAllocatable contains "pods" (DESIGN.md §2). Returns the count written (<= max). */
+size_t config_allocatable_thresholds(const struct evictd_config *config, struct threshold *out,
+				     size_t max);
+
 /* Thresholds with containerfs derived for a filesystem layout (DESIGN.md §2): containerfs gets
- * imagefs's thresholds when imagefs holds the writable layers, else nodefs's; plus the OOM
- * guard when enabled. Returns the count written (<= max). */
+ * imagefs's thresholds when imagefs holds the writable layers, else nodefs's; the
+ * allocatableMemory.available ones; plus the OOM guard when enabled. Returns the count written (<= max). */
 size_t config_effective_thresholds(const struct evictd_config *config, enum fs_layout layout,
 				   struct threshold *out, size_t max);
 

@@ -25,15 +25,33 @@
 const struct option_spec config_options[] = {
 	{ "config", NULL, NULL, OPT_CONFIG_FILE, FIELD(config_files), "FILE",
 	  "KubeletConfiguration and/or EvictdConfiguration YAML (repeatable; flags override)" },
+	{ "config-dir", NULL, NULL, OPT_PATH, FIELD(config_dir), "DIR",
+	  "the kubelet's --config-dir: its *.conf drop-ins merged over the --config files, in "
+	  "lexical order (flags still win)" },
+	{ "kubelet-flags-from", NULL, NULL, OPT_PATH, FIELD(kubelet_process), "PID|auto",
+	  "read the running kubelet's configuration: its --config file, --config-dir and eviction "
+	  "flags from /proc/PID/cmdline (auto: the process named kubelet); evictd's own files and "
+	  "flags apply over it" },
 	{ "eviction-hard", "evictionHard", NULL, OPT_THRESHOLD_MAP, FIELD(eviction_hard), "LIST",
 	  "hard thresholds, e.g. memory.available<500Mi,nodefs.available<10%" },
 	{ "eviction-soft", "evictionSoft", NULL, OPT_THRESHOLD_MAP, FIELD(eviction_soft), "LIST",
 	  "soft thresholds, e.g. memory.available<1.5Gi (each needs a grace period)" },
 	{ "eviction-soft-grace-period", "evictionSoftGracePeriod", NULL, OPT_SIGNAL_MAP,
 	  FIELD(eviction_soft_grace_period), "LIST", "e.g. memory.available=1m30s" },
+	{ "merge-default-eviction-settings", "mergeDefaultEvictionSettings", NULL, OPT_BOOL,
+	  FIELD(merge_default_eviction_settings), NULL,
+	  "keep the default hard thresholds that --eviction-hard does not name (false)" },
+	{ "enforce-node-allocatable", "enforceNodeAllocatable", NULL, OPT_WORD_LIST,
+	  FIELD(enforce_node_allocatable), "LIST",
+	  "the kubelet's enforced allocatable (pods): with pods, allocatableMemory.available follows "
+	  "the hard memory.available thresholds" },
 	{ "eviction-max-pod-grace-period", "evictionMaxPodGracePeriod", NULL, OPT_SECONDS,
 	  FIELD(max_pod_grace_period_s), "SECONDS",
 	  "max pod termination grace for soft evictions (0: kill at once)" },
+	{ "hard-eviction-grace-period", NULL, "hardEvictionGracePeriod", OPT_DURATION,
+	  FIELD(hard_eviction_grace_ns), "DURATION",
+	  "SIGTERM grace of hard evictions and the least a soft one gets (0s: cgroup.kill at once; "
+	  "the kubelet: 1s)" },
 	{ "eviction-minimum-reclaim", "evictionMinimumReclaim", NULL, OPT_SIGNAL_MAP,
 	  FIELD(eviction_minimum_reclaim), "LIST", "e.g. nodefs.available=500Mi" },
 	{ "eviction-pressure-transition-period", "evictionPressureTransitionPeriod", NULL,
@@ -135,6 +153,8 @@ static const struct {
 	  { 0, DAY_NS, false, "a duration from 0s to 24h" } },
 	{ offsetof(struct evictd_config, max_pod_grace_period_s),
 	  { 0, DAY_S, false, "0 to 86400 seconds (24h)" } },
+	{ offsetof(struct evictd_config, hard_eviction_grace_ns),
+	  { 0, DAY_NS, false, "a duration from 0s to 24h" } },
 	{ offsetof(struct evictd_config, pressure_transition_period_ns),
 	  { 0, DAY_NS, false, "a duration from 0s to 24h" } },
 	{ offsetof(struct evictd_config, housekeeping_interval_ns),
@@ -162,6 +182,17 @@ const struct option_range *option_range_of(const struct option_spec *spec)
 }
 
 const size_t config_n_options = sizeof(config_options) / sizeof(config_options[0]);
+_Static_assert(sizeof(config_options) / sizeof(config_options[0]) <= CONFIG_MAX_OPTIONS,
+	       "struct evictd_config sources[] has a row per option");
+
+void option_note_source(struct evictd_config *config, const struct option_spec *spec,
+			const char *source)
+{
+	size_t row = (size_t)(spec - config_options);
+
+	if (row < config_n_options)
+		snprintf(config->sources[row], sizeof(config->sources[row]), "%s", source);
+}
 #define N_OPTIONS config_n_options
 
 struct echo value_echo(const char *value)
@@ -194,27 +225,34 @@ const struct option_spec *option_by_key(const char *key, bool kubelet)
 	return NULL;
 }
 
+/* strings.TrimSpace, for the ASCII white space a flag can carry. */
+static bool is_go_space(char c)
+{
+	return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
+}
+
 static char *trim(char *text)
 {
 	char *end;
 
-	while (*text == ' ' || *text == '\t')
+	while (is_go_space(*text))
 		text++;
 	end = text + strlen(text);
-	while (end > text && (end[-1] == ' ' || end[-1] == '\t'))
+	while (end > text && is_go_space(end[-1]))
 		*--end = '\0';
 	return text;
 }
 
-/* key is where the value came from ("--eviction-hard" or "evictionHard"). */
+/* key is where the value came from ("--eviction-hard" or "file: evictionHard"). */
 int signal_map_put(struct signal_text_map *map, const char *key, const char *signal_text,
 		   const char *value)
 {
 	enum ev_signal signal;
 
+	/* helpers.go validSignal: "unsupported eviction signal" (an empty key too). */
 	if (signal_from_name(signal_text, &signal)) {
-		log_err("%s: unknown signal \"%s\" (valid signals: %s)", key, value_echo(signal_text).text,
-			signal_valid_names());
+		log_err("%s: unknown signal \"%s\": unsupported eviction signal (valid signals: %s)", key,
+			value_echo(signal_text).text, signal_valid_names());
 		return -EINVAL;
 	}
 	if (strlen(value) >= sizeof(map->text[0])) {
@@ -222,10 +260,9 @@ int signal_map_put(struct signal_text_map *map, const char *key, const char *sig
 			value_echo(value).text, sizeof(map->text[0]) - 1);
 		return -EINVAL;
 	}
-	if (map->present[signal])
-		log_warn("%s: %s given twice, the last value (%s) wins", key, signal_text, value_echo(value).text);
 	map->present[signal] = true;
 	strcpy(map->text[signal], value);
+	snprintf(map->source[signal], sizeof(map->source[signal]), "%s", key);
 	return 0;
 }
 
@@ -236,7 +273,11 @@ void signal_map_begin(struct signal_text_map *map, const char *origin)
 	snprintf(map->origin, sizeof(map->origin), "%s", origin);
 }
 
-/* Flag form of a map: entries separated by ',', key and value by sep ('<' or '='). */
+/* The flag form of a map, as component-base's map flag types parse it (cli/flag
+ * map_string_string.go, langle_separated_map_string_string.go Set): the first occurrence of
+ * the flag clears what the files set, each further one adds to it key by key (a key given
+ * again takes the later value). Entries are split at ',', an empty one is skipped, one
+ * without sep is "malformed pair", key and value are trimmed (strings.TrimSpace). */
 static int map_from_flag(struct signal_text_map *map, const char *key, const char *value, char sep)
 {
 	char *copy = strdup(value), *saveptr = NULL;
@@ -244,15 +285,14 @@ static int map_from_flag(struct signal_text_map *map, const char *key, const cha
 
 	if (!copy)
 		return -ENOMEM;
-	signal_map_begin(map, key);
+	if (strcmp(map->origin, key))
+		signal_map_begin(map, key);
 	for (char *item = strtok_r(copy, ",", &saveptr); item; item = strtok_r(NULL, ",", &saveptr)) {
 		char *split = strchr(item, sep);
 
-		item = trim(item);
-		if (*item == '\0')
-			continue;
 		if (!split) {
-			log_err("%s: \"%s\": expected <signal>%c<value>, e.g. %s", key, value_echo(item).text, sep,
+			log_err("%s: \"%s\": malformed pair, expected <signal>%c<value>, e.g. %s", key,
+				value_echo(item).text, sep,
 				sep == '<' ? "memory.available<500Mi" : "memory.available=1m30s");
 			err = -EINVAL;
 			continue;
@@ -262,6 +302,46 @@ static int map_from_flag(struct signal_text_map *map, const char *key, const cha
 			err = -EINVAL;
 	}
 	free(copy);
+	return err;
+}
+
+/* enforceNodeAllocatable: a list of pods, system-reserved, kube-reserved (and their
+ * -compressible forms) or none (pkg/kubelet/apis/config/validation). Stored joined by ','. */
+int word_list_set(char *field, size_t size, const char *key, const char *value)
+{
+	static const char *const valid[] = { "pods", "system-reserved", "kube-reserved",
+		"system-reserved-compressible", "kube-reserved-compressible", "none" };
+	char *copy = strdup(value), *saveptr = NULL;
+	char joined[256] = "";
+	int err = 0;
+
+	if (!copy)
+		return -ENOMEM;
+	for (char *item = strtok_r(copy, ",", &saveptr); item; item = strtok_r(NULL, ",", &saveptr)) {
+		bool known = false;
+
+		item = trim(item);
+		for (size_t i = 0; i < sizeof(valid) / sizeof(valid[0]); i++)
+			known |= !strcmp(item, valid[i]);
+		if (!known) {
+			log_err("%s: \"%s\": expected pods, system-reserved, kube-reserved, "
+				"system-reserved-compressible, kube-reserved-compressible or none", key,
+				value_echo(item).text);
+			err = -EINVAL;
+			continue;
+		}
+		if (strlen(joined) + strlen(item) + 2 > size) {
+			log_err("%s: \"%s\": too many entries", key, value_echo(value).text);
+			err = -E2BIG;
+			break;
+		}
+		if (joined[0])
+			strcat(joined, ",");
+		strcat(joined, item);
+	}
+	free(copy);
+	if (!err)
+		snprintf(field, size, "%s", joined);
 	return err;
 }
 
@@ -442,8 +522,21 @@ static int set_node_name(const char *key, const struct option_spec *spec, const 
 	return set_string(key, spec, value, field, size);
 }
 
+static int option_apply_value(struct evictd_config *config, const struct option_spec *spec,
+			      const char *key, const char *value);
+
 int option_apply(struct evictd_config *config, const struct option_spec *spec,
-			const char *key, const char *value)
+		 const char *key, const char *value)
+{
+	int err = option_apply_value(config, spec, key, value);
+
+	if (!err)
+		option_note_source(config, spec, key);
+	return err;
+}
+
+static int option_apply_value(struct evictd_config *config, const struct option_spec *spec,
+			      const char *key, const char *value)
 {
 	char *field = (char *)config + spec->offset;
 
@@ -470,6 +563,8 @@ int option_apply(struct evictd_config *config, const struct option_spec *spec,
 	}
 	case OPT_PRIORITY_LIST:
 		return priority_list_from_flag(config, key, value);
+	case OPT_WORD_LIST:
+		return word_list_set(field, spec->size, key, value);
 	case OPT_PATH:
 		return set_string(key, spec, value, field, spec->size);
 	case OPT_NODE_NAME:
@@ -560,6 +655,15 @@ int config_apply_flag(struct evictd_config *config, const char *flag, const char
 
 /* ---- arguments ---- */
 
+/* Options that name where configuration comes from (and --root, under which the running
+ * kubelet is looked for): applied before the sources are read. */
+static bool is_source_option(const struct option_spec *spec)
+{
+	return spec->offset == offsetof(struct evictd_config, config_dir) ||
+	       spec->offset == offsetof(struct evictd_config, root) ||
+	       spec->offset == offsetof(struct evictd_config, kubelet_process);
+}
+
 int config_parse_args(struct evictd_config *config, int argc, char **argv)
 {
 	struct option long_options[N_OPTIONS + 1];
@@ -598,7 +702,8 @@ int config_parse_args(struct evictd_config *config, int argc, char **argv)
 			printf("evictd %s\n", EVICTD_VERSION);
 			return 1;
 		}
-		if (spec->kind == OPT_CONFIG_FILE && config_apply_flag(config, spec->flag, optarg))
+		if ((spec->kind == OPT_CONFIG_FILE || is_source_option(spec)) &&
+		    config_apply_flag(config, spec->flag, optarg))
 			err = -EINVAL;
 	}
 	if (optind < argc) {
@@ -609,15 +714,21 @@ int config_parse_args(struct evictd_config *config, int argc, char **argv)
 	if (err)
 		return err;
 
+	/* The kubelet's own sources first (its file, drop-ins, flags), then evictd's files and
+	 * the drop-in directory, then evictd's flags: the later wins (DESIGN.md §9). */
+	if (config->kubelet_process[0] && config_load_kubelet_process(config, config->kubelet_process))
+		err = -EINVAL;
 	for (size_t i = 0; i < config->n_config_files; i++)
 		if (config_load_file(config, config->config_files[i]))
 			err = -EINVAL;
+	if (config->config_dir[0] && config_load_dropin_dir(config, config->config_dir))
+		err = -EINVAL;
 
 	optind = 0;
 	while ((opt = getopt_long(argc, argv, "", long_options, &index)) != -1) {
 		const struct option_spec *spec = &config_options[index];
 
-		if (spec->kind == OPT_CONFIG_FILE)
+		if (spec->kind == OPT_CONFIG_FILE || is_source_option(spec))
 			continue;
 		if (config_apply_flag(config, spec->flag, optarg))
 			err = -EINVAL;
@@ -647,8 +758,9 @@ void config_usage(FILE *out)
 	}
 	fprintf(out,
 		"\nSignals: %s.\n"
-		"With no threshold configured the kubelet defaults apply: memory.available<100Mi,\n"
-		"nodefs.available<10%%, nodefs.inodesFree<5%%, imagefs.available<15%%, imagefs.inodesFree<5%%.\n"
+		"Without --eviction-hard (evictionHard) the kubelet's default hard thresholds apply:\n"
+		"memory.available<100Mi, nodefs.available<10%%, nodefs.inodesFree<5%%, imagefs.available<15%%,\n"
+		"imagefs.inodesFree<5%%; a soft threshold alone keeps them. Map flags given again merge key by key.\n"
 		"Exit status: 0 ok, 1 runtime failure, 2 invalid configuration.\n",
 		signal_valid_names());
 }

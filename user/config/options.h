@@ -19,6 +19,7 @@ enum option_kind {
 	OPT_DURATION,		/* Go duration */
 	OPT_SECONDS,		/* whole seconds, >= 0 */
 	OPT_PRIORITY_LIST,	/* shutdownGracePeriodByPodPriority */
+	OPT_WORD_LIST,		/* enforceNodeAllocatable: flag "a,b"; YAML list */
 	OPT_PATH,		/* a char array of size bytes, NUL included */
 	OPT_NODE_NAME,		/* OPT_PATH that must be a DNS-1123 subdomain */
 	OPT_STRING_LIST,	/* repeatable; a struct string_list */
@@ -78,10 +79,15 @@ const struct option_spec *option_by_key(const char *key, bool kubelet);
 int option_apply(struct evictd_config *config, const struct option_spec *spec, const char *key,
 		 const char *value);
 
+/* Record where an option's value came from ("--flag", "file: key"), for --validate. */
+void option_note_source(struct evictd_config *config, const struct option_spec *spec,
+			const char *source);
 /* Signal maps: start one (clearing what an earlier source set), add signal -> text. */
 void signal_map_begin(struct signal_text_map *map, const char *origin);
 int signal_map_put(struct signal_text_map *map, const char *key, const char *signal_text,
 		   const char *value);
+/* Set an enforceNodeAllocatable list (comma-separated) into field, or one error line. */
+int word_list_set(char *field, size_t size, const char *key, const char *value);
 int shutdown_group_add(struct evictd_config *config, const char *key, const char *priority_text,
 		       const char *seconds_text);
 /* A non-negative Go duration, or one error line naming key and value. */

@@ -2,6 +2,7 @@
 /* The YAML reader: KubeletConfiguration and EvictdConfiguration documents, their keys
  * looked up in the one option table and applied through its setters. */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +18,19 @@ struct yaml_ctx {
 	yaml_document_t *doc;
 	const char *name;	/* file name for messages */
 	int doc_index;
+	bool merge;		/* a --config-dir drop-in: maps merge key by key */
 };
+
+/* A plain null scalar: "null", "~", "Null", "NULL" or nothing (YAML 1.2 core schema). */
+static bool is_yaml_null(yaml_node_t *node)
+{
+	const char *text = (const char *)node->data.scalar.value;
+
+	if (node->data.scalar.style != YAML_PLAIN_SCALAR_STYLE)
+		return false;
+	return !*text || !strcmp(text, "~") || !strcmp(text, "null") || !strcmp(text, "Null") ||
+	       !strcmp(text, "NULL");
+}
 
 static const char *scalar_of(yaml_node_t *node)
 {
@@ -106,18 +119,32 @@ static int yaml_apply_map(struct yaml_ctx *ctx, struct signal_text_map *map, con
 			node_kind_name(value));
 		return -EINVAL;
 	}
-	signal_map_begin(map, key);
+	char source[96];
+
+	snprintf(source, sizeof(source), "%s: %s", ctx->name, key);
+	if (!ctx->merge)
+		signal_map_begin(map, source);
+	else if (!map->set)	/* a drop-in merges into what is there (JSON merge patch) */
+		signal_map_begin(map, source);
 	for (yaml_node_pair_t *pair = value->data.mapping.pairs.start;
 	     pair < value->data.mapping.pairs.top; pair++) {
 		const char *signal = scalar_of(yaml_document_get_node(ctx->doc, pair->key));
 		const char *text = scalar_of(yaml_document_get_node(ctx->doc, pair->value));
 
+		yaml_node_t *value_node = yaml_document_get_node(ctx->doc, pair->value);
+
+		/* A drop-in's null removes the key from the merge patch, but the kubelet then
+		 * json.Unmarshals the result into its existing configuration, which keeps what
+		 * it had (mergeKubeletConfigurations): a null changes nothing. */
+		if (ctx->merge && signal && value_node && value_node->type == YAML_SCALAR_NODE &&
+		    is_yaml_null(value_node))
+			continue;
 		if (!signal || !text) {
 			log_err("%s: %s: entries must be signal: value scalars", ctx->name, key);
 			err = -EINVAL;
 			continue;
 		}
-		if (signal_map_put(map, key, signal, text))
+		if (signal_map_put(map, source, signal, text))
 			err = -EINVAL;
 	}
 	return err;
@@ -172,7 +199,7 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 	yaml_node_t *root = yaml_document_get_root_node(ctx->doc);
 	const char *kind = NULL, *api_version = NULL;
 	bool kubelet;
-	int err = 0;
+	int err = 0, prior_err;
 
 	if (!root)
 		return 0;	/* empty document */
@@ -196,11 +223,13 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 		if (api_version && strcmp(api_version, KUBELET_API_VERSION))
 			log_warn("%s: apiVersion \"%s\": expected %s; reading the fields anyway",
 				 ctx->name, value_echo(api_version).text, KUBELET_API_VERSION);
-	} else if (kind && !strcmp(kind, "EvictdConfiguration")) {
+	} else if (kind && !strcmp(kind, "EvictdConfiguration") && !ctx->merge) {
 		kubelet = false;
 	} else {
-		log_err("%s: document %d: kind \"%s\": expected KubeletConfiguration or EvictdConfiguration",
-			ctx->name, ctx->doc_index, value_echo(kind ? kind : "").text);
+		log_err("%s: document %d: kind \"%s\": expected %s", ctx->name, ctx->doc_index,
+			value_echo(kind ? kind : "").text, ctx->merge ?
+			"KubeletConfiguration (a --config-dir drop-in)" :
+			"KubeletConfiguration or EvictdConfiguration");
 		return -EINVAL;
 	}
 
@@ -217,6 +246,11 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 
 		if (!key || !strcmp(key, "kind") || !strcmp(key, "apiVersion"))
 			continue;
+		/* A null leaves the field as it was: in a KubeletConfiguration it decodes to the
+		 * zero value that defaulting then fills ("evictionHard:" alone gets the defaults),
+		 * and a drop-in's null changes nothing (see yaml_apply_map). */
+		if (kubelet && value && value->type == YAML_SCALAR_NODE && is_yaml_null(value))
+			continue;
 		spec = option_by_key(key, kubelet);
 		if (!spec) {
 			/* The kubelet file carries much we do not use; our own file must be exact. */
@@ -226,6 +260,8 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 			err = -EINVAL;
 			continue;
 		}
+		prior_err = err;	/* err below: this key's own */
+		err = 0;
 		switch (spec->kind) {
 		case OPT_THRESHOLD_MAP:
 		case OPT_SIGNAL_MAP:
@@ -237,6 +273,32 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 			if (yaml_apply_priority_list(ctx, config, key, value))
 				err = -EINVAL;
 			break;
+		case OPT_WORD_LIST: {
+			char joined[256] = "";
+
+			if (value->type != YAML_SEQUENCE_NODE) {
+				log_err("%s: %s: expected a list, got %s", ctx->name, key, node_kind_name(value));
+				err = -EINVAL;
+				break;
+			}
+			for (yaml_node_item_t *item = value->data.sequence.items.start;
+			     item < value->data.sequence.items.top; item++) {
+				const char *text = scalar_of(yaml_document_get_node(ctx->doc, *item));
+
+				if (!text || strchr(text, ',') ||
+				    strlen(joined) + strlen(text) + 2 > sizeof(joined)) {
+					log_err("%s: %s: expected a list of names", ctx->name, key);
+					err = -EINVAL;
+					break;
+				}
+				if (joined[0])
+					strcat(joined, ",");
+				strcat(joined, text);
+			}
+			if (!err && word_list_set((char *)config + spec->offset, spec->size, key, joined))
+				err = -EINVAL;
+			break;
+		}
 		case OPT_STRING_LIST:
 			if (value->type == YAML_SEQUENCE_NODE) {
 				((struct string_list *)((char *)config + spec->offset))->n = 0;
@@ -263,8 +325,24 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 				err = -EINVAL;
 			} else if (option_apply(config, spec, key, scalar_of(value))) {
 				err = -EINVAL;
+			} else if (kubelet && spec->offset == offsetof(struct evictd_config,
+								      pressure_transition_period_ns) &&
+				   config->pressure_transition_period_ns == 0) {
+				/* v1beta1 SetDefaults_KubeletConfiguration: a zero
+				 * evictionPressureTransitionPeriod in a file is defaulted to 5m. */
+				log_info("%s: %s: 0 means the default, 5m0s, as in the kubelet",
+					 ctx->name, key);
+				config->pressure_transition_period_ns = 5LL * 60 * NS_PER_S;
 			}
 		}
+		if (!err) {
+			char source[96];
+
+			snprintf(source, sizeof(source), "%s: %s", ctx->name, key);
+			option_note_source(config, spec, source);
+		}
+		if (prior_err)
+			err = prior_err;
 	}
 	return err;
 }
@@ -313,7 +391,8 @@ static int yaml_check_depth(const char *yaml, size_t len, const char *name)
 	return err;
 }
 
-int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len, const char *name)
+static int load_yaml(struct evictd_config *config, const char *yaml, size_t len, const char *name,
+		     bool merge)
 {
 	yaml_parser_t parser;
 	int err;
@@ -328,7 +407,7 @@ int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len,
 	}
 	yaml_parser_set_input_string(&parser, (const unsigned char *)yaml, len);
 	for (int index = 1;; index++) {
-		struct yaml_ctx ctx = { .name = name, .doc_index = index };
+		struct yaml_ctx ctx = { .name = name, .doc_index = index, .merge = merge };
 		yaml_document_t doc;
 
 		if (!yaml_parser_load(&parser, &doc)) {
@@ -349,6 +428,11 @@ int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len,
 	}
 	yaml_parser_delete(&parser);
 	return err;
+}
+
+int config_load_yaml(struct evictd_config *config, const char *yaml, size_t len, const char *name)
+{
+	return load_yaml(config, yaml, len, name, false);
 }
 
 /* DESIGN.md §7: a configuration file is small; anything larger is a mistake, not a config. */
@@ -395,7 +479,7 @@ static int open_config_file(const char *path, struct stat *st)
 	return fd;
 }
 
-int config_load_file(struct evictd_config *config, const char *path)
+static int load_file(struct evictd_config *config, const char *path, bool merge)
 {
 	struct stat st;
 	size_t len = 0;
@@ -436,9 +520,19 @@ int config_load_file(struct evictd_config *config, const char *path)
 	} else if (!err) {
 		buf[len] = '\0';
 		/* The name in every message is echoed like any value: short, one line. */
-		err = config_load_yaml(config, buf, len, value_echo(path).text);
+		err = load_yaml(config, buf, len, value_echo(path).text, merge);
 	}
 	free(buf);
 	return err;
 }
 
+
+int config_load_file(struct evictd_config *config, const char *path)
+{
+	return load_file(config, path, false);
+}
+
+int config_load_dropin_file(struct evictd_config *config, const char *path)
+{
+	return load_file(config, path, true);
+}

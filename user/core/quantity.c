@@ -126,7 +126,7 @@ static int quantity_magnitude(const char *digits, size_t ndigits, int64_t exp10,
 
 	/* 10^19 exceeds every int64, whatever binary suffix follows. */
 	if (point > 19)
-		return -ERANGE;
+		return -ERANGE;	/* quantity_parse caps it */
 	/* Below 10^-19 even 2^60 times the value stays under 1: it rounds up to 1. */
 	if (point < -18) {
 		*magnitude = 1;
@@ -189,20 +189,24 @@ static int quantity_magnitude(const char *digits, size_t ndigits, int64_t exp10,
 }
 
 /*
- * Grammar (quantity.go): [+-]? ( digits | digits '.' digits? | '.' digits ) suffix.
+ * Grammar (quantity.go parseQuantityString): [+-]? digits* ('.' digits*)? suffix, where an
+ * empty number ("Mi", "k", ".", "-", "+") reads as 0, as Kubernetes reads it.
  *
- * Differences from ParseQuantity:
- *  - parseQuantityString lets the number be empty and then reads it as 0, so Kubernetes
- *    accepts "Mi", "k", "e3", ".", "+", "-" and "-." as zero. We require at least one digit.
- *  - A binarySI value above 2^63-1 in magnitude is clamped to ±(2^63-1) by Kubernetes; that
- *    is -ERANGE here ("8Ei", "-8Ei"). A decimal "-9223372036854775808" is exact and accepted.
- *  - Exponents beyond int32 are -ERANGE (see parse_quantity_suffix).
+ * quantity_parse_capped caps values beyond int64 (quantity_parse refuses them with -ERANGE,
+ * for callers where such a value is a mistake): ParseQuantity caps a binarySI amount at
+ * 2^63-1 (maxAllowed) and keeps a larger decimal one exactly, so every comparison with an
+ * int64 (available bytes, inodes, tasks) comes out as it does against the cap. A negative
+ * one is capped at INT64_MIN (a decimal "-9223372036854775808" is exact).
+ *
+ * Differences from ParseQuantity (README, kubelet compatibility):
+ *  - Exponents beyond int32 are -ERANGE (see parse_quantity_suffix); apimachinery rejects
+ *    them too since it stopped truncating them.
  *  - For a negative non-integer, Value() on the int64 fast path rounds away from zero
  *    ("-500m" -> -1), but its inf.Dec path (scale_int.go scaledValue: truncate, then +1)
  *    gives "-0.1Ki" -> -101 and "-1e-10" -> 1. We always round away from zero, as Value()
- *    documents.
+ *    documents. No eviction setting accepts a negative value, so no decision depends on it.
  */
-int quantity_parse(const char *text, int64_t *value)
+static int quantity_parse_mode(const char *text, int64_t *value, bool cap)
 {
 	const char *p, *number;
 	size_t int_digits = 0, frac_digits = 0;
@@ -211,8 +215,8 @@ int quantity_parse(const char *text, int64_t *value)
 	uint64_t magnitude, limit;
 	int exp2, err;
 
-	if (!text || !value)
-		return -EINVAL;
+	if (!text || !value || !*text)
+		return -EINVAL;	/* ParseQuantity: ErrFormatWrong for "" */
 	p = text;
 	if (*p == '+' || *p == '-')
 		negative = *p++ == '-';
@@ -228,18 +232,21 @@ int quantity_parse(const char *text, int64_t *value)
 			frac_digits++;
 		}
 	}
-	if (int_digits + frac_digits == 0)
-		return -EINVAL;
-
 	err = parse_quantity_suffix(p, &exp10, &exp2);
 	if (err)
 		return err;
+	if (int_digits + frac_digits == 0) {
+		*value = 0;	/* parseQuantityString: "if we stripped all numerator positions" */
+		return 0;
+	}
 
 	binary = exp2 != 0;
 	/* Only a decimal quantity reaches INT64_MIN; binarySI is clamped symmetrically. */
 	limit = negative && !binary ? MAG_INT64_MIN : MAG_INT64_MAX;
 	err = quantity_magnitude(number, (size_t)(p - number), exp10, exp2, limit, &magnitude);
-	if (err)
+	if (err == -ERANGE && cap)
+		magnitude = limit;	/* capped, see above */
+	else if (err)
 		return err;
 
 	if (!negative)
@@ -249,6 +256,16 @@ int quantity_parse(const char *text, int64_t *value)
 	else
 		*value = -(int64_t)magnitude;
 	return 0;
+}
+
+int quantity_parse(const char *text, int64_t *value)
+{
+	return quantity_parse_mode(text, value, false);
+}
+
+int quantity_parse_capped(const char *text, int64_t *value)
+{
+	return quantity_parse_mode(text, value, true);
 }
 
 int quantity_format(int64_t value, char *buf, size_t len)

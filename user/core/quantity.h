@@ -9,12 +9,17 @@
 /* Parse a Kubernetes quantity ("100Mi", "1.5Gi", "1e9", "500M", "10k", "250m", "+1E3",
  * ".5Gi") as resource.ParseQuantity accepts it, and store its integer value rounded up
  * (away from zero) like Quantity.Value(): "1.5" -> 2, "500m" -> 1, "-500m" -> -1. The value
- * is exact (no floating point): "0.1Ki" -> 103. Whitespace is not accepted, nor a number
- * without digits ("Mi", ".", "-"), which Kubernetes would read as 0. Returns 0, -EINVAL for a
- * malformed text, -ERANGE when the value does not fit in int64, when Kubernetes would clamp
- * it (a binary-suffixed magnitude above 2^63-1, "8Ei"), or for an exponent beyond int32.
- * *value is written only on success. */
+ * is exact (no floating point): "0.1Ki" -> 103. Whitespace is not accepted; a number without
+ * digits ("Mi", ".", "-") is 0, as in Kubernetes. Returns 0, -EINVAL for a malformed text,
+ * -ERANGE when the value does not fit in int64 or for an exponent beyond int32. *value is
+ * written only on success. */
 int quantity_parse(const char *text, int64_t *value);
+
+/* The same, but a value beyond int64 is capped at INT64_MAX (INT64_MIN for a negative
+ * decimal, -INT64_MAX for a negative binarySI one) instead of -ERANGE, as ParseQuantity caps
+ * binarySI amounts at 2^63-1 and keeps larger decimal ones exactly (every comparison with an
+ * int64 then agrees with the cap). The kubelet's eviction settings are read with this. */
+int quantity_parse_capped(const char *text, int64_t *value);
 
 /* Parse a Go duration (time.ParseDuration: "1m30s", "500ms", "2h", "1.5h", "-3s", "0",
  * units ns us µs μs ms s m h) into nanoseconds, with Go's own float64 rounding of fractions.

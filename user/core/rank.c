@@ -101,6 +101,7 @@ static enum rank_kind signal_rank_kind(enum ev_signal signal)
 {
 	switch (signal) {
 	case EV_SIGNAL_MEMORY_AVAILABLE:
+	case EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE:
 	case EV_SIGNAL_OOM_GUARD:	/* evictd: the guard ranks as memory pressure */
 		return RANK_KIND_MEMORY;
 	case EV_SIGNAL_PID_AVAILABLE:
@@ -223,11 +224,15 @@ int64_t rank_request(enum ev_signal signal, const struct pod *pod)
 
 /*
  * What the third key subtracts from usage: the request (helpers.go memory() and disk()).
- * The kubelet's disk() takes the ephemeral-storage request off inode counts too; the seed and
- * DESIGN.md §5 say inodes have no request, and the seed is our source, so rank_request's 0 holds.
+ * disk() subtracts GetResourceRequestQuantity(pod, v1.ResourceEphemeralStorage) whatever
+ * resource it ranks by, so an inode count has the pod's ephemeral-storage request (bytes)
+ * taken off it too; the first key (exceedDiskRequests) asks for a resourceInodes request,
+ * which is 0 (rank_request).
  */
 static int64_t request_subtracted(enum ev_signal signal, const struct pod *pod)
 {
+	if (signal_rank_kind(signal) == RANK_KIND_DISK_INODES)
+		return pod->ephemeral_storage_request;
 	return rank_request(signal, pod);
 }
 

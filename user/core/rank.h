@@ -28,6 +28,15 @@ struct pod_disk_usage {
 	int64_t images;		/* image storage attributed to the pod (split containerfs) */
 };
 
+/* A container as the kubelet's eviction message names it (DESIGN.md §8): from the pod's spec
+ * (name, memory request) and status.containerStatuses (the runtime id). */
+#define POD_MAX_NAMED_CONTAINERS 8
+struct pod_container {
+	char name[64];
+	char id[72];		/* containerID without its "runtime://" */
+	int64_t memory_request;	/* bytes; 0: none */
+};
+
 struct pod {
 	char uid[64];
 	char namespace_[64];
@@ -50,6 +59,8 @@ struct pod {
 	struct pod_disk_usage disk_bytes;
 	struct pod_disk_usage disk_inodes;
 	int64_t processes;		/* tasks (threads) in the pod's cgroups */
+	struct pod_container containers[POD_MAX_NAMED_CONTAINERS];	/* regular, then init */
+	size_t n_containers;
 	/* No usage could be read for this pod. The kubelet ranks a pod without stats first
 	 * in every usage comparison (helpers.go: "prioritize evicting the pod for which no
 	 * stats were found"); zero-initialised = stats present. */

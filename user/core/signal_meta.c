@@ -29,6 +29,9 @@ static const struct signal_meta signal_table[EV_SIGNAL_COUNT] = {
 		EV_CONDITION_DISK_PRESSURE, SIGNAL_GROUP_FS, true, true },
 	[EV_SIGNAL_PID_AVAILABLE] = { "pid.available", TASKS, "pids",
 		EV_CONDITION_PID_PRESSURE, SIGNAL_GROUP_PID, true, false },
+	/* helpers.go signalToResource / signalToNodeCondition: memory, MemoryPressure. */
+	[EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE] = { "allocatableMemory.available", BYTES, "memory",
+		EV_CONDITION_MEMORY_PRESSURE, SIGNAL_GROUP_MEMORY, true, false },
 	/* The guard ranks and reports as memory but sets no node condition (DESIGN.md §1). */
 	[EV_SIGNAL_OOM_GUARD] = { "oom.guard", BYTES, "memory",
 		EV_CONDITION_NONE, SIGNAL_GROUP_MEMORY, false, false },

@@ -17,6 +17,10 @@ enum ev_signal {
 	EV_SIGNAL_CONTAINERFS_AVAILABLE,
 	EV_SIGNAL_CONTAINERFS_INODES_FREE,
 	EV_SIGNAL_PID_AVAILABLE,
+	/* The kubepods cgroup's memory limit minus its working set (the kubelet's "pods" system
+	 * container); its thresholds follow the hard memory.available ones when
+	 * enforceNodeAllocatable contains "pods" (helpers.go addAllocatableThresholds). */
+	EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE,
 	/* evictd's OOM guard (DESIGN.md §1): the kernel's own view, MemAvailable against MemTotal.
 	 * Never configured as a kubelet threshold; no node condition. */
 	EV_SIGNAL_OOM_GUARD,
@@ -78,7 +82,9 @@ const char *condition_name(enum node_condition condition); /* "MemoryPressure" .
 uint32_t signal_group_mask(unsigned groups);
 /* The same as constants, for switch cases and initialisers; test_signals checks them
  * against the table. */
-#define SIGNAL_MASK_MEMORY (SIGNAL_MASK(EV_SIGNAL_MEMORY_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_OOM_GUARD))
+#define SIGNAL_MASK_MEMORY                                                                          \
+	(SIGNAL_MASK(EV_SIGNAL_MEMORY_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE) | \
+	 SIGNAL_MASK(EV_SIGNAL_OOM_GUARD))
 #define SIGNAL_MASK_FS                                                                              \
 	(SIGNAL_MASK(EV_SIGNAL_NODEFS_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_NODEFS_INODES_FREE) |         \
 	 SIGNAL_MASK(EV_SIGNAL_IMAGEFS_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_IMAGEFS_INODES_FREE) |       \

@@ -1,14 +1,88 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The kubelet eviction manager's synchronize() bookkeeping, without the I/O.
  * Source of each rule: pkg/kubelet/eviction/eviction_manager.go and helpers.go. */
+#include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core/arith.h"
 #include "core/quantity.h"
 #include "core/thresholds.h"
+
+/* Whether text has strconv.ParseFloat's syntax (Go src/strconv/atof.go readFloat,
+ * special): [+-]? then "inf", "infinity" or "nan" in any case, a decimal mantissa with an
+ * optional e exponent, or a 0x mantissa that must have a p exponent. No whitespace. Go
+ * allows '_' between digits only after a base prefix ("0x_1p0"); that form is refused here
+ * (README, kubelet compatibility). */
+static bool go_float_syntax(const char *text)
+{
+	const char *p = text;
+	bool hex = false, digits = false;
+
+	if (*p == '+' || *p == '-')
+		p++;
+	if (!strcasecmp(p, "inf") || !strcasecmp(p, "infinity") || !strcasecmp(p, "nan"))
+		return true;
+	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X')) {
+		hex = true;
+		p += 2;
+	}
+	for (bool point = false;; p++) {
+		if (hex ? isxdigit((unsigned char)*p) : isdigit((unsigned char)*p))
+			digits = true;
+		else if (*p == '.' && !point)
+			point = true;
+		else
+			break;
+	}
+	if (!digits)
+		return false;
+	if (hex ? (*p == 'p' || *p == 'P') : (*p == 'e' || *p == 'E')) {
+		p++;
+		if (*p == '+' || *p == '-')
+			p++;
+		if (!isdigit((unsigned char)*p))
+			return false;
+		while (isdigit((unsigned char)*p))
+			p++;
+	} else if (hex) {
+		return false;	/* "hexadecimal mantissa requires a 'p' exponent" */
+	}
+	return *p == '\0';
+}
+
+int percentage_parse(const char *text, float *fraction)
+{
+	char number[64];
+	size_t len = strlen(text);
+	float value;
+	char *end;
+
+	/* parsePercentage: strings.TrimRight(input, "%") drops every trailing '%'. */
+	while (len && text[len - 1] == '%')
+		len--;
+	if (len == 0 || len >= sizeof(number))
+		return -EINVAL;
+	memcpy(number, text, len);
+	number[len] = '\0';
+	if (!go_float_syntax(number))
+		return -EINVAL;
+	/* strconv.ParseFloat(s, 32) rounds once, to float32, as strtof does (no double
+	 * rounding through a double); it fails only on overflow, not on underflow. */
+	errno = 0;
+	value = strtof(number, &end);
+	if (*end != '\0')
+		return -EINVAL;
+	if (errno == ERANGE && isinf(value))
+		return -ERANGE;
+	/* float32(value) / 100, in float32 like the kubelet. */
+	*fraction = value / 100.0f;
+	return 0;
+}
 
 int threshold_value_parse(const char *text, struct threshold_value *value, bool *disabled)
 {
@@ -21,38 +95,67 @@ int threshold_value_parse(const char *text, struct threshold_value *value, bool 
 		return -EINVAL;
 	memcpy(value->text, text, len + 1);
 
+	/* helpers.go parseThresholdStatement. */
 	if (text[len - 1] == '%') {
-		char number[sizeof(value->text)];
-		char *end;
-		double percent;
+		float fraction;
 
-		/* helpers.go parseThresholdStatement: "0%" and "100%" mean "no threshold". */
+		/* "0%" and "100%", as written, mean "no threshold" ("0.0%" does not). */
 		if (strcmp(text, "0%") == 0 || strcmp(text, "100%") == 0) {
 			*disabled = true;
 			return 0;
 		}
-		memcpy(number, text, len - 1);
-		number[len - 1] = '\0';
-		if (number[0] == '\0' || number[0] == ' ' || number[0] == '+')
+		err = percentage_parse(text, &fraction);
+		if (err)
+			return err;
+		/* NaN passes both of the kubelet's checks and then resolves to no number at all
+		 * (int64 of NaN): refused here (README, kubelet compatibility). */
+		if (isnan(fraction))
 			return -EINVAL;
-		errno = 0;
-		percent = strtod(number, &end);
-		if (errno || *end != '\0' || percent != percent)
-			return -EINVAL;
-		if (percent < 0 || percent > 100)
+		if (fraction < 0 || fraction > 1)
 			return -ERANGE;
 		value->is_percentage = true;
-		/* parsePercentage: float32(value) / 100, kept as float32 like the kubelet. */
-		value->percentage = (float)percent / 100.0f;
+		value->percentage = fraction;
 		return 0;
 	}
 
-	err = quantity_parse(text, &value->quantity);
+	err = quantity_parse_capped(text, &value->quantity);
 	if (err)
 		return err;
 	if (value->quantity < 0)
 		return -ERANGE;
 	return 0;
+}
+
+int min_reclaim_parse(const char *text, struct threshold_value *value)
+{
+	size_t len = strlen(text);
+	int err;
+
+	memset(value, 0, sizeof(*value));
+	if (len == 0 || len >= sizeof(value->text))
+		return -EINVAL;
+	memcpy(value->text, text, len + 1);
+
+	/* helpers.go parseMinimumReclaims: a percentage must be positive ("0%" is an error,
+	 * "100%" is 100%, there is no upper bound); a quantity must not be negative. */
+	if (text[len - 1] == '%') {
+		float fraction;
+
+		err = percentage_parse(text, &fraction);
+		if (err)
+			return err;
+		if (isnan(fraction))
+			return -EINVAL;
+		if (!(fraction > 0))
+			return -ERANGE;
+		value->is_percentage = true;
+		value->percentage = fraction;
+		return 0;
+	}
+	err = quantity_parse_capped(text, &value->quantity);
+	if (err)
+		return err;
+	return value->quantity < 0 ? -ERANGE : 0;
 }
 
 int64_t threshold_value_resolve(const struct threshold_value *value, int64_t capacity)
@@ -215,4 +318,14 @@ int64_t engine_reclaim_target(const struct eviction_engine *engine, size_t index
 	/* Both may be near INT64_MAX (evictionMinimumReclaim=7Ei is accepted): saturate. */
 	return sat_add_i64(threshold_value_resolve(&threshold->value, capacity),
 			   threshold_value_resolve(&threshold->min_reclaim, capacity));
+}
+
+int64_t eviction_grace_ns(bool hard, int64_t soft_grace_ns, int64_t floor_ns)
+{
+	/* eviction_manager.go evictPod: a hard threshold uses immediateEvictionGracePeriodSeconds
+	 * (evictd: floor_ns, 0 by default); pod_workers.go: "no matter what, we always supply a
+	 * grace period of 1" -- the floor again for a soft one. */
+	if (hard)
+		return floor_ns;
+	return soft_grace_ns > floor_ns ? soft_grace_ns : floor_ns;
 }

@@ -32,9 +32,19 @@ struct threshold {
 	bool derived;				/* containerfs copy of nodefs/imagefs */
 };
 
-/* Parse "10%", "100Mi", "1.5Gi". Returns 0, -EINVAL (malformed), -ERANGE (negative or a
- * percentage above 100%). Sets *disabled for "0%" and "100%", which the kubelet ignores. */
+/* A threshold value as helpers.go parseThresholdStatement reads it: "10%", "100Mi", "1.5Gi".
+ * Returns 0, -EINVAL (malformed, NaN), -ERANGE (negative, or a percentage above 100%). Sets
+ * *disabled for "0%" and "100%" as written, which the kubelet ignores. A quantity of 0 is
+ * returned as such: the caller refuses it ("must be positive"). */
 int threshold_value_parse(const char *text, struct threshold_value *value, bool *disabled);
+
+/* A minimum reclaim as helpers.go parseMinimumReclaims reads it: a positive percentage (no
+ * upper bound) or a quantity >= 0. Returns 0, -EINVAL (malformed) or -ERANGE. */
+int min_reclaim_parse(const char *text, struct threshold_value *value);
+
+/* helpers.go parsePercentage: every trailing '%' trimmed, strconv.ParseFloat(s, 32), / 100
+ * in float32. Returns 0, -EINVAL (not Go float syntax) or -ERANGE (beyond float32). */
+int percentage_parse(const char *text, float *fraction);
 
 /* The value in the signal's unit against a capacity: quantity, or capacity x percentage
  * truncated as the kubelet's GetThresholdQuantity does. */
@@ -79,5 +89,10 @@ void engine_evaluate(struct eviction_engine *engine, const struct observations *
 /* Target for "keep reclaiming": the resolved threshold plus its minimum reclaim. */
 int64_t engine_reclaim_target(const struct eviction_engine *engine, size_t index,
 			      const struct observations *obs);
+
+/* The SIGTERM grace of an eviction (DESIGN.md §6): hard: floor_ns; soft: soft_grace_ns
+ * (min(terminationGracePeriodSeconds, evictionMaxPodGracePeriod)) but at least floor_ns.
+ * floor_ns is --hard-eviction-grace-period: 0 in evictd, 1 s in the kubelet. */
+int64_t eviction_grace_ns(bool hard, int64_t soft_grace_ns, int64_t floor_ns);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include "daemon/daemon_parts.h"
 #include "kube/kube_report.h"
+#include "pods/containers.h"
 #include "sys/clock.h"
 #include "sys/log.h"
 
@@ -31,6 +32,10 @@ struct eviction {
 	struct pod candidates[EVENTLOG_MAX_CANDIDATES];
 	struct pod *candidate_ptrs[EVENTLOG_MAX_CANDIDATES];
 	size_t n_candidates;
+	/* The victim's containers at the decision, for the message (pods/containers.c). */
+	struct kube_container_usage containers[POD_MAX_NAMED_CONTAINERS];
+	char container_names[POD_MAX_NAMED_CONTAINERS][64];
+	size_t n_containers;
 };
 
 static size_t evictions_in_flight;
@@ -243,6 +248,8 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 				.threshold = &eviction->threshold,
 				.threshold_quantity = eviction->threshold_quantity,
 				.available = eviction->available,
+				.containers = eviction->containers,
+				.n_containers = eviction->n_containers,
 			});
 		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after %s%s", eviction->victim_name,
 			 victim->cgroup_path, signal_name(eviction->signal),
@@ -285,6 +292,21 @@ static struct eviction *eviction_new(struct daemon *daemon, const struct thresho
 		.reason = policy->decision.reason,
 	};
 	victim_name(victim, eviction->victim_name, sizeof(eviction->victim_name));
+	/* evictionMessage reads the containers' usage before the pod is killed; only memory
+	 * has a per-container usage here (DESIGN.md §8). */
+	if (!strcmp(signal_resource(threshold->signal), "memory")) {
+		const char *names[POD_MAX_NAMED_CONTAINERS];
+		int64_t usage[POD_MAX_NAMED_CONTAINERS], request[POD_MAX_NAMED_CONTAINERS];
+		size_t n = pod_container_usage(victim, names, usage, request, POD_MAX_NAMED_CONTAINERS);
+
+		for (size_t i = 0; i < n; i++) {
+			snprintf(eviction->container_names[i], sizeof(eviction->container_names[i]), "%s",
+				 names[i]);
+			eviction->containers[i] = (struct kube_container_usage){
+				.name = eviction->container_names[i], .usage = usage[i], .request = request[i] };
+		}
+		eviction->n_containers = n;
+	}
 	for (size_t i = 0; i < policy->n_candidates && eviction->n_candidates < EVENTLOG_MAX_CANDIDATES; i++) {
 		eviction->candidates[eviction->n_candidates] = *policy->candidates[i];
 		eviction->candidate_ptrs[eviction->n_candidates] = &eviction->candidates[eviction->n_candidates];
@@ -349,8 +371,11 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 				 evictions_in_flight);
 			return;
 		}
-		/* Hard: no grace. Soft: min(terminationGracePeriodSeconds, evictionMaxPodGracePeriod). */
-		grace_ns = urgent ? 0 : kill_soft_grace_ns(pod, policy->config.max_pod_grace_period_s);
+		/* Hard: --hard-eviction-grace-period (0: none). Soft: min(terminationGracePeriodSeconds,
+		 * evictionMaxPodGracePeriod), at least that (eviction_grace_ns). */
+		grace_ns = eviction_grace_ns(urgent, urgent ? 0 : kill_soft_grace_ns(pod,
+					     policy->config.max_pod_grace_period_s),
+					     policy->config.hard_eviction_grace_ns);
 		eviction = eviction_new(daemon, threshold, pod, grace_ns);
 		if (!eviction) {
 			log_err("evicting %s: out of memory", pod->cgroup_path);

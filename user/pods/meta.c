@@ -191,9 +191,57 @@ static int get_requests(struct parse_ctx *ctx, struct json_object *obj, const ch
 }
 
 /* Containers (regular or init) appended to the two request arrays. */
+/* The eviction message's containers (pods/containers.c): a name that fits, and its request. */
+static void pod_container_named(struct pod_meta *meta, struct json_object *container, int64_t request)
+{
+	struct json_object *name;
+	const char *text;
+
+	if (!json_object_object_get_ex(container, "name", &name) ||
+	    !json_object_is_type(name, json_type_string))
+		return;
+	text = json_object_get_string(name);
+	if (strlen(text) >= sizeof(meta->containers[0].name))
+		return;
+	strcpy(meta->containers[meta->n_containers].name, text);
+	meta->containers[meta->n_containers].memory_request = request;
+	meta->n_containers++;
+}
+
+/* status.containerStatuses / initContainerStatuses: the runtime id of each named container.
+ * Read leniently: a status the kubelet has not written yet just leaves the id empty. */
+static void pod_container_ids(struct pod_meta *meta, struct json_object *status)
+{
+	static const char *const keys[] = { "containerStatuses", "initContainerStatuses" };
+
+	for (size_t k = 0; k < sizeof(keys) / sizeof(keys[0]); k++) {
+		struct json_object *array;
+
+		if (!json_object_object_get_ex(status, keys[k], &array) ||
+		    !json_object_is_type(array, json_type_array))
+			continue;
+		for (size_t i = 0; i < json_object_array_length(array); i++) {
+			struct json_object *entry = json_object_array_get_idx(array, i), *name, *id;
+			const char *id_text, *sep;
+
+			if (!json_object_object_get_ex(entry, "name", &name) ||
+			    !json_object_object_get_ex(entry, "containerID", &id) ||
+			    !json_object_is_type(id, json_type_string))
+				continue;
+			id_text = json_object_get_string(id);
+			sep = strstr(id_text, "://");
+			id_text = sep ? sep + 3 : id_text;
+			for (size_t c = 0; c < meta->n_containers; c++)
+				if (!strcmp(meta->containers[c].name, json_object_get_string(name)) &&
+				    strlen(id_text) < sizeof(meta->containers[c].id))
+					strcpy(meta->containers[c].id, id_text);
+		}
+	}
+}
+
 static int get_containers(struct parse_ctx *ctx, struct json_object *spec, const char *path,
 			  const char *key, bool init, struct rank_container_request *memory,
-			  struct rank_container_request *ephemeral, size_t *n)
+			  struct rank_container_request *ephemeral, size_t *n, struct pod_meta *meta)
 {
 	struct json_object *array = NULL;
 	char array_path[512], item_path[512];
@@ -222,6 +270,8 @@ static int get_containers(struct parse_ctx *ctx, struct json_object *spec, const
 			if (err < 0)
 				return err;
 		}
+		if (meta && meta->n_containers < POD_MAX_NAMED_CONTAINERS)
+			pod_container_named(meta, container, mem);
 		memory[*n] = (struct rank_container_request){
 			.request = mem, .init = init,
 			.restartable = init && strcmp(restart_policy, "Always") == 0,
@@ -231,6 +281,25 @@ static int get_containers(struct parse_ctx *ctx, struct json_object *spec, const
 		(*n)++;
 	}
 	return 0;
+}
+
+/* component-helpers resource IsPodLevelResourcesSet: spec.resources requests or limits name
+ * a supported pod-level resource (cpu, memory). */
+static bool pod_level_resources_set(struct json_object *spec)
+{
+	static const char *const lists[] = { "requests", "limits" };
+	struct json_object *resources, *list, *unused;
+
+	if (!json_object_object_get_ex(spec, "resources", &resources) ||
+	    !json_object_is_type(resources, json_type_object))
+		return false;
+	for (size_t i = 0; i < sizeof(lists) / sizeof(lists[0]); i++)
+		if (json_object_object_get_ex(resources, lists[i], &list) &&
+		    json_object_is_type(list, json_type_object) &&
+		    (json_object_object_get_ex(list, "cpu", &unused) ||
+		     json_object_object_get_ex(list, "memory", &unused)))
+			return true;
+	return false;
 }
 
 static size_t array_len_or_zero(struct json_object *obj, const char *key)
@@ -263,9 +332,9 @@ static int pod_requests(struct parse_ctx *ctx, struct json_object *spec, const c
 	}
 	/* Regular containers first, then init containers in spec order: rank_pod_request
 	 * wants sidecars in the order they start. */
-	err = get_containers(ctx, spec, path, "containers", false, memory, ephemeral, &n);
+	err = get_containers(ctx, spec, path, "containers", false, memory, ephemeral, &n, meta);
 	if (!err)
-		err = get_containers(ctx, spec, path, "initContainers", true, memory, ephemeral, &n);
+		err = get_containers(ctx, spec, path, "initContainers", true, memory, ephemeral, &n, meta);
 	/* Pod-level resources (PodLevelResources) replace the containers' sum for memory. */
 	if (!err)
 		err = get_requests(ctx, spec, path, &pod_memory, &pod_ephemeral, &pod_memory_set);
@@ -278,9 +347,17 @@ static int pod_requests(struct parse_ctx *ctx, struct json_object *spec, const c
 		err = get_quantity(ctx, overhead, overhead_path, "ephemeral-storage",
 				   &overhead_ephemeral) < 0 ? -EINVAL : 0;
 	if (!err) {
-		meta->memory_request = rank_pod_request(memory, n, pod_memory_set ? pod_memory : -1,
-							overhead_memory);
-		meta->ephemeral_storage_request = rank_pod_request(ephemeral, n, -1, overhead_ephemeral);
+		bool pod_level = pod_level_resources_set(spec);
+
+		/* GetResourceRequestQuantity: with pod-level resources the containers' requests
+		 * are skipped; a pod-level memory request (or 0) stands in their place. */
+		meta->memory_request = rank_pod_request(memory, n, pod_level ? (pod_memory_set ?
+							pod_memory : 0) : -1, overhead_memory);
+		/* pkg/api/v1/resource GetResourceRequestQuantity: with pod-level resources the
+		 * container-level requests are skipped (SkipContainerLevelResources), and
+		 * ephemeral-storage is no pod-level resource, so it is 0. */
+		meta->ephemeral_storage_request = rank_pod_request(ephemeral, pod_level ? 0 : n, -1,
+								   overhead_ephemeral);
 	}
 	free(memory);
 	free(ephemeral);
@@ -438,6 +515,7 @@ static int parse_pod(struct parse_ctx *ctx, struct json_object *pod, const char 
 			meta->qos_known = true;
 		}
 		meta->terminal = strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
+		pod_container_ids(meta, status);
 	}
 	if (node_name && strcmp(node, node_name) != 0)
 		return 0;

@@ -555,6 +555,8 @@ static void join_metadata(struct pods *pods)
 		pod->termination_grace_period_s = meta->termination_grace_period_s;
 		pod->memory_request = meta->memory_request;
 		pod->ephemeral_storage_request = meta->ephemeral_storage_request;
+		memcpy(pod->containers, meta->containers, sizeof(pod->containers));
+		pod->n_containers = meta->n_containers;
 		/* The path is where the kubelet actually put the pod: it wins. */
 		if (meta->qos_known && meta->qos != pod->qos && pods_first_time(pods, "qos-mismatch", pod->uid))
 			log_warn("pods: %s/%s: status.qosClass %s but its cgroup %s is %s; using %s",

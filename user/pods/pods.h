@@ -64,6 +64,8 @@ struct pod_meta {
 	int64_t termination_grace_period_s;	/* -1: unset */
 	int64_t memory_request;			/* bytes, rank_pod_request() */
 	int64_t ephemeral_storage_request;	/* bytes, rank_pod_request() */
+	struct pod_container containers[POD_MAX_NAMED_CONTAINERS];	/* pods/containers.c */
+	size_t n_containers;
 	bool joined;		/* set by pods_refresh: a cgroup was found for it */
 };
 

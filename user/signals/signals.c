@@ -18,8 +18,11 @@
  *  pid.available     min(pid_max, threads-max) - tasks, tasks = total of /proc/loadavg's
  *                    4th field (kubelet stats/pidlimit/pidlimit_linux.go).
  *
+ *  allocatableMemory.available  the kubepods cgroup's memory limit - its working set
+ *                    (allocatable.c).
+ *
  * This file: the filesystem and pid readers and signals_read(); memory.c the memory signals;
- * sysfile.c the path and file helpers.
+ * allocatable.c the kubepods one; sysfile.c the path and file helpers.
  *
  * This runs on every BPF wake-up: open/read/close into stack buffers, no allocation.
  */
@@ -312,6 +315,10 @@ int signals_read(const struct signal_source *source, uint32_t mask, struct obser
 		/* The guard alone needs only meminfo: skip the cgroup read. */
 		memory_err = sig_read_memory_group(source, obs,
 					       mask & SIGNAL_MASK(EV_SIGNAL_MEMORY_AVAILABLE));
+		if (mask & SIGNAL_MASK(EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE)) {
+			err = signals_read_allocatable(source, obs);
+			memory_err = memory_err ? memory_err : err;
+		}
 		group_end(SIGNAL_GROUP_MEMORY, "memory", memory_err);
 		first_err = memory_err;
 	}

@@ -20,6 +20,9 @@ struct signal_source {
 	 * NULL = detect (/sys/fs/cgroup, /sys/fs/cgroup/unified, /sys/fs/cgroup/memory). */
 	const char *cgroup_v2_dir;
 	const char *cgroup_v1_memory_dir;
+	/* The kubelet's --cgroup-root, where kubepods(.slice) is (allocatableMemory.available);
+	 * NULL or "" = the hierarchy's root. */
+	const char *kubelet_cgroup_root;
 };
 
 /* Read which signals are set in `mask` (SIGNAL_MASK bits; 0 = all) into obs. Signals
@@ -40,6 +43,9 @@ enum cgroup_layout signals_detect_cgroup_layout(const struct signal_source *sour
 int signals_read_memory(const struct signal_source *source, struct observations *obs);
 int signals_read_filesystems(const struct signal_source *source, struct observations *obs);
 int signals_read_pids(const char *root, struct observations *obs);
+/* allocatableMemory.available from the kubepods cgroup (allocatable.c). Leaves it !present,
+ * returning 0, when there is no kubepods cgroup or it has no memory limit. */
+int signals_read_allocatable(const struct signal_source *source, struct observations *obs);
 
 /* The stat/statvfs calls behind the filesystem signals, so tests can fake st_dev and the
  * statvfs numbers. Both behave like the libc calls (-1 and errno on failure). */
