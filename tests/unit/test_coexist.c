@@ -121,25 +121,36 @@ static void test_threshold_boundaries(void **state)
 
 /* A soft threshold of evictd's covers the kubelet's only with a grace no longer; a hard one
  * covers a soft one; a soft one never covers a hard one. */
+/* Each side names its hard memory threshold: a soft threshold alone keeps the kubelet's five
+ * default hard ones (v1beta1 defaults.go), which would be equal on both sides and clash. */
+#define EV_HARD "evictionHard:\n  memory.available: 200Mi\n"
+#define KL_HARD "evictionHard:\n  memory.available: 100Mi\n"
+
 static void test_grace_periods(void **state)
 {
 	struct coexist_finding f[COEXIST_MAX_FINDINGS];
 	size_t n;
 
-	n = compare(KUBELET_HEADER "evictionSoft:\n  memory.available: 2Gi\nevictionSoftGracePeriod:\n  memory.available: 1m\n",
-		    KUBELET_HEADER "evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 1m\n",
+	n = compare(KUBELET_HEADER EV_HARD "evictionSoft:\n  memory.available: 2Gi\nevictionSoftGracePeriod:\n  memory.available: 1m\n",
+		    KUBELET_HEADER KL_HARD "evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 1m\n",
 		    NULL, f);
 	assert_null(find(f, n, COEXIST_NOT_ABOVE, EV_SIGNAL_MEMORY_AVAILABLE));
-	n = compare(KUBELET_HEADER "evictionSoft:\n  memory.available: 2Gi\nevictionSoftGracePeriod:\n  memory.available: 61s\n",
-		    KUBELET_HEADER "evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 1m\n",
+	n = compare(KUBELET_HEADER EV_HARD "evictionSoft:\n  memory.available: 2Gi\nevictionSoftGracePeriod:\n  memory.available: 61s\n",
+		    KUBELET_HEADER KL_HARD "evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 1m\n",
 		    NULL, f);
 	assert_non_null(find(f, n, COEXIST_NOT_ABOVE, EV_SIGNAL_MEMORY_AVAILABLE));
 	n = compare(KUBELET_HEADER "evictionHard:\n  memory.available: 2Gi\n",
-		    KUBELET_HEADER "evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 1m\n",
+		    KUBELET_HEADER KL_HARD "evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 1m\n",
 		    NULL, f);
 	assert_null(find(f, n, COEXIST_NOT_ABOVE, EV_SIGNAL_MEMORY_AVAILABLE));
-	n = compare(KUBELET_HEADER "evictionSoft:\n  memory.available: 2Gi\nevictionSoftGracePeriod:\n  memory.available: 1s\n",
+	n = compare(KUBELET_HEADER EV_HARD "evictionSoft:\n  memory.available: 2Gi\nevictionSoftGracePeriod:\n  memory.available: 1s\n",
 		    KUBELET_HEADER "evictionHard:\n  memory.available: 1Gi\n", NULL, f);
+	assert_non_null(find(f, n, COEXIST_NOT_ABOVE, EV_SIGNAL_MEMORY_AVAILABLE));
+	/* Soft thresholds alone on both sides: the default hard memory.available<100Mi is on
+	 * both, equal, and that is a clash. */
+	n = compare(KUBELET_HEADER "evictionSoft:\n  memory.available: 2Gi\nevictionSoftGracePeriod:\n  memory.available: 1m\n",
+		    KUBELET_HEADER "evictionSoft:\n  memory.available: 1Gi\nevictionSoftGracePeriod:\n  memory.available: 1m\n",
+		    NULL, f);
 	assert_non_null(find(f, n, COEXIST_NOT_ABOVE, EV_SIGNAL_MEMORY_AVAILABLE));
 }
 
