@@ -56,7 +56,7 @@ static void on_meta_deadline(void *ctx)
 	if (policy->api_meta && !kube_pods_source_ready(policy->api_meta)) {
 		int err = kube_pods_source_error(policy->api_meta);
 
-		log_warn("kubernetes API: no pod list yet%s%s; pods without metadata rank at priority 0",
+		log_warn("kubernetes API: no pod list yet%s%s; pods without metadata are left to the OOM guard",
 			 err ? ": " : "", err ? strerror(-err) : "");
 	}
 	daemon->pending_mask |= SIGNAL_MASK_ALL;
