@@ -173,21 +173,15 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	put_help(out, "evictd_bpf_programs_attached", "gauge", "BPF programs attached to tracepoints.");
 	put_int(out, "evictd_bpf_programs_attached", snap->bpf_programs_attached);
 
-	/* The kubelet exports these two under its subsystem (kubelet_graceful_shutdown_*); with
-	 * evictd handling shutdown the kubelet's own manager is off, so evictd exports both the
-	 * evictd_ names and the kubelet's, and existing alerts keep working. */
+	/* Only evictd_ names: the kubelet's kubelet_graceful_shutdown_* are the kubelet's own
+	 * series, and on a node where both run they would collide in one scrape target's
+	 * namespace and mislead alerts about which agent shut the node down. */
 	put_help(out, "evictd_graceful_shutdown_start_time_seconds", "gauge",
 		 "Last graceful shutdown start time since unix epoch in seconds");
 	put_int(out, "evictd_graceful_shutdown_start_time_seconds", counters->shutdown_start_unix_s);
 	put_help(out, "evictd_graceful_shutdown_end_time_seconds", "gauge",
 		 "Last graceful shutdown end time since unix epoch in seconds");
 	put_int(out, "evictd_graceful_shutdown_end_time_seconds", counters->shutdown_end_unix_s);
-	put_help(out, "kubelet_graceful_shutdown_start_time_seconds", "gauge",
-		 "Last graceful shutdown start time since unix epoch in seconds");
-	put_int(out, "kubelet_graceful_shutdown_start_time_seconds", counters->shutdown_start_unix_s);
-	put_help(out, "kubelet_graceful_shutdown_end_time_seconds", "gauge",
-		 "Last graceful shutdown end time since unix epoch in seconds");
-	put_int(out, "kubelet_graceful_shutdown_end_time_seconds", counters->shutdown_end_unix_s);
 
 	put_help(out, "evictd_loop_iteration_max_seconds", "gauge",
 		 "The longest event-loop iteration since start (one batch of events handled).");
