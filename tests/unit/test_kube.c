@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <netinet/in.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -483,7 +484,7 @@ static void standin_start(struct standin *s, const char *faults, const char *nod
 	if (s->pid == 0) {
 		execl(PYTHON, PYTHON, STANDIN, "--cert", cert, "--key", key, "--port-file", port_file,
 		      "--log", s->log, "--fixtures", fixtures, "--faults", s->faults, "--state-dump", s->dump,
-		      "--max-seconds", "120", (char *)NULL);
+		      "--max-seconds", "120", "--bookmark-seconds", "0.5", (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 200 && !s->port; i++) {
@@ -999,24 +1000,128 @@ static int cmp_strings(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void test_pods_source_pagination(void **state)
+static bool event_fd_readable(struct kube_client *client, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = kube_client_event_fd(client), .events = POLLIN };
+
+	return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
+}
+
+/* A test hook of the stand-in (not recorded in its log): POST /standin/<what> with body. */
+static void standin_hook(struct standin *s, const char *what, const char *body)
+{
+	char url[256];
+	pid_t pid;
+	int status;
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/standin/%s", s->port, what);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		execlp("curl", "curl", "-sS", "--fail", "--cacert", s->ca, "-H", "Authorization: Bearer token-one",
+		       "-X", "POST", "--data-binary", body ? body : "", url, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("stand-in hook %s failed", what);
+}
+
+/* Wait (polling the client's eventfd, as the daemon's loop does) until pred holds. */
+static bool wait_until_pred(struct standin *s, bool (*pred)(struct pods_meta_source *, void *),
+			    struct pods_meta_source *source, void *ctx, int timeout_ms)
+{
+	int64_t end = now_ns() + (int64_t)timeout_ms * 1000000;
+
+	while (now_ns() < end) {
+		if (pred(source, ctx))
+			return true;
+		if (event_fd_readable(s->client, 50))
+			kube_client_dispatch(s->client);
+	}
+	return pred(source, ctx);
+}
+
+struct count_ctx {
+	struct pod_meta_list *list;
+	size_t want;
+};
+
+/* refresh() until the list holds ctx->want pods. */
+static bool list_has(struct pods_meta_source *source, void *arg)
+{
+	struct count_ctx *ctx = arg;
+
+	source->refresh(source, ctx->list);
+	return ctx->list->n_items == ctx->want;
+}
+
+static bool health_is(struct pods_meta_source *source, void *arg)
+{
+	const struct kube_pods_health *want = arg;
+	struct kube_pods_health h;
+
+	kube_pods_source_health(source, &h);
+	return h.listed == want->listed && h.watching == want->watching && h.failing == want->failing &&
+	       h.last_status == want->last_status;
+}
+
+static const char *query_param(struct json_object *request, const char *name, char *buf, size_t len)
+{
+	const char *query = str_at(request, "query");
+	size_t n = strlen(name);
+
+	buf[0] = '\0';
+	for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+		if (!strncmp(p, name, n) && p[n] == '=') {
+			snprintf(buf, len, "%.*s", (int)strcspn(p + n + 1, "&"), p + n + 1);
+			return buf;
+		}
+		if (!strchr(p, '&'))
+			break;
+	}
+	return NULL;
+}
+
+#define POD_JSON(name, uid, node) \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"" uid "\"}," \
+	"\"spec\":{\"nodeName\":\"" node "\",\"priority\":7},\"status\":{\"phase\":\"Running\"}}"
+#define UID_NEW "0a1b2c3d-0000-4000-8000-0000000000aa"
+#define WATCH_PREFIX "GET /api/v1/pods?allowWatchBookmarks=true&fieldSelector=spec.nodeName%3D" NODE "&resourceVersion="
+
+static struct pods_meta_source *watch_source(struct standin *s, unsigned page_limit, int64_t timeout_s)
+{
+	struct pods_meta_source *source = kube_pods_source_new(&(struct kube_pods_source_options){
+		.client = s->client, .node_name = NODE, .page_limit = page_limit, .watch_timeout_s = timeout_s });
+
+	assert_non_null(source);
+	return source;
+}
+
+/* The list (paginated, from the watch cache: resourceVersion=0), then only watches, each
+ * from the last resourceVersion seen; changes arrive as events; nothing is listed again while
+ * the watch runs, across several watch timeouts. */
+static void test_pods_list_then_watch(void **state)
 {
 	struct pod_meta_list list = { 0 };
+	struct count_ctx want = { &list, 5 };
 	struct pods_meta_source *source;
 	struct json_object *requests;
-	const char *uids[5];
-	struct standin s;
+	struct kube_pods_health h;
+	char list_rv[64], rv[64], prev_rv[64];
+	const char *uids[6];
+	static struct standin s;	/* the teardown stops it after a failed assertion */
+	size_t n, watches = 0;
 
 	SKIP_WITHOUT_STANDIN();
 	standin_start(&s, NULL, NULL);
 	standin_client(&s);
-	source = kube_pods_source_new(&(struct kube_pods_source_options){
-		.client = s.client, .node_name = NODE, .refresh_interval_ns = 3600000000000ll, .page_limit = 2 });
-	assert_non_null(source);
-	assert_int_equal(kube_pods_source_wait(source, 10000000000ll), 0);
-	assert_int_equal(source->refresh(source, &list), 1);
+	source = watch_source(&s, 2, 1);
+	assert_true(wait_until_pred(&s, list_has, source, &want, 10000));
 	/* Five pods on this node over three pages, sorted for the join. */
-	assert_int_equal(list.n_items, 5);
 	for (size_t i = 0; i < 5; i++)
 		uids[i] = list.items[i].uid;
 	qsort(uids, 5, sizeof(uids[0]), cmp_strings);
@@ -1027,38 +1132,235 @@ static void test_pods_source_pagination(void **state)
 			assert_string_equal(list.items[i].namespace_, "prod");
 			assert_int_equal(list.items[i].priority, 1000);
 		}
-	/* Nothing new: refresh() says unchanged and never waits. */
-	assert_int_equal(source->refresh(source, &list), 0);
-	kube_pods_source_refresh_now(source);
-	drain(&s);
-	assert_int_equal(source->refresh(source, &list), 0);
-	assert_int_equal(list.n_items, 5);
+	/* A pod bound here arrives as an ADDED event; one on another node does not. */
+	standin_hook(&s, "pods", POD_JSON("new", UID_NEW, NODE));
+	standin_hook(&s, "pods", POD_JSON("away", "0a1b2c3d-0000-4000-8000-0000000000bb", "node-2"));
+	want.want = 6;
+	assert_true(wait_until_pred(&s, list_has, source, &want, 5000));
+	/* Deleted: gone from the list. */
+	standin_hook(&s, "delete-pod/default/new", NULL);
+	want.want = 5;
+	assert_true(wait_until_pred(&s, list_has, source, &want, 5000));
+	/* Let three watch timeouts (1 s each) pass. */
+	usleep(3200000);
+	kube_pods_source_health(source, &h);
+	assert_true(h.listed);
+	assert_false(h.failing);
+	assert_int_equal(h.lists, 1);
+	assert_int_equal(h.relists, 0);
+	assert_true(h.watches >= 3);
+	assert_true(h.watch_events >= 2);
+	assert_true(h.bookmarks >= 1);
+	source->destroy(source);
 
 	requests = standin_requests(&s);
-	assert_request_lines(requests, (const char *const[]){
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2",
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-2",
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-4",
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2",
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-2",
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-4",
-	}, 6);
-	assert_string_equal(str_at(json_object_array_get_idx(requests, 0), "headers.authorization"),
-			    "Bearer token-one");
+	n = json_object_array_length(requests);
+	assert_true(n >= 6);
+	{
+		char buf[1024];
+
+		assert_string_equal(request_line(requests, 0, buf, sizeof(buf)),
+				    "GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&resourceVersion=0");
+		assert_string_equal(request_line(requests, 1, buf, sizeof(buf)),
+				    "GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-2");
+		assert_string_equal(request_line(requests, 2, buf, sizeof(buf)),
+				    "GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-4");
+		/* Then only watches, each from the resourceVersion the last one reached. */
+		snprintf(list_rv, sizeof(list_rv), "%s", "");
+		for (size_t i = 3; i < n; i++) {
+			struct json_object *r = json_object_array_get_idx(requests, i);
+
+			request_line(requests, i, buf, sizeof(buf));
+			if (strncmp(buf, WATCH_PREFIX, strlen(WATCH_PREFIX)))
+				fail_msg("request %zu is not a watch: %s", i, buf);
+			assert_non_null(strstr(buf, "&timeoutSeconds=1&watch=true"));
+			assert_string_equal(str_at(r, "headers.authorization"), "Bearer token-one");
+			query_param(r, "resourceVersion", rv, sizeof(rv));
+			assert_true(rv[0]);
+			if (i == 3)
+				snprintf(list_rv, sizeof(list_rv), "%s", rv);
+			else
+				assert_true(strtoll(rv, NULL, 10) >= strtoll(prev_rv, NULL, 10));
+			snprintf(prev_rv, sizeof(prev_rv), "%s", rv);
+			watches++;
+		}
+	}
+	assert_true(watches >= 3);
+	/* The watches moved past the three pod changes (and bookmarks). */
+	assert_true(strtoll(prev_rv, NULL, 10) >= strtoll(list_rv, NULL, 10) + 3);
 	json_object_put(requests);
+	pod_meta_list_free(&list);
+	standin_stop(&s);
+}
 
-	/* The API fails: the last list stays. */
-	fixture_write(s.dir, "faults.json", "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"status\":500,\"times\":100}]");
-	kube_pods_source_refresh_now(source);
-	drain(&s);
-	assert_true(source->refresh(source, &list) < 0);
+/* A dropped connection resumes the watch from the last resourceVersion (no list); a watch
+ * that gets 410 Gone (history compacted) relists at the last resourceVersion, then watches
+ * from the new list's. */
+static void test_pods_watch_resume_and_relist(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	struct count_ctx want = { &list, 5 };
+	struct pods_meta_source *source;
+	struct json_object *requests;
+	struct kube_pods_health h;
+	char buf[1024], rv_before[64], rv[64];
+	static struct standin s;	/* the teardown stops it after a failed assertion */
+	size_t n, lists = 0, first_relist = 0;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL, NULL);
+	standin_client(&s);
+	source = watch_source(&s, 500, 30);
+	assert_true(wait_until_pred(&s, list_has, source, &want, 10000));
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .watching = true }, 5000));
+	standin_hook(&s, "pods", POD_JSON("new", UID_NEW, NODE));
+	want.want = 6;
+	assert_true(wait_until_pred(&s, list_has, source, &want, 5000));
+	/* Cut the stream: it comes back from where it was, nothing is listed. */
+	standin_hook(&s, "drop-watches", NULL);
+	usleep(300000);
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .watching = true }, 5000));
+	kube_pods_source_health(source, &h);
+	assert_int_equal(h.lists, 1);
+	assert_true(h.watches >= 2);
+	/* Compact the history and cut again: the resumed watch gets ERROR 410. */
+	standin_hook(&s, "compact", NULL);
+	standin_hook(&s, "drop-watches", NULL);
+	for (int i = 0; i < 100; i++) {
+		kube_pods_source_health(source, &h);
+		if (h.relists == 1 && h.watching)
+			break;
+		usleep(50000);
+	}
+	assert_int_equal(h.relists, 1);
+	assert_int_equal(h.lists, 2);
+	assert_false(h.failing);
+	source->refresh(source, &list);
+	assert_int_equal(list.n_items, 6);
+	source->destroy(source);
+
+	requests = standin_requests(&s);
+	n = json_object_array_length(requests);
+	for (size_t i = 0; i < n; i++) {
+		request_line(requests, i, buf, sizeof(buf));
+		if (!strncmp(buf, "GET /api/v1/pods?fieldSelector", 30)) {
+			lists++;
+			if (lists == 2)
+				first_relist = i;
+		}
+	}
+	assert_int_equal(lists, 2);
+	/* list, watch, watch (resumed), watch (410), list at the last resourceVersion, watch. */
+	assert_int_equal(n, 6);
+	assert_int_equal(first_relist, 4);
+	query_param(json_object_array_get_idx(requests, 1), "resourceVersion", rv_before, sizeof(rv_before));
+	query_param(json_object_array_get_idx(requests, 2), "resourceVersion", rv, sizeof(rv));
+	assert_true(strtoll(rv, NULL, 10) > strtoll(rv_before, NULL, 10));	/* past the ADDED */
+	query_param(json_object_array_get_idx(requests, 3), "resourceVersion", rv_before, sizeof(rv_before));
+	query_param(json_object_array_get_idx(requests, 4), "resourceVersion", rv, sizeof(rv));
+	assert_string_equal(rv, rv_before);	/* relistResourceVersion: the last synced one */
+	request_line(requests, 4, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "&limit=500&resourceVersion="));
+	assert_int_equal(strncmp(request_line(requests, 5, buf, sizeof(buf)), WATCH_PREFIX, strlen(WATCH_PREFIX)), 0);
+	json_object_put(requests);
+	pod_meta_list_free(&list);
+	standin_stop(&s);
+}
+
+/* Adversarial API servers: the first list never arrives (403), then a hang past the request
+ * timeout, then garbage; the watch gets 403 and then garbage. Never blocks the caller; the
+ * health says so (readyz); it recovers when the server does. */
+static void test_pods_watch_adversarial(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	struct count_ctx want = { &list, 5 };
+	struct pods_meta_source *source;
+	struct kube_pods_health h;
+	static struct standin s;	/* the teardown stops it after a failed assertion */
+	uint64_t failures;
+	int64_t start;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"limit=\",\"status\":403,\"times\":3},"
+		      "{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"limit=\",\"delay\":4,\"times\":1},"
+		      "{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"limit=\",\"body\":\"<html>nope\",\"times\":1}]",
+		      NULL);
+	standin_client(&s);
+	start = now_ns();
+	source = watch_source(&s, 500, 30);
+	assert_true(now_ns() - start < 500000000);	/* never waits for the server */
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .failing = true, .last_status = 403 }, 5000));
+	assert_int_equal(source->refresh(source, &list), -EIO);
+	assert_int_equal(list.n_items, 0);
+	assert_false(kube_pods_source_ready(source));
+	/* 403 x3, the hang (cut at the 3 s request timeout), garbage, then the list. */
+	assert_true(wait_until_pred(&s, list_has, source, &want, 20000));
+	kube_pods_source_health(source, &h);
+	assert_true(h.failures >= 5);
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .watching = true }, 5000));
+
+	/* The watch is refused (403) for as long as it takes to see it, ... */
+	fixture_write(s.dir, "faults.json", "%s",
+		      "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"watch=true\",\"status\":403,\"times\":1000}]");
+	standin_hook(&s, "drop-watches", NULL);
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .failing = true, .last_status = 403 }, 5000));
+	kube_pods_source_health(source, &h);
+	failures = h.failures;
+	/* ... then answered with a line of garbage once, then it works again. */
+	fixture_write(s.dir, "faults.json", "%s",
+		      "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"watch=true\",\"body\":\"{garbage\\n\",\"times\":1}]");
+	for (int i = 0; i < 200; i++) {
+		kube_pods_source_health(source, &h);
+		if (h.failures > failures)
+			break;	/* the garbage failed the watch */
+		usleep(20000);
+	}
+	assert_true(h.failures > failures);
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .watching = true }, 10000));
+	assert_int_equal(h.lists, 1);	/* a failing watch is resumed, not relisted */
+	/* The metadata stayed through all of it. */
+	source->refresh(source, &list);
 	assert_int_equal(list.n_items, 5);
-
 	source->destroy(source);
 	pod_meta_list_free(&list);
 	standin_stop(&s);
 }
 
+/* Destroying the source (a reload) never waits for the watch, and freeing the client ends
+ * a watch still open. */
+static void test_pods_watch_stops_promptly(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	struct count_ctx want = { &list, 5 };
+	struct pods_meta_source *source;
+	static struct standin s;	/* the teardown stops it after a failed assertion */
+	int64_t start;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL, NULL);
+	standin_client(&s);
+	source = watch_source(&s, 500, 600);
+	assert_true(wait_until_pred(&s, list_has, source, &want, 10000));
+	start = now_ns();
+	source->destroy(source);
+	assert_true(now_ns() - start < 100000000);
+	source = watch_source(&s, 500, 600);
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .watching = true }, 10000));
+	start = now_ns();
+	kube_client_free(s.client);
+	s.client = NULL;
+	assert_true(now_ns() - start < 3000000000ll);
+	source->destroy(source);
+	pod_meta_list_free(&list);
+	standin_stop(&s);
+}
 static void test_token_rotation(void **state)
 {
 	struct pod pod = make_pod("default", "web-1", UID_WEB);
@@ -1240,13 +1542,6 @@ static void test_queue_full(void **state)
 /* ---- the event loop side ------------------------------------------------------------------ */
 
 /* Whether the event fd is readable within timeout_ms. */
-static bool event_fd_readable(struct kube_client *client, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = kube_client_event_fd(client), .events = POLLIN };
-
-	return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
-}
-
 static void test_idle_notify(void **state)
 {
 	struct json_object *requests;
@@ -1292,47 +1587,6 @@ static void test_idle_notify(void **state)
 	assert_int_equal(kube_client_drain(s.client, 5000000000ll), 0);
 	assert_true(kube_client_idle(s.client));
 	assert_false(kube_client_dispatch(s.client) & KUBE_EVENT_IDLE);
-	standin_stop(&s);
-}
-
-static void test_pods_source_event(void **state)
-{
-	struct pod_meta_list list = { 0 };
-	struct pods_meta_source *source;
-	struct standin s;
-	uint32_t events = 0;
-
-	SKIP_WITHOUT_STANDIN();
-	/* The first list takes 0.3 s: the caller does not wait for it. */
-	standin_start(&s, "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"delay\":0.3}]", NULL);
-	standin_client(&s);
-	source = kube_pods_source_new(&(struct kube_pods_source_options){
-		.client = s.client, .node_name = NODE, .refresh_interval_ns = 3600000000000ll });
-	assert_non_null(source);
-	assert_false(kube_pods_source_ready(source));
-	assert_int_equal(kube_pods_source_error(source), 0);
-	for (int i = 0; i < 50 && !(events & KUBE_EVENT_PODS); i++)
-		if (event_fd_readable(s.client, 200))
-			events |= kube_client_dispatch(s.client);
-	assert_true(events & KUBE_EVENT_PODS);
-	assert_true(kube_pods_source_ready(source));
-	assert_int_equal(source->refresh(source, &list), 1);
-	assert_int_equal(list.n_items, 5);
-
-	/* The same list again: no event. */
-	kube_pods_source_refresh_now(source);
-	drain(&s);
-	assert_false(kube_client_dispatch(s.client) & KUBE_EVENT_PODS);
-	/* A failing list: no event, the error is there to read. */
-	fixture_write(s.dir, "faults.json", "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"status\":500,\"times\":100}]");
-	kube_pods_source_refresh_now(source);
-	drain(&s);
-	assert_false(kube_client_dispatch(s.client) & KUBE_EVENT_PODS);
-	assert_true(kube_pods_source_error(source) < 0);
-	assert_true(kube_pods_source_ready(source));
-
-	source->destroy(source);
-	pod_meta_list_free(&list);
 	standin_stop(&s);
 }
 
@@ -1432,13 +1686,15 @@ int main(void)
 		TS(test_shutdown_and_next_start),
 		TS(test_out_of_service_guards),
 		TS(test_dry_run_writes_nothing),
-		TS(test_pods_source_pagination),
+		TS(test_pods_list_then_watch),
+		TS(test_pods_watch_resume_and_relist),
+		TS(test_pods_watch_adversarial),
+		TS(test_pods_watch_stops_promptly),
 		TS(test_token_rotation),
 		TS(test_retry_500_then_success),
 		TS(test_api_down_never_blocks),
 		T(test_queue_full),
 		TS(test_idle_notify),
-		TS(test_pods_source_event),
 		T(test_worker_blocks_signals),
 	};
 	int failed;

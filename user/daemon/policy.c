@@ -32,7 +32,6 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 		meta = kube_pods_source_new(&(struct kube_pods_source_options){
 			.client = deps->kube,
 			.node_name = deps->node_name,
-			.refresh_interval_ns = config->kube_pods_refresh_ns,
 		});
 		policy->api_meta = meta;
 		policy->meta_deadline_ns = clock_monotonic_ns() + POLICY_META_WAIT_NS;
