@@ -13,7 +13,7 @@
 
 /* What the Kubernetes code paths call (tools/deploy/rbac.yaml says which uses what). */
 static const char *const expected_grants[] = {
-	"/pods:list",
+	"/pods:list", "/pods:watch", "/pods:delete",
 	"/pods/status:patch",
 	"/events:create", "/events:patch",
 	"/nodes:get", "/nodes:patch",
@@ -471,7 +471,8 @@ static void test_checkers_catch_breakage(void **state)
 		{ false, "path: /healthz", "path: /metricz", "healthz" },
 		{ false, "--metrics-address=0.0.0.0:9808", "--metrics-address=127.0.0.1:9808", "metrics-address" },
 		{ false, "serviceAccountName: evictd", "serviceAccountName: default", "serviceAccountName" },
-		{ true, "verbs: [\"list\"]", "verbs: [\"list\", \"watch\"]", "/pods:watch" },
+		{ true, "verbs: [\"list\", \"watch\", \"delete\"]", "verbs: [\"list\", \"watch\", \"delete\", \"get\"]", "/pods:get" },
+		{ true, "verbs: [\"list\", \"watch\", \"delete\"]", "verbs: [\"list\", \"delete\"]", "/pods:watch" },
 		{ true, "verbs: [\"patch\"]", "verbs: [\"patch\", \"update\"]", "/pods/status:update" },
 		{ true, "verbs: [\"create\", \"patch\"]", "verbs: [\"create\"]", "/events:patch" },
 		{ true, "resources: [\"nodes\"]", "resources: [\"*\"]", "wildcard" },

@@ -196,6 +196,11 @@ static void test_eviction_message(void **state)
 	"\"status\":\"True\",\"lastTransitionTime\":\"" FIXED_TIME "\",\"reason\":\"TerminationByKubelet\"," \
 	"\"message\":\"" EVICTED_MESSAGE "\"}]}}"
 
+#define DISRUPTION_PATCH                                                                           \
+	"{\"metadata\":{\"uid\":\"" UID_WEB "\"},\"status\":{\"conditions\":[{\"type\":\"DisruptionTarget\"," \
+	"\"status\":\"True\",\"lastTransitionTime\":\"" FIXED_TIME "\",\"reason\":\"TerminationByKubelet\"," \
+	"\"message\":\"" EVICTED_MESSAGE "\"}]}}"
+
 static void test_pod_failed_patch(void **state)
 {
 	char *patch = kube_pod_failed_patch(UID_WEB, "Evicted", EVICTED_MESSAGE, fixed_realtime());
@@ -674,17 +679,23 @@ static void test_eviction_requests(void **state)
 	assert_request_lines(requests, (const char *const[]){
 		"GET /api/v1/nodes/" NODE,	/* start: anything left from an earlier run? no */
 		"PATCH /api/v1/namespaces/default/pods/web-1/status",
+		"DELETE /api/v1/namespaces/default/pods/web-1",
 		"POST /api/v1/namespaces/default/events",
-	}, 3);
+	}, 4);
 	r = json_object_array_get_idx(requests, 1);
 	assert_string_equal(str_at(r, "headers.content-type"), "application/strategic-merge-patch+json");
 	assert_string_equal(str_at(r, "headers.authorization"), "Bearer token-one");
 	assert_string_equal(str_at(r, "headers.accept"), "application/json");
 	assert_string_equal(str_at(r, "headers.user-agent"), "evictd");
-	assert_body(requests, 1, EVICTED_PATCH);
+	/* The taint manager's pattern: the condition only, then a uid-checked DELETE. */
+	assert_body(requests, 1, DISRUPTION_PATCH);
 	r = json_object_array_get_idx(requests, 2);
 	assert_string_equal(str_at(r, "headers.content-type"), "application/json");
-	assert_body(requests, 2,
+	assert_body(requests, 2, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"gracePeriodSeconds\":1,"
+		    "\"preconditions\":{\"uid\":\"" UID_WEB "\"}}");
+	r = json_object_array_get_idx(requests, 3);
+	assert_string_equal(str_at(r, "headers.content-type"), "application/json");
+	assert_body(requests, 3,
 		"{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"web-1.17979cfe362a0000\","
 		"\"namespace\":\"default\",\"annotations\":{\"offending_containers\":\"\","
 		"\"offending_containers_usage\":\"\",\"starved_resource\":\"memory\"}},"
@@ -695,17 +706,58 @@ static void test_eviction_requests(void **state)
 		"\"reportingComponent\":\"evictd\",\"reportingInstance\":\"" NODE "\"}");
 	json_object_put(requests);
 
-	/* The stand-in applied it as the API server would: phase, reason, condition. */
+	/* The stand-in applied it as the API server would: the condition, and the pod bound to
+	 * the node is terminating (deletionTimestamp, the grace): nothing can undo that. */
 	doc = standin_state(&s);
 	{
-		struct json_object *pods, *pod0;
+		struct json_object *pods, *pod0, *conditions;
 
 		json_object_object_get_ex(doc, "pods", &pods);
 		pod0 = json_object_array_get_idx(pods, 0);
-		assert_string_equal(str_at(pod0, "status.phase"), "Failed");
-		assert_string_equal(str_at(pod0, "status.reason"), "Evicted");
+		assert_string_equal(str_at(pod0, "metadata.name"), "web-1");
+		assert_non_null(str_at(pod0, "metadata.deletionTimestamp"));
+		assert_string_equal(str_at(pod0, "metadata.deletionGracePeriodSeconds"), "1");
+		assert_null(str_at(pod0, "status.reason"));	/* the kubelet's to write */
+		json_object_object_get_ex(json_object_object_get(pod0, "status"), "conditions", &conditions);
+		assert_string_equal(str_at(json_object_array_get_idx(conditions, 0), "type"), "DisruptionTarget");
 	}
 	json_object_put(doc);
+
+	/* Stale reports are dropped after one request: a pod replaced under the same name (the
+	 * uid precondition of the patch -> 409: no DELETE) and one deleted (404). */
+	{
+		struct pod replaced = make_pod("default", "db-0", "ffffffff-0000-4000-8000-000000000002");
+		struct pod gone = make_pod("default", "gone", UID_WEB);
+
+		snprintf(replaced.namespace_, sizeof(replaced.namespace_), "prod");
+		assert_int_equal(kube_report_eviction(report, &(struct kube_eviction){
+			.pod = &replaced, .signal = EV_SIGNAL_MEMORY_AVAILABLE, .threshold = &value,
+			.grace_period_s = 30 }), 0);
+		assert_int_equal(kube_report_eviction(report, &(struct kube_eviction){
+			.pod = &gone, .signal = EV_SIGNAL_MEMORY_AVAILABLE, .threshold = &value }), 0);
+		drain(&s);
+		requests = standin_requests(&s);
+		assert_request_lines(requests, (const char *const[]){
+			"GET /api/v1/nodes/" NODE,
+			"PATCH /api/v1/namespaces/default/pods/web-1/status",
+			"DELETE /api/v1/namespaces/default/pods/web-1",
+			"POST /api/v1/namespaces/default/events",
+			"PATCH /api/v1/namespaces/prod/pods/db-0/status",
+			"POST /api/v1/namespaces/prod/events",
+			"PATCH /api/v1/namespaces/default/pods/gone/status",
+			"POST /api/v1/namespaces/default/events",
+		}, 8);
+		json_object_put(requests);
+		doc = standin_state(&s);
+		{
+			struct json_object *pods;
+
+			json_object_object_get_ex(doc, "pods", &pods);
+			assert_null(str_at(json_object_array_get_idx(pods, 1), "metadata.deletionTimestamp"));
+		}
+		json_object_put(doc);
+	}
+	fixture_write(s.dir, "requests.jsonl", "%s", "");
 
 	/* A pod replaced under the same name (uid precondition -> 409) and one deleted (404):
 	 * nothing to do, one request each, no retry. */
@@ -717,7 +769,7 @@ static void test_eviction_requests(void **state)
 		assert_int_equal(kube_report_shutdown_pod(report, &gone), 0);
 		drain(&s);
 		requests = standin_requests(&s);
-		assert_int_equal(json_object_array_length(requests), 5);
+		assert_int_equal(json_object_array_length(requests), 2);
 		json_object_put(requests);
 	}
 	/* Pods the API does not know, and static pods, are not reported. */
@@ -729,6 +781,75 @@ static void test_eviction_requests(void **state)
 		assert_int_equal(kube_report_shutdown_pod(report, &anonymous), -ENODATA);
 		assert_int_equal(kube_report_shutdown_pod(report, &mirror), -ENODATA);
 	}
+	kube_report_free(report);
+	standin_stop(&s);
+}
+
+static _Atomic int64_t fake_now;
+
+static int64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+static size_t count_requests(struct standin *s, const char *line)
+{
+	struct json_object *requests = standin_requests(s);
+	char buf[1024];
+	size_t n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(requests); i++)
+		n += !strcmp(request_line(requests, i, buf, sizeof(buf)), line);
+	json_object_put(requests);
+	return n;
+}
+
+/* A DELETE that keeps failing (500) is retried with backoff, but a report older than
+ * KUBE_EVICTION_RETRY_FOR_NS is dropped: by then the pod may have been restarted and be
+ * healthy, and deleting it would not be the eviction decided minutes ago. The patch is not
+ * sent again on the retries. */
+static void test_eviction_report_window(void **state)
+{
+	struct pod pod = make_pod("default", "web-1", UID_WEB);
+	struct kube_client_stats stats;
+	struct threshold_value value;
+	struct kube_report *report;
+	static struct standin s;
+	bool disabled;
+	size_t deletes;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, "[{\"method\":\"DELETE\",\"path\":\"/api/v1/namespaces/default/pods/web-1\","
+		      "\"status\":500,\"times\":100000}]", NULL);
+	fake_now = 1000000000000ll;
+	assert_int_equal(kube_client_new(&s.client, &(struct kube_client_options){
+		.config = &s.config, .request_timeout_ns = 3000000000ll, .backoff_initial_ns = 20000000,
+		.backoff_max_ns = 40000000, .now_ns = fake_clock }), 0);
+	report = new_report(&s, false, false);
+	threshold_value_parse("100Mi", &value, &disabled);
+	assert_int_equal(kube_report_eviction(report, &(struct kube_eviction){
+		.pod = &pod, .signal = EV_SIGNAL_MEMORY_AVAILABLE, .threshold = &value,
+		.threshold_quantity = 104857600, .available = 52428800 }), 0);
+	/* The injected clock moves on as the real one does (retries fall due by it). */
+	for (int i = 0; i < 200 && count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1") < 3; i++) {
+		usleep(20000);
+		fake_now += 20000000;
+	}
+	assert_true(count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1") >= 3);
+	assert_false(kube_client_idle(s.client));
+	/* Two minutes later (the injected clock): given up, nothing left to send. */
+	fake_now += KUBE_EVICTION_RETRY_FOR_NS + 1;
+	for (int i = 0; i < 250 && !kube_client_idle(s.client); i++) {
+		usleep(20000);
+		fake_now += 20000000;
+	}
+	drain(&s);
+	kube_client_get_stats(s.client, &stats);
+	assert_true(stats.dropped >= 1);
+	deletes = count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1");
+	usleep(200000);
+	assert_int_equal(count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1"), deletes);
+	assert_int_equal(count_requests(&s, "PATCH /api/v1/namespaces/default/pods/web-1/status"), 1);
 	kube_report_free(report);
 	standin_stop(&s);
 }
@@ -1681,6 +1802,7 @@ int main(void)
 		T(test_escape_and_status),
 		T(test_config),
 		TS(test_eviction_requests),
+		TS(test_eviction_report_window),
 		TS(test_event_dedupe),
 		TS(test_pressure_taints_conflict),
 		TS(test_shutdown_and_next_start),

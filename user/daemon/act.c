@@ -244,6 +244,7 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 				.threshold = &eviction->threshold,
 				.threshold_quantity = eviction->threshold_quantity,
 				.available = eviction->available,
+				.grace_period_s = eviction->grace_ns / 1000000000,
 			});
 		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after %s%s", eviction->victim_name,
 			 victim->cgroup_path, signal_name(eviction->signal),

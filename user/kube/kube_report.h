@@ -2,11 +2,12 @@
 /*
  * What evictd tells the API server (issue 6), and the API-server pod metadata source.
  *
- *  - An eviction: after cgroup.kill has emptied the pod, its status is patched (pods/status,
- *    strategic merge, metadata.uid as precondition) to phase Failed, reason Evicted, with the
- *    kubelet's message and its DisruptionTarget condition (reason TerminationByKubelet), and a
- *    Warning Event "Evicted" is created on the pod (core/v1, repeats counted). Why a status
- *    patch and not a deletion: see the comment block at the top of kube/report.c.
+ *  - An eviction: after cgroup.kill has emptied the pod, the taint manager's pattern: the
+ *    DisruptionTarget condition (reason TerminationByKubelet, the kubelet's message) through a
+ *    pods/status patch with metadata.uid as precondition, then DELETE with preconditions.uid
+ *    and a grace period; and a Warning Event "Evicted" on the pod (core/v1, repeats counted).
+ *    Why a deletion and not a Failed status: see the comment block at the top of
+ *    kube/report.c.
  *  - Pressure: while MemoryPressure, DiskPressure or PIDPressure holds (the engine's
  *    conditions, which already include evictionPressureTransitionPeriod), the node carries
  *    evictd's own NoSchedule taint evictd.io/{memory,disk,pid}-pressure. The kubelet owns
@@ -91,6 +92,9 @@ struct kube_eviction {
 	 * (only memory and ephemeral-storage, only those above their request). */
 	const struct kube_container_usage *containers;
 	size_t n_containers;
+	/* The grace the kill gave the pod (0 for a hard eviction); the DELETE's
+	 * gracePeriodSeconds is this, at least 1. */
+	int64_t grace_period_s;
 };
 
 /*
@@ -112,6 +116,18 @@ void kube_format_time(int64_t unix_ns, char *buf, size_t len);
  * "reason":"TerminationByKubelet","message":M}]}}. Returns a malloc'd string or NULL.
  */
 char *kube_pod_failed_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns);
+
+/* An eviction report is given up after this long: later, the kubelet may have restarted the
+ * pod and the DELETE would remove a pod that is healthy again. */
+#define KUBE_EVICTION_RETRY_FOR_NS (120ll * 1000000000)
+
+/* The taint manager's condition patch (pods/status, strategic merge): {"metadata":{"uid":UID},
+ * "status":{"conditions":[{"type":"DisruptionTarget","status":"True","lastTransitionTime":T,
+ * "reason":"TerminationByKubelet","message":M}]}}. malloc'd or NULL. */
+char *kube_pod_disruption_patch(const char *uid, const char *message, int64_t now_unix_ns);
+/* DeleteOptions: {"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":G,
+ * "preconditions":{"uid":UID}}. malloc'd or NULL. */
+char *kube_pod_delete_options(const char *uid, int64_t grace_period_s);
 
 /* A core/v1 Event. */
 struct kube_event {

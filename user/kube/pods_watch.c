@@ -269,6 +269,8 @@ static bool apply_event(struct watch_ctx *w, const char *line, size_t len)
 	if (!strcmp(type, "BOOKMARK")) {
 		take_rv(w, object);
 		kube_pods_health_update(s, count_event, (void *)1);
+		/* Once a minute or so: let the metrics show the watch is alive. */
+		kube_client_post(s->client, KUBE_EVENT_HEALTH);
 	} else if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED") || !strcmp(type, "DELETED")) {
 		const char *uid = json_object_object_get_ex(object, "metadata", &metadata) ?
 				  kube_json_member_string(metadata, "uid") : NULL;
