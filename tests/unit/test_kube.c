@@ -1003,7 +1003,7 @@ static void test_shutdown_and_next_start(void **state)
 	assert_int_equal(sync_calls, 0);
 	assert_int_equal(access(record, F_OK), -1);
 	/* All gone: sync, record, then the out-of-service taint. */
-	kube_report_shutdown_end(report, true);
+	kube_report_shutdown_end(report, true, KUBE_NODE_GOING_AWAY);
 	drain(&s);
 	assert_int_equal(sync_calls, 1);
 	assert_int_equal(access(record, F_OK), 0);
@@ -1068,7 +1068,12 @@ static void test_out_of_service_guards(void **state)
 	/* Not every pod gone: no out-of-service taint; cancel: the shutdown taint goes. */
 	kube_report_shutdown_begin(report);
 	drain(&s);
-	kube_report_shutdown_end(report, false);
+	kube_report_shutdown_end(report, false, KUBE_NODE_GOING_AWAY);
+	drain(&s);
+	/* A reboot, or a shutdown whose kind is unknown: never out-of-service either. */
+	kube_report_shutdown_end(report, true, KUBE_NODE_COMING_BACK);
+	drain(&s);
+	kube_report_shutdown_end(report, true, KUBE_NODE_FATE_UNKNOWN);
 	drain(&s);
 	kube_report_shutdown_cancel(report);
 	drain(&s);
@@ -1106,7 +1111,7 @@ static void test_dry_run_writes_nothing(void **state)
 	kube_report_eviction(report, &(struct kube_eviction){ .pod = &pod, .signal = EV_SIGNAL_NODEFS_AVAILABLE });
 	kube_report_conditions(report, conditions);
 	kube_report_shutdown_begin(report);
-	kube_report_shutdown_end(report, true);
+	kube_report_shutdown_end(report, true, KUBE_NODE_GOING_AWAY);
 	drain(&s);
 	requests = standin_requests(&s);
 	for (size_t i = 0; i < json_object_array_length(requests); i++)

@@ -16,6 +16,8 @@
 
 /* How long the end of a shutdown waits for its API reports before logind may go on. */
 #define SHUTDOWN_REPORT_WAIT_NS (5LL * 1000000000)
+/* How long systemd is asked for logind's shutdown job after the release. */
+#define SHUTDOWN_KIND_WAIT_NS (10LL * 1000000000)
 
 /* A pod whose termination ended as it started (its cgroup was already empty): reported to
  * the sequence from the loop, as shutdown_kill_ops requires, not from inside start(). */
@@ -25,13 +27,39 @@ struct ended_at_start {
 	struct loop_source *timer;
 };
 
+static enum kube_node_fate node_fate(enum logind_shutdown_kind kind)
+{
+	return kind == LOGIND_SHUTDOWN_POWEROFF ? KUBE_NODE_GOING_AWAY :
+	       kind == LOGIND_SHUTDOWN_REBOOT ? KUBE_NODE_COMING_BACK : KUBE_NODE_FATE_UNKNOWN;
+}
+
+/* systemd < 255: logind queued its job once the lock went; the kind is known now. */
+static void on_shutdown_kind(void *ctx, enum logind_shutdown_kind kind)
+{
+	struct daemon *daemon = ctx;
+
+	if (!daemon->shutdown_kind_pending || !daemon->kube_report)
+		return;
+	daemon->shutdown_kind_pending = false;
+	kube_report_shutdown_end(daemon->kube_report, daemon->shutdown_all_pods_gone, node_fate(kind));
+}
+
 static void shutdown_advance(struct daemon *daemon)
 {
 	bool release = false;
 	int64_t next = shutdown_step(&daemon->shutdown, clock_monotonic_ns(), &release);
 
 	if (release && daemon->kube_report) {
-		kube_report_shutdown_end(daemon->kube_report, daemon->shutdown_all_pods_gone);
+		enum logind_shutdown_kind kind = daemon->logind ? logind_shutdown_kind(daemon->logind) :
+							  LOGIND_SHUTDOWN_UNKNOWN;
+
+		/* systemd >= 255 said which shutdown this is: the out-of-service decision now, so
+		 * that the taint goes out before the lock. Otherwise it is asked after the release
+		 * (daemon_shutdown_release_now). */
+		daemon->shutdown_kind_pending = kind == LOGIND_SHUTDOWN_UNKNOWN && daemon->logind;
+		if (!daemon->shutdown_kind_pending)
+			kube_report_shutdown_end(daemon->kube_report, daemon->shutdown_all_pods_gone,
+						 node_fate(kind));
 		/* Get the pod and node updates out before the network goes down, without waiting
 		 * here: the client says when it is idle, a timer bounds it. */
 		daemon->release_pending = true;
@@ -57,6 +85,9 @@ void daemon_shutdown_release_now(struct daemon *daemon)
 	loop_timer_set(daemon->release_timer, LOOP_NO_DEADLINE);
 	if (daemon->logind)
 		logind_release(daemon->logind);
+	/* The kind of shutdown shows as the job logind queues now (logind.h). */
+	if (daemon->shutdown_kind_pending && daemon->logind)
+		logind_query_shutdown_kind(daemon->logind, SHUTDOWN_KIND_WAIT_NS, on_shutdown_kind, daemon);
 }
 
 static void on_release_deadline(void *ctx)
@@ -132,6 +163,7 @@ static void on_prepare_for_shutdown(void *ctx, bool start)
 	size_t n = 0;
 
 	if (!start) {
+		daemon->shutdown_kind_pending = false;
 		shutdown_cancel(&daemon->shutdown, clock_monotonic_ns());
 		if (daemon->kube_report)
 			kube_report_shutdown_cancel(daemon->kube_report);

@@ -227,9 +227,16 @@ void kube_report_shutdown_begin(struct kube_report *report);
 /* One pod's shutdown kill has ended: Failed, reason Terminated. Same returns as
  * kube_report_eviction. */
 int kube_report_shutdown_pod(struct kube_report *report, const struct pod *pod);
+/* Whether the node comes back after this shutdown (logind.h's shutdown kind). */
+enum kube_node_fate {
+	KUBE_NODE_FATE_UNKNOWN,		/* not known (yet): never out-of-service */
+	KUBE_NODE_GOING_AWAY,		/* power-off, halt */
+	KUBE_NODE_COMING_BACK,		/* reboot, kexec, soft-reboot */
+};
 /* Every group is done. all_pods_gone: each kill ended with an empty cgroup. With
- * --taint-out-of-service-on-shutdown and all_pods_gone: sync, record, taint out-of-service. */
-void kube_report_shutdown_end(struct kube_report *report, bool all_pods_gone);
+ * --taint-out-of-service-on-shutdown, all_pods_gone and a node going away (never a reboot,
+ * never when unknown): sync, record, taint out-of-service. */
+void kube_report_shutdown_end(struct kube_report *report, bool all_pods_gone, enum kube_node_fate fate);
 /* PrepareForShutdown(false): the shutdown and out-of-service taints go. */
 void kube_report_shutdown_cancel(struct kube_report *report);
 

@@ -61,12 +61,16 @@
  * volumes without the 6-minute wait, so StatefulSet pods with volumes fail over at once. It is
  * only safe when the node is really off: a volume detached while still mounted and written to
  * can be corrupted. evictd sets it only when every pod's kill ended with an empty cgroup, after
- * sync(2), and just before it releases the shutdown inhibitor. Risks that remain: logind's
- * PrepareForShutdown does not say whether this is a power-off or a reboot (systemd 252 has no
- * shutdown type on it), so a reboot fails workloads over too; if the shutdown stalls or is
- * cancelled after the lock is released the node keeps running with the taint (evictd removes
- * it on cancel while it still can); and if evictd does not come back on the next boot the taint
- * stays until an operator removes it - which is the taint's documented meaning. evictd records
+ * sync(2), and only for a power-off or halt, never a reboot: with systemd >= 255 logind says so
+ * in PrepareForShutdownWithMetadata ("type") and the taint goes out before the inhibitor is
+ * released; older systemd (Debian 12: 252) says nothing, so the inhibitor is released first
+ * and the taint is sent only once systemd has a poweroff.target or halt.target start job
+ * queued (logind's execute_shutdown_or_sleep starts it "replace-irreversibly" then; see
+ * daemon/daemon_shutdown.c). Risks that remain: in that second case the request races the
+ * shutdown (evictd is being stopped; it drains its queue for 2 s), so the taint may not be
+ * set at all (the safe failure); a power-off that hangs after the taint leaves a node that
+ * still runs with its volumes detached; and if evictd does not come back the taint stays
+ * until an operator removes it - which is the taint's documented meaning. evictd records
  * in its state dir that it set the taint and removes it at the next start only then, never
  * one an operator set.
  */
@@ -301,10 +305,20 @@ void kube_report_shutdown_begin(struct kube_report *report)
 	kube_report_set_want(report, KUBE_TAINT_BIT(KUBE_TAINT_SHUTDOWN), 0);
 }
 
-void kube_report_shutdown_end(struct kube_report *report, bool all_pods_gone)
+void kube_report_shutdown_end(struct kube_report *report, bool all_pods_gone, enum kube_node_fate fate)
 {
 	if (!report->out_of_service_on_shutdown)
 		return;
+	if (fate == KUBE_NODE_COMING_BACK) {
+		log_info("kube: not tainting node %s out-of-service: it is rebooting, its volumes stay "
+			 "where they are", report->node);
+		return;
+	}
+	if (fate != KUBE_NODE_GOING_AWAY) {
+		log_warn("kube: not tainting node %s out-of-service: a power-off cannot be told from a "
+			 "reboot", report->node);
+		return;
+	}
 	if (!all_pods_gone) {
 		log_warn("kube: not tainting node %s out-of-service: not every pod's kill ended with an "
 			 "empty cgroup, and its volumes could still be in use", report->node);

@@ -67,7 +67,9 @@ struct logind {
 	sd_bus *bus;
 	int bus_fd;			/* registered in epoll_fd; -1 = none */
 	sd_bus_slot *pfs_slot;
+	sd_bus_slot *pfs_meta_slot;	/* PrepareForShutdownWithMetadata (systemd >= 255) */
 	sd_bus_slot *owner_slot;
+	sd_bus_slot *jobs_slot;		/* systemd's ListJobs, asked after the release */
 	/* Method calls in flight: their reply (or timeout) comes to a callback from
 	 * sd_bus_process(). Unref'ing a slot cancels the call. */
 	sd_bus_slot *inhibit_slot;
@@ -91,6 +93,13 @@ struct logind {
 	/* PrepareForShutdown(true) seen and not cancelled: never take the lock again then, as a
 	 * new delay lock would hold the shutdown up once more. */
 	bool shutting_down;
+	/* What the shutdown is: from PrepareForShutdownWithMetadata, else from the job logind
+	 * queued once the lock went (logind_query_shutdown_kind). */
+	enum logind_shutdown_kind kind;
+	uint64_t jobs_until_usec;	/* ListJobs is asked again until then; 0 = not asking */
+	uint64_t jobs_at_usec;		/* the next ListJobs; 0 = none due */
+	void (*kind_cb)(void *ctx, enum logind_shutdown_kind kind);
+	void *kind_ctx;
 };
 
 /* An error while (re)connecting: an error the first time, debug while it keeps failing. */
@@ -414,10 +423,115 @@ static int on_prepare_for_shutdown(sd_bus_message *m, void *userdata, sd_bus_err
 	log_info("logind: PrepareForShutdown(%s)%s", start ? "true" : "false",
 		 start ? ": the node is shutting down" : ": the shutdown was cancelled");
 	l->shutting_down = start;
-	if (!start)
+	if (!start) {
 		l->inhibit_pending = true;	/* "after which you may take the lock again" */
+		l->kind = LOGIND_SHUTDOWN_UNKNOWN;
+		l->jobs_until_usec = l->jobs_at_usec = 0;
+	}
 	if (l->options.prepare_for_shutdown)
 		l->options.prepare_for_shutdown(l->options.ctx, start);
+	return 0;
+}
+
+/* systemd >= 255: PrepareForShutdownWithMetadata(b active, a{sv} metadata), metadata "type"
+ * the action (logind-dbus.c send_prepare_for). It follows the plain signal. */
+static int on_prepare_for_shutdown_metadata(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
+	const char *type = NULL;
+	int start, r;
+
+	r = sd_bus_message_read(m, "b", &start);
+	if (r >= 0)
+		r = sd_bus_message_enter_container(m, 'a', "{sv}");
+	while (r > 0 && (r = sd_bus_message_enter_container(m, 'e', "sv")) > 0) {
+		const char *key;
+
+		r = sd_bus_message_read(m, "s", &key);
+		if (r >= 0 && !strcmp(key, "type"))
+			r = sd_bus_message_read(m, "v", "s", &type);
+		else if (r >= 0)
+			r = sd_bus_message_skip(m, "v");
+		if (r >= 0)
+			r = sd_bus_message_exit_container(m);
+		if (r >= 0)
+			r = 1;
+	}
+	if (r < 0) {
+		log_err("logind: PrepareForShutdownWithMetadata: bad arguments: %s", strerror(-r));
+		return 0;
+	}
+	l->kind = start ? logind_kind_from_type(type) : LOGIND_SHUTDOWN_UNKNOWN;
+	if (start)
+		log_info("logind: the shutdown is a %s (type \"%s\")", logind_kind_name(l->kind), type ? type : "");
+	return 0;
+}
+
+static void ask_jobs(struct logind *l);
+
+static int on_jobs_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
+{
+	struct logind *l = userdata;
+	enum logind_shutdown_kind kind = LOGIND_SHUTDOWN_UNKNOWN;
+	char text[512];
+	const char *unit, *type;
+	int r;
+
+	l->jobs_slot = sd_bus_slot_unref(l->jobs_slot);
+	if (reply_error(m, text, sizeof(text))) {
+		log_warn("logind: systemd ListJobs: %s", text);
+	} else {
+		r = sd_bus_message_enter_container(m, 'a', "(usssoo)");
+		while (r > 0 && kind == LOGIND_SHUTDOWN_UNKNOWN &&
+		       (r = sd_bus_message_read(m, "(usssoo)", NULL, &unit, &type, NULL, NULL, NULL)) > 0)
+			if (!strcmp(type, "start"))
+				kind = logind_kind_from_unit(unit);
+		if (r < 0)
+			log_warn("logind: systemd ListJobs: bad reply: %s", strerror(-r));
+	}
+	if (kind != LOGIND_SHUTDOWN_UNKNOWN || now_usec() >= l->jobs_until_usec) {
+		l->jobs_until_usec = l->jobs_at_usec = 0;
+		if (kind != LOGIND_SHUTDOWN_UNKNOWN)
+			log_info("logind: systemd has a %s job queued: the shutdown is a %s",
+				 kind == LOGIND_SHUTDOWN_POWEROFF ? "power-off/halt" : "reboot", logind_kind_name(kind));
+		else
+			log_warn("logind: no power-off, halt or reboot job queued in systemd; the kind of "
+				 "shutdown stays unknown");
+		l->kind = kind;
+		if (l->kind_cb)
+			l->kind_cb(l->kind_ctx, kind);
+		return 0;
+	}
+	l->jobs_at_usec = now_usec() + LOGIND_JOBS_POLL_NS / 1000;
+	return 0;
+}
+
+static void ask_jobs(struct logind *l)
+{
+	int r;
+
+	l->jobs_at_usec = 0;
+	r = call_async(l, &l->jobs_slot, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+		       "org.freedesktop.systemd1.Manager", "ListJobs", on_jobs_reply, NULL);
+	if (r < 0) {
+		log_warn("logind: asking systemd for its jobs: %s", strerror(-r));
+		l->jobs_at_usec = now_usec() + LOGIND_JOBS_POLL_NS / 1000;
+	}
+}
+
+enum logind_shutdown_kind logind_shutdown_kind(const struct logind *l)
+{
+	return l->kind;
+}
+
+int logind_query_shutdown_kind(struct logind *l, int64_t timeout_ns,
+			       void (*cb)(void *ctx, enum logind_shutdown_kind kind), void *ctx)
+{
+	l->kind_cb = cb;
+	l->kind_ctx = ctx;
+	l->jobs_until_usec = now_usec() + (uint64_t)timeout_ns / 1000;
+	ask_jobs(l);
+	rearm(l);
 	return 0;
 }
 
@@ -447,6 +561,8 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 static void teardown(struct logind *l)
 {
 	l->pfs_slot = sd_bus_slot_unref(l->pfs_slot);
+	l->pfs_meta_slot = sd_bus_slot_unref(l->pfs_meta_slot);
+	l->jobs_slot = sd_bus_slot_unref(l->jobs_slot);
 	l->owner_slot = sd_bus_slot_unref(l->owner_slot);
 	l->inhibit_slot = sd_bus_slot_unref(l->inhibit_slot);
 	l->delay_slot = sd_bus_slot_unref(l->delay_slot);
@@ -515,6 +631,13 @@ static int connect_bus(struct logind *l)
 		retry_err(l, "logind: subscribing to PrepareForShutdown: %s", strerror(-r));
 		goto fail;
 	}
+	/* systemd >= 255 says which shutdown it is; an older logind never sends it. */
+	r = sd_bus_match_signal_async(l->bus, &l->pfs_meta_slot, LOGIN1_SERVICE, LOGIN1_PATH, LOGIN1_MANAGER,
+				      "PrepareForShutdownWithMetadata", on_prepare_for_shutdown_metadata, NULL, l);
+	if (r < 0) {
+		retry_err(l, "logind: subscribing to PrepareForShutdownWithMetadata: %s", strerror(-r));
+		goto fail;
+	}
 	l->bus_fd = sd_bus_get_fd(l->bus);
 	if (l->bus_fd < 0 || epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, l->bus_fd, &event)) {
 		r = l->bus_fd < 0 ? l->bus_fd : -errno;
@@ -565,6 +688,8 @@ static void rearm(struct logind *l)
 		deadline = l->retry_at_usec;
 	if (l->delay_state == DELAY_WAIT_RECHECK && l->recheck_at_usec < deadline)
 		deadline = l->recheck_at_usec;
+	if (l->jobs_at_usec && l->jobs_at_usec < deadline)
+		deadline = l->jobs_at_usec;
 	if (deadline == l->timer_at_usec)
 		return;
 	if (deadline != UINT64_MAX) {
@@ -611,6 +736,8 @@ int logind_process(struct logind *l)
 		else
 			l->delay_state = DELAY_RECHECKING;
 	}
+	if (l->bus && l->jobs_at_usec && now_usec() >= l->jobs_at_usec)
+		ask_jobs(l);
 	while (l->bus) {
 		r = sd_bus_process(l->bus, NULL);
 		if (r < 0) {
