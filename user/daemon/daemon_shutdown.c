@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 
 #include "daemon/daemon_parts.h"
@@ -266,8 +267,35 @@ int daemon_shutdown_setup(struct daemon *daemon)
 	return 0;
 }
 
+/* Stopping while the kind of shutdown is still asked of systemd (systemd < 255): the power-off
+ * that stops evictd is the very job being waited for, and its SIGTERM can come before the
+ * ListJobs answer. The loop has stopped, so waiting here blocks nothing: up to
+ * SHUTDOWN_EXIT_KIND_WAIT_NS for the answer, then the out-of-service decision, whose request
+ * daemon_kube_teardown drains. */
+#define SHUTDOWN_EXIT_KIND_WAIT_NS (1500LL * 1000000)
+
+static void finish_kind_query(struct daemon *daemon)
+{
+	int64_t end = clock_monotonic_ns() + SHUTDOWN_EXIT_KIND_WAIT_NS;
+
+	if (!daemon->logind || !daemon->shutdown_kind_pending)
+		return;
+	if (daemon->release_pending)
+		daemon_shutdown_release_now(daemon);	/* asks systemd */
+	while (daemon->shutdown_kind_pending && clock_monotonic_ns() < end) {
+		struct pollfd pfd = { .fd = logind_fd(daemon->logind), .events = POLLIN };
+
+		if (poll(&pfd, 1, 50) > 0)
+			logind_process(daemon->logind);
+	}
+	if (daemon->shutdown_kind_pending)
+		log_warn("shutdown: stopping before systemd said whether the node powers off; no "
+			 "out-of-service taint");
+}
+
 void daemon_shutdown_teardown(struct daemon *daemon)
 {
+	finish_kind_query(daemon);
 	loop_remove(daemon->loop, daemon->logind_source);
 	daemon->logind_source = NULL;
 	if (daemon->logind)
