@@ -647,6 +647,8 @@ static struct kube_report *new_report(struct standin *s, bool out_of_service, bo
 		.realtime_ns = fixed_realtime,
 		.sync_filesystems = fake_sync,
 	}), 0);
+	/* The daemon's first evaluation: no pressure. The reconciler starts from it. */
+	kube_report_conditions(report, (bool[EV_CONDITION_COUNT]){ false });
 	return report;
 }
 
@@ -1090,6 +1092,49 @@ static void test_out_of_service_guards(void **state)
 	}, 7);
 	assert_body(requests, 6, "{\"metadata\":{\"resourceVersion\":\"1002\"},\"spec\":{\"taints\":["
 			       OOS_TAINT "]}}");
+	json_object_put(requests);
+	kube_report_free(report);
+	standin_stop(&s);
+}
+
+/* A restart under pressure keeps the pressure taint (reconcile at start, no remove-then-add);
+ * nothing is sent before the first evaluation; a restart without pressure removes it. */
+static void test_taints_reconciled_at_start(void **state)
+{
+	bool memory[EV_CONDITION_COUNT] = { [EV_CONDITION_MEMORY_PRESSURE] = true };
+	bool none[EV_CONDITION_COUNT] = { false };
+	struct json_object *requests;
+	struct kube_report *report;
+	static struct standin s;
+	char state_dir[PATH_MAX + 16];
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL, "{\"metadata\":{\"name\":\"" NODE "\"},\"spec\":{\"taints\":["
+		      "{\"key\":\"evictd.io/memory-pressure\",\"effect\":\"NoSchedule\"}]}}");
+	standin_client(&s);
+	snprintf(state_dir, sizeof(state_dir), "%s/state", s.dir);
+	assert_int_equal(kube_report_new(&report, &(struct kube_report_options){
+		.client = s.client, .node_name = NODE, .state_dir = state_dir, .realtime_ns = fixed_realtime }), 0);
+	drain(&s);
+	requests = standin_requests(&s);
+	assert_int_equal(json_object_array_length(requests), 0);
+	json_object_put(requests);
+	kube_report_conditions(report, memory);
+	drain(&s);
+	requests = standin_requests(&s);
+	assert_request_lines(requests, (const char *const[]){ "GET /api/v1/nodes/" NODE }, 1);
+	json_object_put(requests);
+	kube_report_free(report);
+
+	/* The next start finds no pressure: the taint goes. */
+	assert_int_equal(kube_report_new(&report, &(struct kube_report_options){
+		.client = s.client, .node_name = NODE, .state_dir = state_dir, .realtime_ns = fixed_realtime }), 0);
+	kube_report_conditions(report, none);
+	drain(&s);
+	requests = standin_requests(&s);
+	assert_request_lines(requests, (const char *const[]){
+		"GET /api/v1/nodes/" NODE, "GET /api/v1/nodes/" NODE, "PATCH /api/v1/nodes/" NODE }, 3);
+	assert_body(requests, 2, "{\"metadata\":{\"resourceVersion\":\"1001\"},\"spec\":{\"taints\":null}}");
 	json_object_put(requests);
 	kube_report_free(report);
 	standin_stop(&s);
@@ -1812,6 +1857,7 @@ int main(void)
 		TS(test_pressure_taints_conflict),
 		TS(test_shutdown_and_next_start),
 		TS(test_out_of_service_guards),
+		TS(test_taints_reconciled_at_start),
 		TS(test_dry_run_writes_nothing),
 		TS(test_pods_list_then_watch),
 		TS(test_pods_watch_resume_and_relist),

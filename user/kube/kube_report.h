@@ -202,9 +202,11 @@ struct kube_report_options {
 struct kube_report;
 
 /*
- * Start reporting: registers the taint reconciler, which at once removes what an earlier
- * run left on the node: the evictd.io taints, and the out-of-service taint when the state dir
- * records that evictd set it. Returns 0, -EINVAL or -ENOMEM.
+ * Start reporting: registers the taint reconciler. It reconciles rather than resets: nothing
+ * is sent until the first kube_report_conditions() (or a shutdown) says what the node should
+ * carry; then one pass keeps the evictd.io taints that still hold (a restart under pressure
+ * does not flap them), removes those that no longer do, and the out-of-service taint when
+ * the state dir records that evictd set it. Returns 0, -EINVAL or -ENOMEM.
  */
 int kube_report_new(struct kube_report **out, const struct kube_report_options *options);
 /* Detach from the client (queued requests still go out); NULL is a no-op. Either order

@@ -292,8 +292,12 @@ void kube_report_conditions(struct kube_report *report, const bool conditions[EV
 		else
 			clear |= KUBE_TAINT_BIT(kube_taint_for_condition(c));
 	}
-	if (changed)
+	/* The first evaluation sets what the node should carry, whatever it carries now: the
+	 * reconciler's first pass then keeps a taint that still holds (no flapping on restart)
+	 * and removes what an earlier run left that no longer does. */
+	if (changed || !report->conditions_known)
 		kube_report_set_want(report, set, clear);
+	report->conditions_known = true;
 }
 
 /* The Event goes first: jobs run before tasks, so the order of the requests is fixed. */

@@ -46,9 +46,14 @@ struct kube_report {
 	uint32_t want;
 	uint32_t managed;
 	uint64_t generation;
+	/* want has been set once (the first evaluation's conditions, or a shutdown): before
+	 * that the reconciler leaves the node alone, so a restart under pressure keeps the
+	 * taint instead of removing and adding it again. */
+	bool want_known;
 
 	/* Caller's thread only. */
 	bool conditions[EV_CONDITION_COUNT];
+	bool conditions_known;
 
 	/* Worker only. */
 	struct event_cache_entry events[EVENT_CACHE_SIZE];
