@@ -5,9 +5,8 @@
 # releases its inhibitor first and asks systemd which job logind queued: 'systemctl poweroff'
 # queues poweroff.target, so the taint node.kubernetes.io/out-of-service=nodeshutdown:NoExecute
 # is requested, after the release and after every pod is gone (there are none), and its
-# record is written first. (A reboot is decided by the same code on reboot.target; a guest
-# that reboots ends this harness's QEMU without a power-off, so that half is covered by
-# tests/unit/test_shutdown.c and tests/unit/test_kube.c.)
+# record is written first. 15-shutdown-reboot-no-out-of-service.sh is the same with
+# 'systemctl reboot': no taint.
 # vm-mem: 1024M
 # vm-timeout: 400
 # vm-bins: evictd
