@@ -446,7 +446,9 @@ class Handler(BaseHTTPRequestHandler):
                     state.pods.remove(pod)
                     state.record_pod("DELETED", pod)
             elif parts == ["standin", "compact"]:
-                state.compacted = state.revision + 1
+                # etcd compaction at a new revision: every older resourceVersion is gone.
+                state.bump()
+                state.compacted = state.revision
                 state.history = []
             elif parts == ["standin", "drop-watches"]:
                 state.drop_generation += 1

@@ -425,6 +425,7 @@ static void *watch_main(void *arg)
 	struct loop_state st = { .random = (uint64_t)clock_monotonic_ns() ^ (uint64_t)(uintptr_t)s };
 	enum list_rv mode = LIST_RV_ZERO;
 	bool have_list = false, relisting = false;
+	int64_t listed_ns = 0;
 	struct kube_conn conn;
 	char error[320];
 	long status;
@@ -455,6 +456,7 @@ static void *watch_main(void *arg)
 				continue;
 			}
 			have_list = true;
+			listed_ns = clock_monotonic_ns();
 			kube_pods_health_update(s, set_listed, relisting ? (void *)1 : NULL);
 			kube_pods_store_publish(s);
 			if (st.warned)
@@ -477,6 +479,10 @@ static void *watch_main(void *arg)
 			have_list = false;
 			relisting = true;
 			mode = LIST_RV_LAST;
+			/* A list whose own resourceVersion is gone at once: back off, as the
+			 * reflector's backoff manager does between ListAndWatch rounds. */
+			if (clock_monotonic_ns() - listed_ns < WATCH_MIN_HEALTHY_NS)
+				failed(s, &st, "watch right after a list", 410, -ESTALE, error);
 			break;
 		case WATCH_ENDED:
 			if (st.warned)
