@@ -3,7 +3,7 @@
  * systemd-logind over sd-bus for graceful node shutdown (DESIGN.md §7): a "delay" inhibitor lock
  * for "shutdown", InhibitDelayMaxUSec raised through a logind.conf.d drop-in when it is too
  * small, PrepareForShutdown delivered to a callback, and a reconnect every second when the
- * bus or logind goes away. Every sd-bus call of evictd is in logind.c.
+ * bus or logind goes away. Every sd-bus call of evictd is in logind.c and logind_kind.c.
  *
  * Nothing here waits for logind or systemd: every method call (Inhibit, the
  * InhibitDelayMaxUSec reads, KillUnit, AddMatch) is sent asynchronously with a reply timeout
