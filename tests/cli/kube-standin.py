@@ -14,11 +14,24 @@ Usage:
   kube-standin.py --cert C --key K --port-file F --log L [--fixtures DIR] [--faults FILE]
                   [--token-file T] [--state-dump FILE] [--max-seconds N]
 
+The pods are versioned as the real API server versions them: one resourceVersion counter,
+every change recorded in a history; a list says its resourceVersion; a watch
+(?watch=true&resourceVersion=RV) streams the changes after RV as chunked JSON lines
+({"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}), bookmarks every
+--bookmark-seconds when allowWatchBookmarks=true, and ends at timeoutSeconds; a resourceVersion
+older than the compaction point gets an ERROR event with a 410 Status (a list at an old
+resourceVersion is served "not older than" it; an unknown continue token gets 410); the
+fieldSelector spec.nodeName applies to both. DELETE of a pod checks preconditions.uid (409)
+and honours gracePeriodSeconds (> 0: deletionTimestamp set, MODIFIED; 0: gone, DELETED).
+Test hooks (not recorded in the log): POST /standin/pods (create or replace a pod), POST
+/standin/delete-pod/NS/NAME, POST /standin/compact (forget history up to now), POST
+/standin/drop-watches (cut every open watch without the final chunk).
+
 --fixtures DIR: pods.json (a PodList) and node-<name>.json files; a node without a file is
-created empty on first GET. --faults FILE: a JSON list of rules, re-read on every request,
-each {"method": M, "path": P (prefix), "status": S, "times": N, "retry_after": SECONDS,
-"delay": SECONDS, "mutate_node": {"taints": [...]}}: the first N matching requests get
-status S (or, with mutate_node, the node is changed under the client's feet first, so its
+created empty on first GET. --faults FILE: a JSON list of rules,
+re-read on every request (a changed file starts its counts again), each {"method": M, "path": P (prefix), "query": Q (substring), "status": S, "times": N,
+"retry_after": SECONDS, "delay": SECONDS, "body": TEXT, "mutate_node": {"taints": [...]}}: the
+first N matching requests get status S (with body TEXT as is, when given: garbage) (or, with mutate_node, the node is changed under the client's feet first, so its
 resourceVersion precondition fails for real). --token-file: the only bearer token accepted
 (re-read per request); others get 401. --state-dump FILE: the nodes, pods and events are
 written there (atomically) on SIGUSR1 and on exit.
@@ -28,6 +41,7 @@ import copy
 import json
 import os
 import signal
+import socket
 import ssl
 import subprocess
 import sys
@@ -89,7 +103,11 @@ def strategic_status_patch(pod, patch):
 class State:
     def __init__(self, fixtures):
         self.lock = threading.Lock()
+        self.changed = threading.Condition(self.lock)
         self.revision = 1000
+        self.compacted = 0          # watches/lists from an older resourceVersion get 410
+        self.history = []           # (revision, type, pod) of every pod change
+        self.drop_generation = 0    # /standin/drop-watches cuts watches of older generations
         self.pods = []
         self.nodes = {}
         self.events = {}
@@ -105,6 +123,12 @@ class State:
     def bump(self):
         self.revision += 1
         return str(self.revision)
+
+    def record_pod(self, kind, pod):
+        """A pod changed (under lock): new resourceVersion, history, wake the watches."""
+        pod["metadata"]["resourceVersion"] = self.bump()
+        self.history.append((self.revision, kind, copy.deepcopy(pod)))
+        self.changed.notify_all()
 
     def node(self, name):
         if name not in self.nodes:
@@ -163,9 +187,15 @@ class Handler(BaseHTTPRequestHandler):
         if not faults_file or not os.path.exists(faults_file):
             return None
         with open(faults_file) as f:
-            rules = json.load(f)
+            text = f.read()
+        rules = json.loads(text)
+        if text != getattr(state, "faults_text", None):
+            state.faults_text = text    # a new set of rules: their counts start again
+            state.fault_hits = {}
         for index, rule in enumerate(rules):
             if rule.get("method", self.command) != self.command or not path.startswith(rule.get("path", "")):
+                continue
+            if rule.get("query", "") not in urllib.parse.urlsplit(self.path).query:
                 continue
             used = state.fault_hits.get(index, 0)
             if used >= rule.get("times", 1):
@@ -177,11 +207,13 @@ class Handler(BaseHTTPRequestHandler):
     def handle_any(self):
         length = int(self.headers.get("Content-Length") or 0)
         body_text = self.rfile.read(length).decode() if length else ""
-        self.record(body_text)
         url = urllib.parse.urlsplit(self.path)
         query = urllib.parse.parse_qs(url.query)
         parts = [p for p in url.path.split("/") if p]
         state = self.server.state
+        if parts[:1] == ["standin"]:
+            return self.hook(state, parts, body_text)
+        self.record(body_text)
 
         if self.server.token_file:
             with open(self.server.token_file) as f:
@@ -200,6 +232,14 @@ class Handler(BaseHTTPRequestHandler):
                     spec = node.setdefault("spec", {})
                     spec["taints"] = spec.get("taints", []) + rule["mutate_node"].get("taints", [])
                     node["metadata"]["resourceVersion"] = state.bump()
+            elif rule.get("body") is not None:
+                data = rule["body"].encode()
+                self.send_response(rule.get("status", 200))
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+                return
             elif rule.get("status"):
                 headers = {}
                 if rule.get("retry_after"):
@@ -211,15 +251,22 @@ class Handler(BaseHTTPRequestHandler):
         except ValueError:
             return self.reply(400, status_body(400, "BadRequest", "body is not JSON"))
 
+        if self.command == "GET" and parts == ["api", "v1", "pods"] and \
+                query.get("watch", ["false"])[0] in ("true", "1"):
+            return self.watch(state, query)
         with state.lock:
-            # GET /api/v1/pods?fieldSelector=spec.nodeName=N&limit=L&continue=T
+            # GET /api/v1/pods?fieldSelector=spec.nodeName=N&limit=L&continue=T&resourceVersion=RV
             if self.command == "GET" and parts == ["api", "v1", "pods"]:
-                selected = state.pods
-                for selector in query.get("fieldSelector", []):
-                    key, _, value = selector.partition("=")
-                    if key != "spec.nodeName":
-                        return self.reply(400, status_body(400, "BadRequest", "unsupported selector"))
-                    selected = [p for p in selected if p.get("spec", {}).get("nodeName") == value]
+                matches = self.selector(query)
+                if matches is None:
+                    return self.reply(400, status_body(400, "BadRequest", "unsupported selector"))
+                selected = [p for p in state.pods if matches(p)]
+                rv = query.get("resourceVersion", [""])[0]
+                if "continue" in query and rv:
+                    return self.reply(400, status_body(400, "BadRequest",
+                                      "specifying resource version is not allowed when using continue"))
+                # A list at resourceVersion N (no resourceVersionMatch) is "not older than N":
+                # the current state serves it, compaction or not; only continue tokens expire.
                 start = 0
                 if "continue" in query:
                     token = query["continue"][0]
@@ -267,7 +314,30 @@ class Handler(BaseHTTPRequestHandler):
                         409, "Conflict", "Precondition failed: UID in precondition: %s, UID in object "
                         "meta: %s" % (uid, pod["metadata"]["uid"])))
                 strategic_status_patch(pod, patch)
-                pod["metadata"]["resourceVersion"] = state.bump()
+                state.record_pod("MODIFIED", pod)
+                return self.reply(200, pod)
+            # DELETE /api/v1/namespaces/NS/pods/NAME with DeleteOptions
+            if (len(parts) == 6 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "pods"
+                    and self.command == "DELETE"):
+                pod = next((p for p in state.pods if p["metadata"].get("namespace") == parts[3]
+                            and p["metadata"]["name"] == parts[5]), None)
+                if pod is None:
+                    return self.reply(404, status_body(404, "NotFound", 'pods "%s" not found' % parts[5]))
+                uid = (patch.get("preconditions") or {}).get("uid")
+                if uid is not None and uid != pod["metadata"]["uid"]:
+                    return self.reply(409, status_body(
+                        409, "Conflict", "Precondition failed: UID in precondition: %s, UID in object "
+                        "meta: %s" % (uid, pod["metadata"]["uid"])))
+                grace = patch.get("gracePeriodSeconds")
+                if grace is None:
+                    grace = pod.get("spec", {}).get("terminationGracePeriodSeconds", 30)
+                if grace > 0 and pod.get("spec", {}).get("nodeName"):
+                    pod["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:50Z"
+                    pod["metadata"]["deletionGracePeriodSeconds"] = grace
+                    state.record_pod("MODIFIED", pod)
+                else:
+                    state.pods.remove(pod)
+                    state.record_pod("DELETED", pod)
                 return self.reply(200, pod)
             # /api/v1/namespaces/NS/events[/NAME]
             if len(parts) >= 5 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "events":
@@ -286,6 +356,107 @@ class Handler(BaseHTTPRequestHandler):
         return self.reply(404, status_body(404, "NotFound", "the stand-in does not serve %s %s"
                                            % (self.command, url.path)))
 
+    def selector(self, query):
+        """The fieldSelector as a predicate; None when it is not spec.nodeName=N."""
+        wanted = []
+        for selector in query.get("fieldSelector", []):
+            key, _, value = selector.partition("=")
+            if key != "spec.nodeName":
+                return None
+            wanted.append(value)
+        return lambda pod: all(pod.get("spec", {}).get("nodeName") == v for v in wanted)
+
+    def chunk(self, doc):
+        data = (json.dumps(doc) + "\n").encode()
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self.wfile.flush()
+
+    def watch(self, state, query):
+        try:
+            return self.stream_watch(state, query)
+        except (OSError, ssl.SSLError):
+            self.close_connection = True    # the client went away: nothing to tell it
+
+    def stream_watch(self, state, query):
+        matches = self.selector(query)
+        if matches is None:
+            return self.reply(400, status_body(400, "BadRequest", "unsupported selector"))
+        rv_text = query.get("resourceVersion", [""])[0]
+        timeout = float(query.get("timeoutSeconds", ["1800"])[0])
+        bookmarks = query.get("allowWatchBookmarks", ["false"])[0] == "true"
+        deadline = time.monotonic() + timeout
+        with state.lock:
+            since = int(rv_text) if rv_text not in ("", "0") else state.revision
+            generation = state.drop_generation
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.flush()
+        if since < state.compacted:
+            self.chunk({"type": "ERROR", "object": status_body(
+                410, "Expired", "too old resource version: %d (%d)" % (since, state.compacted))})
+            self.wfile.write(b"0\r\n\r\n")
+            return
+        next_bookmark = time.monotonic() + self.server.bookmark_seconds
+        while True:
+            with state.lock:
+                events = [(rev, kind, pod) for rev, kind, pod in state.history if rev > since]
+                if not events:
+                    wait = min(deadline, next_bookmark) - time.monotonic()
+                    if wait > 0 and state.drop_generation == generation:
+                        state.changed.wait(wait)
+                    events = [(rev, kind, pod) for rev, kind, pod in state.history if rev > since]
+                dropped = state.drop_generation != generation
+                revision = state.revision
+            if dropped:
+                # Cut without the final chunk: the client sees a broken transfer.
+                self.close_connection = True
+                self.connection.shutdown(socket.SHUT_RDWR)
+                return
+            for rev, kind, pod in events:
+                since = rev
+                if matches(pod):
+                    self.chunk({"type": kind, "object": dict(pod, kind="Pod", apiVersion="v1")})
+            now = time.monotonic()
+            if now >= deadline:
+                self.wfile.write(b"0\r\n\r\n")
+                self.wfile.flush()
+                return
+            if bookmarks and now >= next_bookmark:
+                since = max(since, revision)
+                self.chunk({"type": "BOOKMARK", "object": {"kind": "Pod", "apiVersion": "v1",
+                            "metadata": {"resourceVersion": str(since)}}})
+                next_bookmark = now + self.server.bookmark_seconds
+
+    def hook(self, state, parts, body_text):
+        with state.lock:
+            if parts == ["standin", "pods"]:
+                pod = json.loads(body_text)
+                old = next((p for p in state.pods if p["metadata"]["uid"] == pod["metadata"]["uid"]), None)
+                if old is not None:
+                    state.pods[state.pods.index(old)] = pod
+                else:
+                    state.pods.append(pod)
+                state.record_pod("MODIFIED" if old is not None else "ADDED", pod)
+            elif parts[:2] == ["standin", "delete-pod"] and len(parts) == 4:
+                pod = next((p for p in state.pods if p["metadata"].get("namespace") == parts[2]
+                            and p["metadata"]["name"] == parts[3]), None)
+                if pod is not None:
+                    state.pods.remove(pod)
+                    state.record_pod("DELETED", pod)
+            elif parts == ["standin", "compact"]:
+                # etcd compaction at a new revision: every older resourceVersion is gone.
+                state.bump()
+                state.compacted = state.revision
+                state.history = []
+            elif parts == ["standin", "drop-watches"]:
+                state.drop_generation += 1
+                state.changed.notify_all()
+            else:
+                return self.reply(404, status_body(404, "NotFound", "no such hook"))
+            return self.reply(200, {"revision": state.revision})
+
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = handle_any
 
 
@@ -301,6 +472,7 @@ def main():
     parser.add_argument("--token-file")
     parser.add_argument("--state-dump", help="write the nodes, pods and events here on exit")
     parser.add_argument("--max-seconds", type=float, default=300)
+    parser.add_argument("--bookmark-seconds", type=float, default=60)
     args = parser.parse_args()
 
     if args.make_certs:
@@ -317,6 +489,7 @@ def main():
     server.log_lock = threading.Lock()
     server.faults = args.faults
     server.token_file = args.token_file
+    server.bookmark_seconds = args.bookmark_seconds
 
     def dump_state():
         if args.state_dump:

@@ -43,13 +43,15 @@ cat >"$tmp/fixtures/pods.json" <<EOF
   "spec": {"nodeName": "node-2"}}]}
 EOF
 echo "token-for-evictd" >"$tmp/token"
+echo '[]' >"$tmp/faults.json"
 
 check "the stand-in makes a throwaway CA and server certificate" \
 	"$PYTHON" "$STANDIN" --make-certs "$tmp/certs"
 
 "$PYTHON" "$STANDIN" --cert "$tmp/certs/server.crt" --key "$tmp/certs/server.key" \
 	--port-file "$tmp/port" --log "$tmp/requests.jsonl" --fixtures "$tmp/fixtures" \
-	--token-file "$tmp/token" --state-dump "$tmp/state.json" --max-seconds 120 &
+	--token-file "$tmp/token" --state-dump "$tmp/state.json" --max-seconds 120 \
+	--faults "$tmp/faults.json" --bookmark-seconds 1 &
 standin_pid=$!
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 port=$(cat "$tmp/port" 2>/dev/null)
@@ -105,26 +107,54 @@ if [ ! -x "$EVICTD" ] || ! "$EVICTD" --help 2>&1 | grep -q -- '--kube-api-server
 fi
 : >"$tmp/requests.jsonl"
 mem_total=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 ))
+mport=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+hook() { curl -sS --fail -o /dev/null --cacert "$tmp/certs/ca.crt" "${auth[@]}" -X POST "$api/standin/$1"; }
+readyz() { curl -s -o "$tmp/readyz.out" -w '%{http_code}' "http://127.0.0.1:$mport/readyz"; }
+metric() { curl -s "http://127.0.0.1:$mport/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
+# wait_for SECONDS CMD...: until CMD succeeds.
+wait_for() { local n=$(( $1 * 10 )); shift; for _ in $(seq "$n"); do "$@" && return 0; sleep 0.1; done; "$@"; }
+is_ready() { test "$(readyz)" = "$1"; }
 # A threshold that is always met, in a dry run: decisions, no writes.
 "$EVICTD" --dry-run --no-bpf --state-dir="$tmp/state" --node-name "$node" --kube-api-server "$api" \
 	--kube-token-file "$tmp/token" --kube-ca-file "$tmp/certs/ca.crt" \
-	--eviction-hard "memory.available<$((mem_total + 1))" --metrics-address off \
+	--eviction-hard "memory.available<$((mem_total + 1))" --metrics-address "127.0.0.1:$mport" \
 	--control-socket "$tmp/evictd.sock" --event-log off >"$tmp/evictd.out" 2>&1 &
 daemon_pid=$!
-for _ in $(seq 100); do
-	grep -q '"path": "/api/v1/pods"' "$tmp/requests.jsonl" 2>/dev/null && break
-	sleep 0.1
-done
-sleep 1
+wait_for 10 grep -q 'watch=true' "$tmp/requests.jsonl"
+check "/readyz: 200 once the pods are listed and watched" wait_for 10 is_ready 200
+check "evictd_kube_ready is 1 and the watch is open" \
+	test "$(metric evictd_kube_ready)$(metric evictd_kube_pods_watch_open)" = 11
+# Let the watch run past the old 10 s list period's share: bookmarks arrive every second.
+sleep 3
+check "evictd lists this node's pods once (fieldSelector, limit, resourceVersion=0), with the token" \
+	jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods" and (.query | contains("watch=") | not))) |
+		length == 1 and .[0].query == "fieldSelector=spec.nodeName%3D" + $n + "&limit=500&resourceVersion=0"
+		and .[0].headers.authorization == "Bearer token-for-evictd"' "$tmp/requests.jsonl"
+check "then watches from the list's resourceVersion with bookmarks; nothing is listed again" \
+	jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods")) | .[1:] | length >= 1 and
+		all(.query | test("^allowWatchBookmarks=true&fieldSelector=spec.nodeName%3D" + $n +
+		"&resourceVersion=[0-9]+&timeoutSeconds=[0-9]+&watch=true$"))' "$tmp/requests.jsonl"
+check "bookmarks are counted" test "$(metric evictd_kube_pods_watch_bookmarks_total)" -ge 1
+# RBAC taken away: the watch is cut and every new one refused.
+echo '[{"method": "GET", "path": "/api/v1/pods", "status": 403, "times": 100000}]' >"$tmp/faults.json"
+hook drop-watches
+check "a 403 makes /readyz fail (503) and says so" wait_for 10 is_ready 503
+check "/readyz names the 403" grep -q '403' "$tmp/readyz.out"
+check "evictd_kube_api_forbidden is 1" test "$(metric evictd_kube_api_forbidden)" = 1
+check "/healthz (liveness) stays 200" test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/healthz")" = 200
+echo '[]' >"$tmp/faults.json"
+check "access back: /readyz is 200 again, without a new list" wait_for 20 is_ready 200
+check "still one list" jqtest -s 'map(select(.path == "/api/v1/pods" and (.query | contains("watch=") | not))) | length == 1' \
+	"$tmp/requests.jsonl"
+check "a dry run sends no write (no POST, PATCH, PUT or DELETE)" \
+	jqtest -s 'map(select(.method != "GET")) | length == 0' "$tmp/requests.jsonl"
+# The API server goes away: the watch is lost.
+kill -TERM "$standin_pid" 2>/dev/null && wait "$standin_pid" 2>/dev/null
+standin_pid=""
+check "a lost watch makes /readyz fail" wait_for 15 is_ready 503
 kill -TERM "$daemon_pid" 2>/dev/null
 wait "$daemon_pid" 2>/dev/null
 daemon_pid=""
-check "evictd lists this node's pods with fieldSelector and limit, with the token" \
-	jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods")) | length >= 1 and
-		(.[0].query | startswith("fieldSelector=spec.nodeName%3D" + $n + "&limit="))
-		and .[0].headers.authorization == "Bearer token-for-evictd"' "$tmp/requests.jsonl"
-check "a dry run sends no write (no POST, PATCH, PUT or DELETE)" \
-	jqtest -s 'map(select(.method != "GET")) | length == 0' "$tmp/requests.jsonl"
 if ! grep -qv '^$' "$tmp/requests.jsonl"; then
 	sed 's/^/#   /' "$tmp/evictd.out" | tail -20
 fi

@@ -159,7 +159,8 @@ expect "nothing was killed" 'v == 0' evictd_evictions_total 'signal="memory.avai
 if [ -n "$root" ]; then
 	expect "the dry-run decision is counted" 'v >= 1' evictd_evictions_total 'signal="memory.available",result="dry_run"'
 fi
-expect "the kubelet's shutdown gauge exists" 'v >= 0' kubelet_graceful_shutdown_start_time_seconds
+expect "evictd's shutdown start gauge exists" 'v >= 0' evictd_graceful_shutdown_start_time_seconds
+check "every metric name is evictd_*" bash -c "! grep -vE '^(#|evictd_|\$)' '$tmp/metrics'"
 expect "evictd's shutdown end gauge exists" 'v >= 0' evictd_graceful_shutdown_end_time_seconds
 expect "kernel OOM kills are exported" 'v >= 0' evictd_kernel_oom_kills_total
 check "build info carries the version" grep -qE '^evictd_build_info\{version="[^"]+"\} 1$' "$tmp/metrics"

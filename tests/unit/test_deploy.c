@@ -12,11 +12,10 @@
 
 /* What the Kubernetes code paths call (tools/deploy/rbac.yaml says which uses what). */
 static const char *const expected_grants[] = {
-	"/pods:get", "/pods:list", "/pods:watch", "/pods:delete",
+	"/pods:list", "/pods:watch", "/pods:delete",
 	"/pods/status:patch",
 	"/events:create", "/events:patch",
 	"/nodes:get", "/nodes:patch",
-	"/nodes/status:patch",
 };
 
 enum manifest { NAMESPACE, RBAC, CONFIGMAP, DAEMONSET, N_MANIFESTS };
@@ -536,9 +535,9 @@ static void test_checkers_catch_breakage(void **state)
 		{ CONFIGMAP, "    shutdownGracePeriod: 30s\n    shutdownGracePeriodCriticalPods: 10s\n", "", "neither" },
 		{ CONFIGMAP, "oomGuard: \"10%\"", "oomGuard: \"lots\"", "not a valid evictd configuration" },
 		{ CONFIGMAP, "  config.yaml: |", "  evictd.yaml: |", "no data config.yaml" },
-		{ RBAC, "verbs: [\"get\", \"list\", \"watch\", \"delete\"]", "verbs: [\"get\", \"list\", \"watch\", \"delete\", \"update\"]",
+		{ RBAC, "verbs: [\"list\", \"watch\", \"delete\"]", "verbs: [\"list\", \"watch\", \"delete\", \"update\"]",
 		  "/pods:update" },
-		{ RBAC, "verbs: [\"get\", \"list\", \"watch\", \"delete\"]", "verbs: [\"get\", \"list\", \"delete\"]", "/pods:watch" },
+		{ RBAC, "verbs: [\"list\", \"watch\", \"delete\"]", "verbs: [\"list\", \"delete\"]", "/pods:watch" },
 		{ RBAC, "resources: [\"pods/status\"]", "resources: [\"pods/*\"]", "wildcard" },
 		{ RBAC, "resources: [\"nodes\"]\n    verbs: [\"get\", \"patch\"]", "resources: [\"nodes\"]\n    verbs: [\"*\"]",
 		  "wildcard" },

@@ -10,6 +10,7 @@
 #include <json-c/json.h>
 #include <netinet/in.h>
 #include <dirent.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
@@ -192,6 +193,11 @@ static void test_eviction_message(void **state)
 #define EVICTED_PATCH                                                                              \
 	"{\"metadata\":{\"uid\":\"" UID_WEB "\"},\"status\":{\"phase\":\"Failed\",\"reason\":\"Evicted\"," \
 	"\"message\":\"" EVICTED_MESSAGE "\",\"conditions\":[{\"type\":\"DisruptionTarget\","            \
+	"\"status\":\"True\",\"lastTransitionTime\":\"" FIXED_TIME "\",\"reason\":\"TerminationByKubelet\"," \
+	"\"message\":\"" EVICTED_MESSAGE "\"}]}}"
+
+#define DISRUPTION_PATCH                                                                           \
+	"{\"metadata\":{\"uid\":\"" UID_WEB "\"},\"status\":{\"conditions\":[{\"type\":\"DisruptionTarget\"," \
 	"\"status\":\"True\",\"lastTransitionTime\":\"" FIXED_TIME "\",\"reason\":\"TerminationByKubelet\"," \
 	"\"message\":\"" EVICTED_MESSAGE "\"}]}}"
 
@@ -483,7 +489,7 @@ static void standin_start(struct standin *s, const char *faults, const char *nod
 	if (s->pid == 0) {
 		execl(PYTHON, PYTHON, STANDIN, "--cert", cert, "--key", key, "--port-file", port_file,
 		      "--log", s->log, "--fixtures", fixtures, "--faults", s->faults, "--state-dump", s->dump,
-		      "--max-seconds", "120", (char *)NULL);
+		      "--max-seconds", "120", "--bookmark-seconds", "0.5", (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 200 && !s->port; i++) {
@@ -641,6 +647,8 @@ static struct kube_report *new_report(struct standin *s, bool out_of_service, bo
 		.realtime_ns = fixed_realtime,
 		.sync_filesystems = fake_sync,
 	}), 0);
+	/* The daemon's first evaluation: no pressure. The reconciler starts from it. */
+	kube_report_conditions(report, (bool[EV_CONDITION_COUNT]){ false });
 	return report;
 }
 
@@ -673,17 +681,23 @@ static void test_eviction_requests(void **state)
 	assert_request_lines(requests, (const char *const[]){
 		"GET /api/v1/nodes/" NODE,	/* start: anything left from an earlier run? no */
 		"PATCH /api/v1/namespaces/default/pods/web-1/status",
+		"DELETE /api/v1/namespaces/default/pods/web-1",
 		"POST /api/v1/namespaces/default/events",
-	}, 3);
+	}, 4);
 	r = json_object_array_get_idx(requests, 1);
 	assert_string_equal(str_at(r, "headers.content-type"), "application/strategic-merge-patch+json");
 	assert_string_equal(str_at(r, "headers.authorization"), "Bearer token-one");
 	assert_string_equal(str_at(r, "headers.accept"), "application/json");
 	assert_string_equal(str_at(r, "headers.user-agent"), "evictd");
-	assert_body(requests, 1, EVICTED_PATCH);
+	/* The taint manager's pattern: the condition only, then a uid-checked DELETE. */
+	assert_body(requests, 1, DISRUPTION_PATCH);
 	r = json_object_array_get_idx(requests, 2);
 	assert_string_equal(str_at(r, "headers.content-type"), "application/json");
-	assert_body(requests, 2,
+	assert_body(requests, 2, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"gracePeriodSeconds\":1,"
+		    "\"preconditions\":{\"uid\":\"" UID_WEB "\"}}");
+	r = json_object_array_get_idx(requests, 3);
+	assert_string_equal(str_at(r, "headers.content-type"), "application/json");
+	assert_body(requests, 3,
 		"{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"web-1.17979cfe362a0000\","
 		"\"namespace\":\"default\",\"annotations\":{\"offending_containers\":\"\","
 		"\"offending_containers_usage\":\"\",\"starved_resource\":\"memory\"}},"
@@ -694,17 +708,58 @@ static void test_eviction_requests(void **state)
 		"\"reportingComponent\":\"evictd\",\"reportingInstance\":\"" NODE "\"}");
 	json_object_put(requests);
 
-	/* The stand-in applied it as the API server would: phase, reason, condition. */
+	/* The stand-in applied it as the API server would: the condition, and the pod bound to
+	 * the node is terminating (deletionTimestamp, the grace): nothing can undo that. */
 	doc = standin_state(&s);
 	{
-		struct json_object *pods, *pod0;
+		struct json_object *pods, *pod0, *conditions;
 
 		json_object_object_get_ex(doc, "pods", &pods);
 		pod0 = json_object_array_get_idx(pods, 0);
-		assert_string_equal(str_at(pod0, "status.phase"), "Failed");
-		assert_string_equal(str_at(pod0, "status.reason"), "Evicted");
+		assert_string_equal(str_at(pod0, "metadata.name"), "web-1");
+		assert_non_null(str_at(pod0, "metadata.deletionTimestamp"));
+		assert_string_equal(str_at(pod0, "metadata.deletionGracePeriodSeconds"), "1");
+		assert_null(str_at(pod0, "status.reason"));	/* the kubelet's to write */
+		json_object_object_get_ex(json_object_object_get(pod0, "status"), "conditions", &conditions);
+		assert_string_equal(str_at(json_object_array_get_idx(conditions, 0), "type"), "DisruptionTarget");
 	}
 	json_object_put(doc);
+
+	/* Stale reports are dropped after one request: a pod replaced under the same name (the
+	 * uid precondition of the patch -> 409: no DELETE) and one deleted (404). */
+	{
+		struct pod replaced = make_pod("default", "db-0", "ffffffff-0000-4000-8000-000000000002");
+		struct pod gone = make_pod("default", "gone", UID_WEB);
+
+		snprintf(replaced.namespace_, sizeof(replaced.namespace_), "prod");
+		assert_int_equal(kube_report_eviction(report, &(struct kube_eviction){
+			.pod = &replaced, .signal = EV_SIGNAL_MEMORY_AVAILABLE, .threshold = &value,
+			.grace_period_s = 30 }), 0);
+		assert_int_equal(kube_report_eviction(report, &(struct kube_eviction){
+			.pod = &gone, .signal = EV_SIGNAL_MEMORY_AVAILABLE, .threshold = &value }), 0);
+		drain(&s);
+		requests = standin_requests(&s);
+		assert_request_lines(requests, (const char *const[]){
+			"GET /api/v1/nodes/" NODE,
+			"PATCH /api/v1/namespaces/default/pods/web-1/status",
+			"DELETE /api/v1/namespaces/default/pods/web-1",
+			"POST /api/v1/namespaces/default/events",
+			"PATCH /api/v1/namespaces/prod/pods/db-0/status",
+			"POST /api/v1/namespaces/prod/events",
+			"PATCH /api/v1/namespaces/default/pods/gone/status",
+			"POST /api/v1/namespaces/default/events",
+		}, 8);
+		json_object_put(requests);
+		doc = standin_state(&s);
+		{
+			struct json_object *pods;
+
+			json_object_object_get_ex(doc, "pods", &pods);
+			assert_null(str_at(json_object_array_get_idx(pods, 1), "metadata.deletionTimestamp"));
+		}
+		json_object_put(doc);
+	}
+	fixture_write(s.dir, "requests.jsonl", "%s", "");
 
 	/* A pod replaced under the same name (uid precondition -> 409) and one deleted (404):
 	 * nothing to do, one request each, no retry. */
@@ -716,7 +771,7 @@ static void test_eviction_requests(void **state)
 		assert_int_equal(kube_report_shutdown_pod(report, &gone), 0);
 		drain(&s);
 		requests = standin_requests(&s);
-		assert_int_equal(json_object_array_length(requests), 5);
+		assert_int_equal(json_object_array_length(requests), 2);
 		json_object_put(requests);
 	}
 	/* Pods the API does not know, and static pods, are not reported. */
@@ -728,6 +783,75 @@ static void test_eviction_requests(void **state)
 		assert_int_equal(kube_report_shutdown_pod(report, &anonymous), -ENODATA);
 		assert_int_equal(kube_report_shutdown_pod(report, &mirror), -ENODATA);
 	}
+	kube_report_free(report);
+	standin_stop(&s);
+}
+
+static _Atomic int64_t fake_now;
+
+static int64_t fake_clock(void)
+{
+	return fake_now;
+}
+
+static size_t count_requests(struct standin *s, const char *line)
+{
+	struct json_object *requests = standin_requests(s);
+	char buf[1024];
+	size_t n = 0;
+
+	for (size_t i = 0; i < json_object_array_length(requests); i++)
+		n += !strcmp(request_line(requests, i, buf, sizeof(buf)), line);
+	json_object_put(requests);
+	return n;
+}
+
+/* A DELETE that keeps failing (500) is retried with backoff, but a report older than
+ * KUBE_EVICTION_RETRY_FOR_NS is dropped: by then the pod may have been restarted and be
+ * healthy, and deleting it would not be the eviction decided minutes ago. The patch is not
+ * sent again on the retries. */
+static void test_eviction_report_window(void **state)
+{
+	struct pod pod = make_pod("default", "web-1", UID_WEB);
+	struct kube_client_stats stats;
+	struct threshold_value value;
+	struct kube_report *report;
+	static struct standin s;
+	bool disabled;
+	size_t deletes;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, "[{\"method\":\"DELETE\",\"path\":\"/api/v1/namespaces/default/pods/web-1\","
+		      "\"status\":500,\"times\":100000}]", NULL);
+	fake_now = 1000000000000ll;
+	assert_int_equal(kube_client_new(&s.client, &(struct kube_client_options){
+		.config = &s.config, .request_timeout_ns = 3000000000ll, .backoff_initial_ns = 20000000,
+		.backoff_max_ns = 40000000, .now_ns = fake_clock }), 0);
+	report = new_report(&s, false, false);
+	threshold_value_parse("100Mi", &value, &disabled);
+	assert_int_equal(kube_report_eviction(report, &(struct kube_eviction){
+		.pod = &pod, .signal = EV_SIGNAL_MEMORY_AVAILABLE, .threshold = &value,
+		.threshold_quantity = 104857600, .available = 52428800 }), 0);
+	/* The injected clock moves on as the real one does (retries fall due by it). */
+	for (int i = 0; i < 200 && count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1") < 3; i++) {
+		usleep(20000);
+		fake_now += 20000000;
+	}
+	assert_true(count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1") >= 3);
+	assert_false(kube_client_idle(s.client));
+	/* Two minutes later (the injected clock): given up, nothing left to send. */
+	fake_now += KUBE_EVICTION_RETRY_FOR_NS + 1;
+	for (int i = 0; i < 250 && !kube_client_idle(s.client); i++) {
+		usleep(20000);
+		fake_now += 20000000;
+	}
+	drain(&s);
+	kube_client_get_stats(s.client, &stats);
+	assert_true(stats.dropped >= 1);
+	deletes = count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1");
+	usleep(200000);
+	assert_int_equal(count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1"), deletes);
+	assert_int_equal(count_requests(&s, "PATCH /api/v1/namespaces/default/pods/web-1/status"), 1);
 	kube_report_free(report);
 	standin_stop(&s);
 }
@@ -881,7 +1005,7 @@ static void test_shutdown_and_next_start(void **state)
 	assert_int_equal(sync_calls, 0);
 	assert_int_equal(access(record, F_OK), -1);
 	/* All gone: sync, record, then the out-of-service taint. */
-	kube_report_shutdown_end(report, true);
+	kube_report_shutdown_end(report, true, KUBE_NODE_GOING_AWAY);
 	drain(&s);
 	assert_int_equal(sync_calls, 1);
 	assert_int_equal(access(record, F_OK), 0);
@@ -946,7 +1070,12 @@ static void test_out_of_service_guards(void **state)
 	/* Not every pod gone: no out-of-service taint; cancel: the shutdown taint goes. */
 	kube_report_shutdown_begin(report);
 	drain(&s);
-	kube_report_shutdown_end(report, false);
+	kube_report_shutdown_end(report, false, KUBE_NODE_GOING_AWAY);
+	drain(&s);
+	/* A reboot, or a shutdown whose kind is unknown: never out-of-service either. */
+	kube_report_shutdown_end(report, true, KUBE_NODE_COMING_BACK);
+	drain(&s);
+	kube_report_shutdown_end(report, true, KUBE_NODE_FATE_UNKNOWN);
 	drain(&s);
 	kube_report_shutdown_cancel(report);
 	drain(&s);
@@ -968,6 +1097,49 @@ static void test_out_of_service_guards(void **state)
 	standin_stop(&s);
 }
 
+/* A restart under pressure keeps the pressure taint (reconcile at start, no remove-then-add);
+ * nothing is sent before the first evaluation; a restart without pressure removes it. */
+static void test_taints_reconciled_at_start(void **state)
+{
+	bool memory[EV_CONDITION_COUNT] = { [EV_CONDITION_MEMORY_PRESSURE] = true };
+	bool none[EV_CONDITION_COUNT] = { false };
+	struct json_object *requests;
+	struct kube_report *report;
+	static struct standin s;
+	char state_dir[PATH_MAX + 16];
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL, "{\"metadata\":{\"name\":\"" NODE "\"},\"spec\":{\"taints\":["
+		      "{\"key\":\"evictd.io/memory-pressure\",\"effect\":\"NoSchedule\"}]}}");
+	standin_client(&s);
+	snprintf(state_dir, sizeof(state_dir), "%s/state", s.dir);
+	assert_int_equal(kube_report_new(&report, &(struct kube_report_options){
+		.client = s.client, .node_name = NODE, .state_dir = state_dir, .realtime_ns = fixed_realtime }), 0);
+	drain(&s);
+	requests = standin_requests(&s);
+	assert_int_equal(json_object_array_length(requests), 0);
+	json_object_put(requests);
+	kube_report_conditions(report, memory);
+	drain(&s);
+	requests = standin_requests(&s);
+	assert_request_lines(requests, (const char *const[]){ "GET /api/v1/nodes/" NODE }, 1);
+	json_object_put(requests);
+	kube_report_free(report);
+
+	/* The next start finds no pressure: the taint goes. */
+	assert_int_equal(kube_report_new(&report, &(struct kube_report_options){
+		.client = s.client, .node_name = NODE, .state_dir = state_dir, .realtime_ns = fixed_realtime }), 0);
+	kube_report_conditions(report, none);
+	drain(&s);
+	requests = standin_requests(&s);
+	assert_request_lines(requests, (const char *const[]){
+		"GET /api/v1/nodes/" NODE, "GET /api/v1/nodes/" NODE, "PATCH /api/v1/nodes/" NODE }, 3);
+	assert_body(requests, 2, "{\"metadata\":{\"resourceVersion\":\"1001\"},\"spec\":{\"taints\":null}}");
+	json_object_put(requests);
+	kube_report_free(report);
+	standin_stop(&s);
+}
+
 static void test_dry_run_writes_nothing(void **state)
 {
 	bool conditions[EV_CONDITION_COUNT] = { [EV_CONDITION_DISK_PRESSURE] = true };
@@ -984,7 +1156,7 @@ static void test_dry_run_writes_nothing(void **state)
 	kube_report_eviction(report, &(struct kube_eviction){ .pod = &pod, .signal = EV_SIGNAL_NODEFS_AVAILABLE });
 	kube_report_conditions(report, conditions);
 	kube_report_shutdown_begin(report);
-	kube_report_shutdown_end(report, true);
+	kube_report_shutdown_end(report, true, KUBE_NODE_GOING_AWAY);
 	drain(&s);
 	requests = standin_requests(&s);
 	for (size_t i = 0; i < json_object_array_length(requests); i++)
@@ -999,24 +1171,128 @@ static int cmp_strings(const void *a, const void *b)
 	return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-static void test_pods_source_pagination(void **state)
+static bool event_fd_readable(struct kube_client *client, int timeout_ms)
+{
+	struct pollfd pfd = { .fd = kube_client_event_fd(client), .events = POLLIN };
+
+	return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
+}
+
+/* A test hook of the stand-in (not recorded in its log): POST /standin/<what> with body. */
+static void standin_hook(struct standin *s, const char *what, const char *body)
+{
+	char url[256];
+	pid_t pid;
+	int status;
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/standin/%s", s->port, what);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		execlp("curl", "curl", "-sS", "--fail", "--cacert", s->ca, "-H", "Authorization: Bearer token-one",
+		       "-X", "POST", "--data-binary", body ? body : "", url, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("stand-in hook %s failed", what);
+}
+
+/* Wait (polling the client's eventfd, as the daemon's loop does) until pred holds. */
+static bool wait_until_pred(struct standin *s, bool (*pred)(struct pods_meta_source *, void *),
+			    struct pods_meta_source *source, void *ctx, int timeout_ms)
+{
+	int64_t end = now_ns() + (int64_t)timeout_ms * 1000000;
+
+	while (now_ns() < end) {
+		if (pred(source, ctx))
+			return true;
+		if (event_fd_readable(s->client, 50))
+			kube_client_dispatch(s->client);
+	}
+	return pred(source, ctx);
+}
+
+struct count_ctx {
+	struct pod_meta_list *list;
+	size_t want;
+};
+
+/* refresh() until the list holds ctx->want pods. */
+static bool list_has(struct pods_meta_source *source, void *arg)
+{
+	struct count_ctx *ctx = arg;
+
+	source->refresh(source, ctx->list);
+	return ctx->list->n_items == ctx->want;
+}
+
+static bool health_is(struct pods_meta_source *source, void *arg)
+{
+	const struct kube_pods_health *want = arg;
+	struct kube_pods_health h;
+
+	kube_pods_source_health(source, &h);
+	return h.listed == want->listed && h.watching == want->watching && h.failing == want->failing &&
+	       h.last_status == want->last_status;
+}
+
+static const char *query_param(struct json_object *request, const char *name, char *buf, size_t len)
+{
+	const char *query = str_at(request, "query");
+	size_t n = strlen(name);
+
+	buf[0] = '\0';
+	for (const char *p = query; p && *p; p = strchr(p, '&') ? strchr(p, '&') + 1 : NULL) {
+		if (!strncmp(p, name, n) && p[n] == '=') {
+			snprintf(buf, len, "%.*s", (int)strcspn(p + n + 1, "&"), p + n + 1);
+			return buf;
+		}
+		if (!strchr(p, '&'))
+			break;
+	}
+	return NULL;
+}
+
+#define POD_JSON(name, uid, node) \
+	"{\"metadata\":{\"name\":\"" name "\",\"namespace\":\"default\",\"uid\":\"" uid "\"}," \
+	"\"spec\":{\"nodeName\":\"" node "\",\"priority\":7},\"status\":{\"phase\":\"Running\"}}"
+#define UID_NEW "0a1b2c3d-0000-4000-8000-0000000000aa"
+#define WATCH_PREFIX "GET /api/v1/pods?allowWatchBookmarks=true&fieldSelector=spec.nodeName%3D" NODE "&resourceVersion="
+
+static struct pods_meta_source *watch_source(struct standin *s, unsigned page_limit, int64_t timeout_s)
+{
+	struct pods_meta_source *source = kube_pods_source_new(&(struct kube_pods_source_options){
+		.client = s->client, .node_name = NODE, .page_limit = page_limit, .watch_timeout_s = timeout_s });
+
+	assert_non_null(source);
+	return source;
+}
+
+/* The list (paginated, from the watch cache: resourceVersion=0), then only watches, each
+ * from the last resourceVersion seen; changes arrive as events; nothing is listed again while
+ * the watch runs, across several watch timeouts. */
+static void test_pods_list_then_watch(void **state)
 {
 	struct pod_meta_list list = { 0 };
+	struct count_ctx want = { &list, 5 };
 	struct pods_meta_source *source;
 	struct json_object *requests;
-	const char *uids[5];
-	struct standin s;
+	struct kube_pods_health h;
+	char list_rv[64], rv[64], prev_rv[64];
+	const char *uids[6];
+	static struct standin s;	/* the teardown stops it after a failed assertion */
+	size_t n, watches = 0;
 
 	SKIP_WITHOUT_STANDIN();
 	standin_start(&s, NULL, NULL);
 	standin_client(&s);
-	source = kube_pods_source_new(&(struct kube_pods_source_options){
-		.client = s.client, .node_name = NODE, .refresh_interval_ns = 3600000000000ll, .page_limit = 2 });
-	assert_non_null(source);
-	assert_int_equal(kube_pods_source_wait(source, 10000000000ll), 0);
-	assert_int_equal(source->refresh(source, &list), 1);
+	source = watch_source(&s, 2, 1);
+	assert_true(wait_until_pred(&s, list_has, source, &want, 10000));
 	/* Five pods on this node over three pages, sorted for the join. */
-	assert_int_equal(list.n_items, 5);
 	for (size_t i = 0; i < 5; i++)
 		uids[i] = list.items[i].uid;
 	qsort(uids, 5, sizeof(uids[0]), cmp_strings);
@@ -1027,38 +1303,235 @@ static void test_pods_source_pagination(void **state)
 			assert_string_equal(list.items[i].namespace_, "prod");
 			assert_int_equal(list.items[i].priority, 1000);
 		}
-	/* Nothing new: refresh() says unchanged and never waits. */
-	assert_int_equal(source->refresh(source, &list), 0);
-	kube_pods_source_refresh_now(source);
-	drain(&s);
-	assert_int_equal(source->refresh(source, &list), 0);
-	assert_int_equal(list.n_items, 5);
+	/* A pod bound here arrives as an ADDED event; one on another node does not. */
+	standin_hook(&s, "pods", POD_JSON("new", UID_NEW, NODE));
+	standin_hook(&s, "pods", POD_JSON("away", "0a1b2c3d-0000-4000-8000-0000000000bb", "node-2"));
+	want.want = 6;
+	assert_true(wait_until_pred(&s, list_has, source, &want, 5000));
+	/* Deleted: gone from the list. */
+	standin_hook(&s, "delete-pod/default/new", NULL);
+	want.want = 5;
+	assert_true(wait_until_pred(&s, list_has, source, &want, 5000));
+	/* Let three watch timeouts (1 s each) pass. */
+	usleep(3200000);
+	kube_pods_source_health(source, &h);
+	assert_true(h.listed);
+	assert_false(h.failing);
+	assert_int_equal(h.lists, 1);
+	assert_int_equal(h.relists, 0);
+	assert_true(h.watches >= 3);
+	assert_true(h.watch_events >= 2);
+	assert_true(h.bookmarks >= 1);
+	source->destroy(source);
 
 	requests = standin_requests(&s);
-	assert_request_lines(requests, (const char *const[]){
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2",
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-2",
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-4",
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2",
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-2",
-		"GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-4",
-	}, 6);
-	assert_string_equal(str_at(json_object_array_get_idx(requests, 0), "headers.authorization"),
-			    "Bearer token-one");
+	n = json_object_array_length(requests);
+	assert_true(n >= 6);
+	{
+		char buf[1024];
+
+		assert_string_equal(request_line(requests, 0, buf, sizeof(buf)),
+				    "GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&resourceVersion=0");
+		assert_string_equal(request_line(requests, 1, buf, sizeof(buf)),
+				    "GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-2");
+		assert_string_equal(request_line(requests, 2, buf, sizeof(buf)),
+				    "GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-4");
+		/* Then only watches, each from the resourceVersion the last one reached. */
+		snprintf(list_rv, sizeof(list_rv), "%s", "");
+		for (size_t i = 3; i < n; i++) {
+			struct json_object *r = json_object_array_get_idx(requests, i);
+
+			request_line(requests, i, buf, sizeof(buf));
+			if (strncmp(buf, WATCH_PREFIX, strlen(WATCH_PREFIX)))
+				fail_msg("request %zu is not a watch: %s", i, buf);
+			assert_non_null(strstr(buf, "&timeoutSeconds=1&watch=true"));
+			assert_string_equal(str_at(r, "headers.authorization"), "Bearer token-one");
+			query_param(r, "resourceVersion", rv, sizeof(rv));
+			assert_true(rv[0]);
+			if (i == 3)
+				snprintf(list_rv, sizeof(list_rv), "%s", rv);
+			else
+				assert_true(strtoll(rv, NULL, 10) >= strtoll(prev_rv, NULL, 10));
+			snprintf(prev_rv, sizeof(prev_rv), "%s", rv);
+			watches++;
+		}
+	}
+	assert_true(watches >= 3);
+	/* The watches moved past the three pod changes (and bookmarks). */
+	assert_true(strtoll(prev_rv, NULL, 10) >= strtoll(list_rv, NULL, 10) + 3);
 	json_object_put(requests);
+	pod_meta_list_free(&list);
+	standin_stop(&s);
+}
 
-	/* The API fails: the last list stays. */
-	fixture_write(s.dir, "faults.json", "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"status\":500,\"times\":100}]");
-	kube_pods_source_refresh_now(source);
-	drain(&s);
-	assert_true(source->refresh(source, &list) < 0);
+/* A dropped connection resumes the watch from the last resourceVersion (no list); a watch
+ * that gets 410 Gone (history compacted) relists at the last resourceVersion, then watches
+ * from the new list's. */
+static void test_pods_watch_resume_and_relist(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	struct count_ctx want = { &list, 5 };
+	struct pods_meta_source *source;
+	struct json_object *requests;
+	struct kube_pods_health h;
+	char buf[1024], rv_before[64], rv[64];
+	static struct standin s;	/* the teardown stops it after a failed assertion */
+	size_t n, lists = 0, first_relist = 0;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL, NULL);
+	standin_client(&s);
+	source = watch_source(&s, 500, 30);
+	assert_true(wait_until_pred(&s, list_has, source, &want, 10000));
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .watching = true }, 5000));
+	standin_hook(&s, "pods", POD_JSON("new", UID_NEW, NODE));
+	want.want = 6;
+	assert_true(wait_until_pred(&s, list_has, source, &want, 5000));
+	/* Cut the stream: it comes back from where it was, nothing is listed. */
+	standin_hook(&s, "drop-watches", NULL);
+	usleep(300000);
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .watching = true }, 5000));
+	kube_pods_source_health(source, &h);
+	assert_int_equal(h.lists, 1);
+	assert_true(h.watches >= 2);
+	/* Compact the history and cut again: the resumed watch gets ERROR 410. */
+	standin_hook(&s, "compact", NULL);
+	standin_hook(&s, "drop-watches", NULL);
+	for (int i = 0; i < 100; i++) {
+		kube_pods_source_health(source, &h);
+		if (h.relists == 1 && h.watching)
+			break;
+		usleep(50000);
+	}
+	assert_int_equal(h.relists, 1);
+	assert_int_equal(h.lists, 2);
+	assert_false(h.failing);
+	source->refresh(source, &list);
+	assert_int_equal(list.n_items, 6);
+	source->destroy(source);
+
+	requests = standin_requests(&s);
+	n = json_object_array_length(requests);
+	for (size_t i = 0; i < n; i++) {
+		request_line(requests, i, buf, sizeof(buf));
+		if (!strncmp(buf, "GET /api/v1/pods?fieldSelector", 30)) {
+			lists++;
+			if (lists == 2)
+				first_relist = i;
+		}
+	}
+	assert_int_equal(lists, 2);
+	/* list, watch, watch (resumed), watch (410), list at the last resourceVersion, watch. */
+	assert_int_equal(n, 6);
+	assert_int_equal(first_relist, 4);
+	query_param(json_object_array_get_idx(requests, 1), "resourceVersion", rv_before, sizeof(rv_before));
+	query_param(json_object_array_get_idx(requests, 2), "resourceVersion", rv, sizeof(rv));
+	assert_true(strtoll(rv, NULL, 10) > strtoll(rv_before, NULL, 10));	/* past the ADDED */
+	query_param(json_object_array_get_idx(requests, 3), "resourceVersion", rv_before, sizeof(rv_before));
+	query_param(json_object_array_get_idx(requests, 4), "resourceVersion", rv, sizeof(rv));
+	assert_string_equal(rv, rv_before);	/* relistResourceVersion: the last synced one */
+	request_line(requests, 4, buf, sizeof(buf));
+	assert_non_null(strstr(buf, "&limit=500&resourceVersion="));
+	assert_int_equal(strncmp(request_line(requests, 5, buf, sizeof(buf)), WATCH_PREFIX, strlen(WATCH_PREFIX)), 0);
+	json_object_put(requests);
+	pod_meta_list_free(&list);
+	standin_stop(&s);
+}
+
+/* Adversarial API servers: the first list never arrives (403), then a hang past the request
+ * timeout, then garbage; the watch gets 403 and then garbage. Never blocks the caller; the
+ * health says so (readyz); it recovers when the server does. */
+static void test_pods_watch_adversarial(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	struct count_ctx want = { &list, 5 };
+	struct pods_meta_source *source;
+	struct kube_pods_health h;
+	static struct standin s;	/* the teardown stops it after a failed assertion */
+	uint64_t failures;
+	int64_t start;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"limit=\",\"status\":403,\"times\":3},"
+		      "{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"limit=\",\"delay\":4,\"times\":1},"
+		      "{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"limit=\",\"body\":\"<html>nope\",\"times\":1}]",
+		      NULL);
+	standin_client(&s);
+	start = now_ns();
+	source = watch_source(&s, 500, 30);
+	assert_true(now_ns() - start < 500000000);	/* never waits for the server */
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .failing = true, .last_status = 403 }, 5000));
+	assert_int_equal(source->refresh(source, &list), -EIO);
+	assert_int_equal(list.n_items, 0);
+	assert_false(kube_pods_source_ready(source));
+	/* 403 x3, the hang (cut at the 3 s request timeout), garbage, then the list. */
+	assert_true(wait_until_pred(&s, list_has, source, &want, 20000));
+	kube_pods_source_health(source, &h);
+	assert_true(h.failures >= 5);
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .watching = true }, 5000));
+
+	/* The watch is refused (403) for as long as it takes to see it, ... */
+	fixture_write(s.dir, "faults.json", "%s",
+		      "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"watch=true\",\"status\":403,\"times\":1000}]");
+	standin_hook(&s, "drop-watches", NULL);
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .failing = true, .last_status = 403 }, 5000));
+	kube_pods_source_health(source, &h);
+	failures = h.failures;
+	/* ... then answered with a line of garbage once, then it works again. */
+	fixture_write(s.dir, "faults.json", "%s",
+		      "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"watch=true\",\"body\":\"{garbage\\n\",\"times\":1}]");
+	for (int i = 0; i < 200; i++) {
+		kube_pods_source_health(source, &h);
+		if (h.failures > failures)
+			break;	/* the garbage failed the watch */
+		usleep(20000);
+	}
+	assert_true(h.failures > failures);
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .watching = true }, 10000));
+	assert_int_equal(h.lists, 1);	/* a failing watch is resumed, not relisted */
+	/* The metadata stayed through all of it. */
+	source->refresh(source, &list);
 	assert_int_equal(list.n_items, 5);
-
 	source->destroy(source);
 	pod_meta_list_free(&list);
 	standin_stop(&s);
 }
 
+/* Destroying the source (a reload) never waits for the watch, and freeing the client ends
+ * a watch still open. */
+static void test_pods_watch_stops_promptly(void **state)
+{
+	struct pod_meta_list list = { 0 };
+	struct count_ctx want = { &list, 5 };
+	struct pods_meta_source *source;
+	static struct standin s;	/* the teardown stops it after a failed assertion */
+	int64_t start;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL, NULL);
+	standin_client(&s);
+	source = watch_source(&s, 500, 600);
+	assert_true(wait_until_pred(&s, list_has, source, &want, 10000));
+	start = now_ns();
+	source->destroy(source);
+	assert_true(now_ns() - start < 100000000);
+	source = watch_source(&s, 500, 600);
+	assert_true(wait_until_pred(&s, health_is, source,
+				    &(struct kube_pods_health){ .listed = true, .watching = true }, 10000));
+	start = now_ns();
+	kube_client_free(s.client);
+	s.client = NULL;
+	assert_true(now_ns() - start < 3000000000ll);
+	source->destroy(source);
+	pod_meta_list_free(&list);
+	standin_stop(&s);
+}
 static void test_token_rotation(void **state)
 {
 	struct pod pod = make_pod("default", "web-1", UID_WEB);
@@ -1240,13 +1713,6 @@ static void test_queue_full(void **state)
 /* ---- the event loop side ------------------------------------------------------------------ */
 
 /* Whether the event fd is readable within timeout_ms. */
-static bool event_fd_readable(struct kube_client *client, int timeout_ms)
-{
-	struct pollfd pfd = { .fd = kube_client_event_fd(client), .events = POLLIN };
-
-	return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
-}
-
 static void test_idle_notify(void **state)
 {
 	struct json_object *requests;
@@ -1292,47 +1758,6 @@ static void test_idle_notify(void **state)
 	assert_int_equal(kube_client_drain(s.client, 5000000000ll), 0);
 	assert_true(kube_client_idle(s.client));
 	assert_false(kube_client_dispatch(s.client) & KUBE_EVENT_IDLE);
-	standin_stop(&s);
-}
-
-static void test_pods_source_event(void **state)
-{
-	struct pod_meta_list list = { 0 };
-	struct pods_meta_source *source;
-	struct standin s;
-	uint32_t events = 0;
-
-	SKIP_WITHOUT_STANDIN();
-	/* The first list takes 0.3 s: the caller does not wait for it. */
-	standin_start(&s, "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"delay\":0.3}]", NULL);
-	standin_client(&s);
-	source = kube_pods_source_new(&(struct kube_pods_source_options){
-		.client = s.client, .node_name = NODE, .refresh_interval_ns = 3600000000000ll });
-	assert_non_null(source);
-	assert_false(kube_pods_source_ready(source));
-	assert_int_equal(kube_pods_source_error(source), 0);
-	for (int i = 0; i < 50 && !(events & KUBE_EVENT_PODS); i++)
-		if (event_fd_readable(s.client, 200))
-			events |= kube_client_dispatch(s.client);
-	assert_true(events & KUBE_EVENT_PODS);
-	assert_true(kube_pods_source_ready(source));
-	assert_int_equal(source->refresh(source, &list), 1);
-	assert_int_equal(list.n_items, 5);
-
-	/* The same list again: no event. */
-	kube_pods_source_refresh_now(source);
-	drain(&s);
-	assert_false(kube_client_dispatch(s.client) & KUBE_EVENT_PODS);
-	/* A failing list: no event, the error is there to read. */
-	fixture_write(s.dir, "faults.json", "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"status\":500,\"times\":100}]");
-	kube_pods_source_refresh_now(source);
-	drain(&s);
-	assert_false(kube_client_dispatch(s.client) & KUBE_EVENT_PODS);
-	assert_true(kube_pods_source_error(source) < 0);
-	assert_true(kube_pods_source_ready(source));
-
-	source->destroy(source);
-	pod_meta_list_free(&list);
 	standin_stop(&s);
 }
 
@@ -1427,18 +1852,22 @@ int main(void)
 		T(test_escape_and_status),
 		T(test_config),
 		TS(test_eviction_requests),
+		TS(test_eviction_report_window),
 		TS(test_event_dedupe),
 		TS(test_pressure_taints_conflict),
 		TS(test_shutdown_and_next_start),
 		TS(test_out_of_service_guards),
+		TS(test_taints_reconciled_at_start),
 		TS(test_dry_run_writes_nothing),
-		TS(test_pods_source_pagination),
+		TS(test_pods_list_then_watch),
+		TS(test_pods_watch_resume_and_relist),
+		TS(test_pods_watch_adversarial),
+		TS(test_pods_watch_stops_promptly),
 		TS(test_token_rotation),
 		TS(test_retry_500_then_success),
 		TS(test_api_down_never_blocks),
 		T(test_queue_full),
 		TS(test_idle_notify),
-		TS(test_pods_source_event),
 		T(test_worker_blocks_signals),
 	};
 	int failed;

@@ -915,6 +915,54 @@ static void test_qos_names(void **state)
 
 #define T(fn) cmocka_unit_test_setup(fn, reset_pool)
 
+/* ---- pods without metadata (issue 12, doc/DESIGN.md §5) -------------------------------- */
+
+/* Known pods first for every signal; a threshold never takes an unknown pod, whatever its
+ * usage; the OOM guard takes unknown ones only after the known, BestEffort then Burstable
+ * then by usage, never Guaranteed. */
+static void test_unknown_pods_rank_and_candidates(void **state)
+{
+	struct pod *known = mem_pod("known", 5000, 100, 200);
+	struct pod *unknown_g = mem_pod("unknown-g", 0, 0, 900);
+	struct pod *unknown_bu_small = mem_pod("unknown-bu-small", 0, 0, 100);
+	struct pod *unknown_bu_big = mem_pod("unknown-bu-big", 0, 0, 700);
+	struct pod *unknown_be = mem_pod("unknown-be", 0, 0, 10);
+	struct pod *pods[] = { unknown_g, unknown_bu_small, unknown_be, known, unknown_bu_big };
+	const size_t n = sizeof(pods) / sizeof(pods[0]);
+
+	unknown_g->qos = POD_QOS_GUARANTEED;
+	unknown_bu_small->qos = unknown_bu_big->qos = POD_QOS_BURSTABLE;
+	for (size_t i = 0; i < n; i++)
+		pods[i]->processes = 1;
+	unknown_g->meta_unknown = unknown_bu_small->meta_unknown = unknown_bu_big->meta_unknown = true;
+	unknown_be->meta_unknown = true;
+
+	rank_pods(EV_SIGNAL_OOM_GUARD, NULL, pods, n);
+	assert_string_equal(pods[0]->name, "known");
+	assert_string_equal(pods[1]->name, "unknown-be");
+	assert_string_equal(pods[2]->name, "unknown-bu-big");
+	assert_string_equal(pods[3]->name, "unknown-bu-small");
+	assert_string_equal(pods[4]->name, "unknown-g");
+	assert_true(pod_is_candidate_for(unknown_be, EV_SIGNAL_OOM_GUARD));
+	assert_true(pod_is_candidate_for(unknown_bu_small, EV_SIGNAL_OOM_GUARD));
+	assert_false(pod_is_candidate_for(unknown_g, EV_SIGNAL_OOM_GUARD));
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		if (s == EV_SIGNAL_OOM_GUARD)
+			continue;
+		assert_false(pod_is_candidate_for(unknown_be, (enum ev_signal)s));
+		assert_false(pod_is_candidate_for(unknown_bu_big, (enum ev_signal)s));
+		assert_true(pod_is_candidate_for(known, (enum ev_signal)s));
+	}
+	rank_pods(EV_SIGNAL_MEMORY_AVAILABLE, NULL, pods, n);
+	assert_string_equal(pods[0]->name, "known");
+	/* A static pod is never a candidate, known or not. */
+	unknown_be->is_static = true;
+	assert_false(pod_is_candidate_for(unknown_be, EV_SIGNAL_OOM_GUARD));
+	/* An exited unknown pod neither. */
+	unknown_bu_big->exited = true;
+	assert_false(pod_is_candidate_for(unknown_bu_big, EV_SIGNAL_OOM_GUARD));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -955,6 +1003,7 @@ int main(void)
 		T(test_pod_request),
 		T(test_oom_score_adj),
 		T(test_qos_names),
+		T(test_unknown_pods_rank_and_candidates),
 	};
 
 	return cmocka_run_group_tests_name("rank", tests, NULL, NULL);

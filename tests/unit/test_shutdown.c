@@ -886,6 +886,27 @@ static void test_logind_never_blocks(void **state)
 	fixture_rm_rf(dir);
 }
 
+/* Only a power-off or halt may take the out-of-service taint: the names systemd gives the
+ * shutdown (PrepareForShutdownWithMetadata's "type", the targets logind starts). */
+static void test_shutdown_kind_names(void **state)
+{
+	assert_int_equal(logind_kind_from_type("poweroff"), LOGIND_SHUTDOWN_POWEROFF);
+	assert_int_equal(logind_kind_from_type("halt"), LOGIND_SHUTDOWN_POWEROFF);
+	assert_int_equal(logind_kind_from_type("reboot"), LOGIND_SHUTDOWN_REBOOT);
+	assert_int_equal(logind_kind_from_type("kexec"), LOGIND_SHUTDOWN_REBOOT);
+	assert_int_equal(logind_kind_from_type("soft-reboot"), LOGIND_SHUTDOWN_REBOOT);
+	assert_int_equal(logind_kind_from_type("suspend"), LOGIND_SHUTDOWN_UNKNOWN);
+	assert_int_equal(logind_kind_from_type(""), LOGIND_SHUTDOWN_UNKNOWN);
+	assert_int_equal(logind_kind_from_type(NULL), LOGIND_SHUTDOWN_UNKNOWN);
+	assert_int_equal(logind_kind_from_unit("poweroff.target"), LOGIND_SHUTDOWN_POWEROFF);
+	assert_int_equal(logind_kind_from_unit("halt.target"), LOGIND_SHUTDOWN_POWEROFF);
+	assert_int_equal(logind_kind_from_unit("reboot.target"), LOGIND_SHUTDOWN_REBOOT);
+	assert_int_equal(logind_kind_from_unit("kexec.target"), LOGIND_SHUTDOWN_REBOOT);
+	assert_int_equal(logind_kind_from_unit("shutdown.target"), LOGIND_SHUTDOWN_UNKNOWN);
+	assert_int_equal(logind_kind_from_unit("poweroff.service"), LOGIND_SHUTDOWN_UNKNOWN);
+	assert_string_equal(logind_kind_name(LOGIND_SHUTDOWN_POWEROFF), "power-off");
+}
+
 int main(void)
 {
 #define T(fn) cmocka_unit_test_setup(fn, reset)
@@ -906,6 +927,7 @@ int main(void)
 		T(test_manager_persists_across_restart),
 		T(test_logind_dropin),
 		T(test_logind_never_blocks),
+		T(test_shutdown_kind_names),
 	};
 
 	return cmocka_run_group_tests_name("shutdown", tests, NULL, NULL);

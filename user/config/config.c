@@ -38,7 +38,8 @@ void config_init_defaults(struct evictd_config *config)
 	config->kill_timeout_ns = 10LL * 1000000000;
 	strcpy(config->kube_api, "auto");
 	config->kube_pods_refresh_ns = 10LL * 1000000000;
-	config->kube_pressure_taints = true;
+	/* Off: the DaemonSet controller does not tolerate evictd.io taints (doc/DESIGN.md §8). */
+	config->kube_pressure_taints = false;
 	strcpy(config->enforce_node_allocatable, "pods");	/* DefaultNodeAllocatableEnforcement */
 }
 

@@ -108,9 +108,9 @@ const struct option_spec config_options[] = {
 	{ "kube-ca-file", NULL, "kubeCAFile", OPT_PATH, FIELD(kube_ca_file), "FILE",
 	  "CA bundle for the API server (default: the service account's ca.crt)" },
 	{ "kube-pods-refresh", NULL, "kubePodsRefreshPeriod", OPT_DURATION, FIELD(kube_pods_refresh_ns),
-	  "DURATION", "how often pod metadata is listed from the API server (10s)" },
+	  "DURATION", "ignored: pod metadata is listed once, then watched" },
 	{ "kube-pressure-taints", NULL, "kubePressureTaints", OPT_BOOL, FIELD(kube_pressure_taints), NULL,
-	  "taint the node evictd.io/<resource>-pressure:NoSchedule while a condition holds (true)" },
+	  "taint the node evictd.io/<resource>-pressure:NoSchedule while a condition holds (false: DaemonSets do not tolerate it)" },
 	{ "taint-out-of-service-on-shutdown", NULL, "taintOutOfServiceOnShutdown", OPT_BOOL,
 	  FIELD(taint_out_of_service_on_shutdown), NULL,
 	  "after a graceful shutdown emptied every pod, taint node.kubernetes.io/out-of-service "

@@ -66,6 +66,23 @@ const char *pod_never_evict_reason(const struct pod *pod)
 
 bool pod_is_candidate(const struct pod *pod)
 {
+	return !pod_never_evict(pod) && !pod->meta_unknown && pod->processes > 0 && !pod->exited;
+}
+
+/*
+ * evictd (doc/DESIGN.md §5, pods without metadata): a pod whose metadata is unknown may be a
+ * static pod ([pod_update.go] IsStaticPod: etcd, kube-apiserver of the very API server that
+ * is unreachable) or a system-critical one; the kubelet never evicts those, so a kubelet
+ * threshold never takes it. The OOM guard acts where the kernel's OOM killer would act next
+ * and would pick by oom_score_adj ([policy.go]: BestEffort 1000, Burstable 2..999,
+ * Guaranteed -997): it may take such a pod in that order, never a Guaranteed one.
+ */
+bool pod_is_candidate_for(const struct pod *pod, enum ev_signal signal)
+{
+	if (!pod->meta_unknown)
+		return pod_is_candidate(pod);
+	if (signal != EV_SIGNAL_OOM_GUARD || pod->qos == POD_QOS_GUARANTEED)
+		return false;
 	return !pod_never_evict(pod) && pod->processes > 0 && !pod->exited;
 }
 
@@ -311,6 +328,31 @@ static int cmp_evictable_first(const struct rank_ctx *ctx, const struct pod *a, 
 	return cmp_bool(!pod_never_evict(a), !pod_never_evict(b));
 }
 
+/* evictd (doc/DESIGN.md §5): pods whose metadata is known before those without. */
+static int cmp_known_first(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b)
+{
+	return cmp_bool(!a->meta_unknown, !b->meta_unknown);
+}
+
+/* evictd: among pods without metadata, the kernel OOM killer's order by QoS ([policy.go]:
+ * BestEffort, then Burstable, then Guaranteed), then the larger usage first (no request
+ * or priority is known to subtract or compare). 0 unless both are unknown. */
+static int cmp_unknown_qos_usage(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b)
+{
+	static const int qos_order[] = {
+		[POD_QOS_BESTEFFORT] = 0, [POD_QOS_BURSTABLE] = 1, [POD_QOS_GUARANTEED] = 2,
+	};
+
+	if (!a->meta_unknown || !b->meta_unknown)
+		return 0;
+	if (qos_order[a->qos] != qos_order[b->qos])
+		return qos_order[a->qos] < qos_order[b->qos] ? -1 : 1;
+	if (a->stats_missing || b->stats_missing)
+		return cmp_bool(a->stats_missing, b->stats_missing);
+	return cmp_int128_larger_first(usage_for(ctx->signal, ctx->options, a),
+				       usage_for(ctx->signal, ctx->options, b));
+}
+
 /* evictd (DESIGN.md §5; out-of-resource seed: "It is never desired for a kubelet to evict a pod
  * that was derived from a DaemonSet"): DaemonSet pods after all others. */
 static int cmp_daemonset_last(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b)
@@ -334,7 +376,7 @@ static const rank_cmp_fn rank_disk_keys[] = {
 	cmp_exceeds_requests, cmp_priority, cmp_usage_above_request,
 };
 
-#define RANK_MAX_KEYS 5
+#define RANK_MAX_KEYS 7
 
 struct rank_sorter {
 	struct rank_ctx ctx;
@@ -414,6 +456,8 @@ void rank_pods(enum ev_signal signal, const struct rank_options *options, struct
 	struct pod **scratch;
 
 	sorter.keys[sorter.n_keys++] = cmp_evictable_first;
+	sorter.keys[sorter.n_keys++] = cmp_known_first;
+	sorter.keys[sorter.n_keys++] = cmp_unknown_qos_usage;
 	if (sorter.ctx.options->daemonset_last)
 		sorter.keys[sorter.n_keys++] = cmp_daemonset_last;
 

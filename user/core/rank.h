@@ -51,6 +51,12 @@ struct pod {
 	bool is_mirror;		/* kubernetes.io/config.mirror annotation */
 	bool is_daemonset;	/* owned by a DaemonSet */
 	bool is_self;		/* the pod/cgroup evictd runs in */
+	/* A pod cgroup no metadata source explains (API server down, 403, list lag): its
+	 * priority, static-ness and owner are unknown. Fails closed (doc/DESIGN.md §5): never the
+	 * victim of a kubelet threshold; only the OOM guard may pick it, by QoS from the cgroup
+	 * path (BestEffort, then Burstable, never Guaranteed) and usage. Zero = known (standalone
+	 * workloads and pods joined with metadata). */
+	bool meta_unknown;
 	int64_t termination_grace_period_s;	/* -1: unset (kubelet default 30) */
 
 	int64_t memory_request;		/* bytes, summed as the kubelet's podRequest */
@@ -73,9 +79,14 @@ struct pod {
 bool pod_never_evict(const struct pod *pod);
 /* Why pod_never_evict() holds, for logs and refusals; NULL when it does not. */
 const char *pod_never_evict_reason(const struct pod *pod);
-/* The one victim predicate (daemon, decision log, evictctl): not in the never-evict set, and
- * like the kubelet's active pods, still running (a cgroup with no task left is gone). */
+/* The one victim predicate (daemon, decision log, evictctl): not in the never-evict set, its
+ * metadata known, and like the kubelet's active pods, still running (a cgroup with no task
+ * left is gone). */
 bool pod_is_candidate(const struct pod *pod);
+/* pod_is_candidate() for the threshold's signal: the OOM guard (EV_SIGNAL_OOM_GUARD) also
+ * takes pods with meta_unknown that are not Guaranteed (doc/DESIGN.md §5, "pods without
+ * metadata"). Every other signal: exactly pod_is_candidate(). */
+bool pod_is_candidate_for(const struct pod *pod, enum ev_signal signal);
 
 struct rank_options {
 	enum fs_layout fs_layout;
@@ -89,7 +100,9 @@ struct rank_options {
 
 /* Sort pods (an array of pointers) in eviction order for the starved signal: first = the
  * victim. Never-evict pods stay in the array (for reporting) and sort last; callers skip
- * them with pod_never_evict(). The sort is stable. options NULL = defaults (one filesystem,
+ * them with pod_never_evict(). Pods with meta_unknown sort after every known evictable pod,
+ * among themselves BestEffort, Burstable, Guaranteed, then the larger usage first (only the
+ * OOM guard takes them: pod_is_candidate_for). The sort is stable. options NULL = defaults (one filesystem,
  * DaemonSets last). Keys: never-evict last, [DaemonSet last], then the kubelet's
  * rank function for the signal (memory and the OOM guard: exceeds request, priority,
  * usage - request; pid: priority, processes; disk bytes and inodes: exceeds request,

@@ -83,11 +83,12 @@ void daemon_log_decision(struct daemon *daemon)
 		log_info("decision: no threshold is met any more");
 		return;
 	}
+	threshold = policy_threshold(policy);
 	for (size_t i = 0, shown = 0; i < policy->n_candidates && shown < 5 && used < sizeof(candidates) - 1; i++) {
 		const struct pod *pod = policy->candidates[i];
 		char name[330];
 
-		if (!pod_is_candidate(pod))
+		if (!pod_is_candidate_for(pod, threshold->signal))
 			continue;
 		used += snprintf(candidates + used, sizeof(candidates) - used, "%s%s", shown++ ? "," : "",
 				 victim_name(pod, name, sizeof(name)));
@@ -250,6 +251,7 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 				.available = eviction->available,
 				.containers = eviction->containers,
 				.n_containers = eviction->n_containers,
+				.grace_period_s = eviction->grace_ns / 1000000000,
 			});
 		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after %s%s", eviction->victim_name,
 			 victim->cgroup_path, signal_name(eviction->signal),
@@ -350,7 +352,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 		int64_t grace_ns;
 		int err;
 
-		if (!pod_is_candidate(pod))
+		if (!pod_is_candidate_for(pod, threshold->signal))
 			continue;
 		if (available + pending >= target) {
 			if (pending)

@@ -94,6 +94,9 @@ struct daemon {
 	struct loop_source *meta_timer;		/* the first pod list's deadline */
 	/* Graceful shutdown ended: the inhibitor goes once the reports are out or at a deadline. */
 	bool release_pending;
+	/* The out-of-service decision waits for the kind of shutdown (systemd < 255: asked
+	 * after the release). */
+	bool shutdown_kind_pending;
 	struct loop_source *release_timer;
 	char node_name[256];
 };

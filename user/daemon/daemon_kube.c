@@ -14,6 +14,7 @@
 #include "sys/log.h"
 #include "kube/kube.h"
 #include "kube/kube_report.h"
+#include "ops/metrics.h"
 
 void daemon_resolve_node_name(struct daemon *daemon, const struct evictd_config *config)
 {
@@ -36,11 +37,39 @@ static bool kube_wanted(const struct evictd_config *config)
 	return getenv("KUBERNETES_SERVICE_HOST") || config->kube_api_server[0];
 }
 
+/* The pod watch's health to the metrics server (/readyz, evictd_kube_*): on every health
+ * change and list the watch posts, and after each evaluation. */
+void daemon_kube_update_metrics(struct daemon *daemon)
+{
+	struct policy *policy = daemon->policy;
+	struct metrics_kube view = { .ready_grace_ns = KUBE_WATCH_READY_GRACE_NS };
+	struct kube_pods_health health;
+
+	if (!daemon->kube || !policy || !policy->api_meta)
+		return;
+	kube_pods_source_health(policy->api_meta, &health);
+	view.enabled = true;
+	view.listed = health.listed;
+	view.watching = health.watching;
+	view.failing = health.failing;
+	view.last_status = health.last_status;
+	view.not_watching_since_ns = health.not_watching_since_ns;
+	view.lists = health.lists;
+	view.relists = health.relists;
+	view.watches = health.watches;
+	view.watch_events = health.watch_events;
+	view.bookmarks = health.bookmarks;
+	view.failures = health.failures;
+	metrics_set_kube(daemon_ops_metrics(daemon), &view);
+}
+
 static void on_kube(void *ctx, int fd, uint32_t revents)
 {
 	struct daemon *daemon = ctx;
 	uint32_t events = kube_client_dispatch(daemon->kube);
 
+	if (events & (KUBE_EVENT_HEALTH | KUBE_EVENT_PODS))
+		daemon_kube_update_metrics(daemon);
 	/* A new pod list: decide again with it (the next evaluation refreshes the pods). */
 	if (events & KUBE_EVENT_PODS)
 		daemon->pending_mask |= SIGNAL_MASK_ALL;
@@ -56,7 +85,7 @@ static void on_meta_deadline(void *ctx)
 	if (policy->api_meta && !kube_pods_source_ready(policy->api_meta)) {
 		int err = kube_pods_source_error(policy->api_meta);
 
-		log_warn("kubernetes API: no pod list yet%s%s; pods without metadata rank at priority 0",
+		log_warn("kubernetes API: no pod list yet%s%s; pods without metadata are left to the OOM guard",
 			 err ? ": " : "", err ? strerror(-err) : "");
 	}
 	daemon->pending_mask |= SIGNAL_MASK_ALL;
@@ -68,6 +97,7 @@ void daemon_kube_watch_policy(struct daemon *daemon)
 
 	if (!policy->api_meta)
 		return;
+	daemon_kube_update_metrics(daemon);
 	if (!daemon->meta_timer)
 		daemon->meta_timer = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_meta_deadline, daemon);
 	loop_timer_set(daemon->meta_timer, policy->meta_deadline_ns);

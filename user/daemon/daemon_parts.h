@@ -60,5 +60,7 @@ void daemon_kube_setup(struct daemon *daemon, const struct evictd_config *config
 void daemon_kube_teardown(struct daemon *daemon);
 /* Arm the deadline for the current policy's first pod list (after start and each reload). */
 void daemon_kube_watch_policy(struct daemon *daemon);
+/* The pod watch's health to the metrics server (/readyz, evictd_kube_*). */
+void daemon_kube_update_metrics(struct daemon *daemon);
 
 #endif

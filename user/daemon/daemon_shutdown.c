@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
 #include <sys/epoll.h>
 
 #include "daemon/daemon_parts.h"
@@ -16,6 +17,8 @@
 
 /* How long the end of a shutdown waits for its API reports before logind may go on. */
 #define SHUTDOWN_REPORT_WAIT_NS (5LL * 1000000000)
+/* How long systemd is asked for logind's shutdown job after the release. */
+#define SHUTDOWN_KIND_WAIT_NS (10LL * 1000000000)
 
 /* A pod whose termination ended as it started (its cgroup was already empty): reported to
  * the sequence from the loop, as shutdown_kill_ops requires, not from inside start(). */
@@ -25,13 +28,39 @@ struct ended_at_start {
 	struct loop_source *timer;
 };
 
+static enum kube_node_fate node_fate(enum logind_shutdown_kind kind)
+{
+	return kind == LOGIND_SHUTDOWN_POWEROFF ? KUBE_NODE_GOING_AWAY :
+	       kind == LOGIND_SHUTDOWN_REBOOT ? KUBE_NODE_COMING_BACK : KUBE_NODE_FATE_UNKNOWN;
+}
+
+/* systemd < 255: logind queued its job once the lock went; the kind is known now. */
+static void on_shutdown_kind(void *ctx, enum logind_shutdown_kind kind)
+{
+	struct daemon *daemon = ctx;
+
+	if (!daemon->shutdown_kind_pending || !daemon->kube_report)
+		return;
+	daemon->shutdown_kind_pending = false;
+	kube_report_shutdown_end(daemon->kube_report, daemon->shutdown_all_pods_gone, node_fate(kind));
+}
+
 static void shutdown_advance(struct daemon *daemon)
 {
 	bool release = false;
 	int64_t next = shutdown_step(&daemon->shutdown, clock_monotonic_ns(), &release);
 
 	if (release && daemon->kube_report) {
-		kube_report_shutdown_end(daemon->kube_report, daemon->shutdown_all_pods_gone);
+		enum logind_shutdown_kind kind = daemon->logind ? logind_shutdown_kind(daemon->logind) :
+							  LOGIND_SHUTDOWN_UNKNOWN;
+
+		/* systemd >= 255 said which shutdown this is: the out-of-service decision now, so
+		 * that the taint goes out before the lock. Otherwise it is asked after the release
+		 * (daemon_shutdown_release_now). */
+		daemon->shutdown_kind_pending = kind == LOGIND_SHUTDOWN_UNKNOWN && daemon->logind;
+		if (!daemon->shutdown_kind_pending)
+			kube_report_shutdown_end(daemon->kube_report, daemon->shutdown_all_pods_gone,
+						 node_fate(kind));
 		/* Get the pod and node updates out before the network goes down, without waiting
 		 * here: the client says when it is idle, a timer bounds it. */
 		daemon->release_pending = true;
@@ -57,6 +86,9 @@ void daemon_shutdown_release_now(struct daemon *daemon)
 	loop_timer_set(daemon->release_timer, LOOP_NO_DEADLINE);
 	if (daemon->logind)
 		logind_release(daemon->logind);
+	/* The kind of shutdown shows as the job logind queues now (logind.h). */
+	if (daemon->shutdown_kind_pending && daemon->logind)
+		logind_query_shutdown_kind(daemon->logind, SHUTDOWN_KIND_WAIT_NS, on_shutdown_kind, daemon);
 }
 
 static void on_release_deadline(void *ctx)
@@ -132,6 +164,7 @@ static void on_prepare_for_shutdown(void *ctx, bool start)
 	size_t n = 0;
 
 	if (!start) {
+		daemon->shutdown_kind_pending = false;
 		shutdown_cancel(&daemon->shutdown, clock_monotonic_ns());
 		if (daemon->kube_report)
 			kube_report_shutdown_cancel(daemon->kube_report);
@@ -234,8 +267,35 @@ int daemon_shutdown_setup(struct daemon *daemon)
 	return 0;
 }
 
+/* Stopping while the kind of shutdown is still asked of systemd (systemd < 255): the power-off
+ * that stops evictd is the very job being waited for, and its SIGTERM can come before the
+ * ListJobs answer. The loop has stopped, so waiting here blocks nothing: up to
+ * SHUTDOWN_EXIT_KIND_WAIT_NS for the answer, then the out-of-service decision, whose request
+ * daemon_kube_teardown drains. */
+#define SHUTDOWN_EXIT_KIND_WAIT_NS (1500LL * 1000000)
+
+static void finish_kind_query(struct daemon *daemon)
+{
+	int64_t end = clock_monotonic_ns() + SHUTDOWN_EXIT_KIND_WAIT_NS;
+
+	if (!daemon->logind || !daemon->shutdown_kind_pending)
+		return;
+	if (daemon->release_pending)
+		daemon_shutdown_release_now(daemon);	/* asks systemd */
+	while (daemon->shutdown_kind_pending && clock_monotonic_ns() < end) {
+		struct pollfd pfd = { .fd = logind_fd(daemon->logind), .events = POLLIN };
+
+		if (poll(&pfd, 1, 50) > 0)
+			logind_process(daemon->logind);
+	}
+	if (daemon->shutdown_kind_pending)
+		log_warn("shutdown: stopping before systemd said whether the node powers off; no "
+			 "out-of-service taint");
+}
+
 void daemon_shutdown_teardown(struct daemon *daemon)
 {
+	finish_kind_query(daemon);
 	loop_remove(daemon->loop, daemon->logind_source);
 	daemon->logind_source = NULL;
 	if (daemon->logind)

@@ -32,11 +32,16 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 		meta = kube_pods_source_new(&(struct kube_pods_source_options){
 			.client = deps->kube,
 			.node_name = deps->node_name,
-			.refresh_interval_ns = config->kube_pods_refresh_ns,
 		});
 		policy->api_meta = meta;
 		policy->meta_deadline_ns = clock_monotonic_ns() + POLICY_META_WAIT_NS;
 	}
+	/* Static pods are known from the node's manifests, API server or not (pods.h). */
+	if (!config->workload_roots.n)
+		meta = pods_static_source_new(meta, &(struct pods_static_options){
+			.root = config->root,
+			.node_name = deps->node_name,
+		});
 	err = pods_open(&policy->pods, &(struct pods_options){
 		.root = config->root,
 		.kubelet_cgroup_root = config->kubelet_cgroup_root[0] ? config->kubelet_cgroup_root : NULL,
@@ -218,7 +223,7 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 	for (size_t i = 0; i < policy->n_candidates; i++) {
 		const struct pod *pod = policy->candidates[i];
 
-		if (pod_is_candidate(pod)) {
+		if (pod_is_candidate_for(pod, threshold->signal)) {
 			decision->n_candidates++;
 			if (!decision->victim)
 				decision->victim = pod;

@@ -278,8 +278,7 @@ int kube_client_new(struct kube_client **out, const struct kube_client_options *
 	client->now_ns = options->now_ns ? options->now_ns : clock_monotonic_ns;
 	client->random_state = (uint64_t)clock_monotonic_ns() ^ ((uint64_t)getpid() << 32);
 
-	client->curl = curl_easy_init();
-	if (!client->curl) {
+	if (kube_conn_init(&client->conn)) {
 		free(client);
 		return -ENOMEM;
 	}
@@ -287,7 +286,7 @@ int kube_client_new(struct kube_client **out, const struct kube_client_options *
 	if (client->event_fd < 0) {
 		err = -errno;
 		log_err("kube: eventfd: %m");
-		curl_easy_cleanup(client->curl);
+		kube_conn_cleanup(&client->conn);
 		free(client);
 		return err;
 	}
@@ -331,6 +330,12 @@ void kube_client_free(struct kube_client *client)
 	pthread_mutex_unlock(&client->lock);
 	if (client->thread_started)
 		pthread_join(client->thread, NULL);
+	/* Pod watches see client->stop within a second (their progress callback, their
+	 * backoff sleeps) and end. */
+	pthread_mutex_lock(&client->lock);
+	while (client->streams)
+		pthread_cond_wait(&client->idle, &client->lock);
+	pthread_mutex_unlock(&client->lock);
 
 	while ((job = client->head)) {
 		client->head = job->next;
@@ -345,9 +350,7 @@ void kube_client_free(struct kube_client *client)
 			task->ops->release(task->ctx);
 		free(task);
 	}
-	kube_token_clear(&client->token);
-	if (client->curl)
-		curl_easy_cleanup(client->curl);
+	kube_conn_cleanup(&client->conn);
 	pthread_cond_destroy(&client->wake);
 	pthread_cond_destroy(&client->idle);
 	pthread_mutex_destroy(&client->lock);
@@ -581,4 +584,37 @@ void kube_task_wake(struct kube_task *task)
 	task->woken = true;
 	pthread_cond_signal(&client->wake);
 	pthread_mutex_unlock(&client->lock);
+}
+
+/* ---- streams: threads of their own ------------------------------------------------------- */
+
+int kube_client_stream_begin(struct kube_client *client)
+{
+	int err = 0;
+
+	pthread_mutex_lock(&client->lock);
+	if (client->stop)
+		err = -ESHUTDOWN;
+	else
+		client->streams++;
+	pthread_mutex_unlock(&client->lock);
+	return err;
+}
+
+void kube_client_stream_end(struct kube_client *client)
+{
+	pthread_mutex_lock(&client->lock);
+	client->streams--;
+	pthread_cond_broadcast(&client->idle);
+	pthread_mutex_unlock(&client->lock);
+}
+
+bool kube_client_stopping(struct kube_client *client)
+{
+	bool stop;
+
+	pthread_mutex_lock(&client->lock);
+	stop = client->stop;
+	pthread_mutex_unlock(&client->lock);
+	return stop;
 }

@@ -46,6 +46,34 @@ struct kube_token {
 	struct timespec mtime;
 };
 
+/* One connection's own libcurl handle and token: the worker's (client->conn), and each
+ * long-lived stream's (a watch runs in its own thread). */
+struct kube_conn {
+	CURL *curl;
+	struct kube_token token;
+};
+
+/* A streamed response (a watch): the 2xx body goes to on_data as it arrives instead of
+ * being buffered; a non-2xx body is buffered as usual, for its Status message. on_data
+ * returns false to abort the transfer; should_stop is polled about once a second and while
+ * data flows, true aborts too. Either abort ends the request with -ECANCELED. */
+struct kube_stream_ops {
+	/* NULL: the body is buffered as without a stream (should_stop still applies). */
+	bool (*on_data)(const char *data, size_t len, void *ctx);
+	/* Optional: the headers are in (status), before any of the body. */
+	void (*on_open)(long status, void *ctx);
+	bool (*should_stop)(void *ctx);
+	void *ctx;
+};
+
+int kube_conn_init(struct kube_conn *conn);
+void kube_conn_cleanup(struct kube_conn *conn);
+/* kube_request() on conn, with its own timeout (0 = the client's request timeout) and,
+ * when stream is non-NULL, the body streamed (kube_stream_ops). Any thread that owns conn. */
+int kube_conn_request(struct kube_client *client, struct kube_conn *conn, const char *method,
+		      const char *path, const char *content_type, const char *body, int64_t timeout_ns,
+		      const struct kube_stream_ops *stream, struct kube_response *response);
+
 struct kube_client {
 	struct kube_config config;
 	int64_t request_timeout_ns;
@@ -67,6 +95,7 @@ struct kube_client {
 	struct kube_client_stats stats;
 	uint32_t events;		/* KUBE_EVENT_* posted, not yet dispatched */
 	bool idle_notify;		/* post KUBE_EVENT_IDLE once nothing is left to do */
+	unsigned streams;		/* threads of their own using the client (pod watches) */
 
 	/* Set at creation. */
 	int event_fd;			/* eventfd: readable while events is not 0 */
@@ -74,8 +103,7 @@ struct kube_client {
 	/* Worker only. */
 	pthread_t thread;
 	bool thread_started;
-	CURL *curl;
-	struct kube_token token;
+	struct kube_conn conn;
 	uint64_t random_state;
 	int64_t retry_after_ns;		/* the last answer's Retry-After, for the next backoff */
 };
@@ -90,6 +118,11 @@ void kube_token_clear(struct kube_token *token);
 /* Post events (KUBE_EVENT_*) for the daemon's loop: they accumulate until
  * kube_client_dispatch(). Any thread; takes client->lock. */
 void kube_client_post(struct kube_client *client, uint32_t events);
+/* A thread of its own (a pod watch) starts and ends using the client: kube_client_free()
+ * waits for every stream to end, and kube_client_stopping() tells them to. */
+int kube_client_stream_begin(struct kube_client *client);
+void kube_client_stream_end(struct kube_client *client);
+bool kube_client_stopping(struct kube_client *client);
 /* splitmix64: jitter needs spread, not secrecy. */
 uint64_t kube_next_random(uint64_t *state);
 

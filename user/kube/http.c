@@ -140,9 +140,8 @@ void kube_token_clear(struct kube_token *token)
 /* Re-read the token when its file is not the one read last (a projected token is replaced
  * through a symlink swap: a new inode), or always with force. 0 or negative errno; the last
  * token stays in use when the file cannot be read. */
-static int token_refresh(struct kube_client *client, bool force)
+static int token_refresh(struct kube_client *client, struct kube_token *token, bool force)
 {
-	struct kube_token *token = &client->token;
 	struct stat st;
 	char *value;
 	int err;
@@ -188,12 +187,29 @@ struct body_buffer {
 	size_t len;
 	size_t cap;
 	bool too_large;
+	CURL *curl;
+	const struct kube_stream_ops *stream;	/* NULL: buffer everything */
+	bool aborted;				/* the stream said stop */
+	bool opened;				/* on_open was called */
+	struct kube_response *response;
 };
 
 static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
 	struct body_buffer *buffer = userdata;
 	size_t n = size * nmemb;
+
+	if (buffer->stream && buffer->stream->on_data) {
+		long status = 0;
+
+		curl_easy_getinfo(buffer->curl, CURLINFO_RESPONSE_CODE, &status);
+		if (status >= 200 && status <= 299) {
+			if (buffer->stream->on_data(ptr, n, buffer->stream->ctx))
+				return n;
+			buffer->aborted = true;
+			return 0;
+		}
+	}
 
 	if (buffer->len + n > KUBE_MAX_RESPONSE_BYTES) {
 		buffer->too_large = true;
@@ -219,8 +235,22 @@ static size_t on_body(char *ptr, size_t size, size_t nmemb, void *userdata)
 
 static size_t on_header(char *ptr, size_t size, size_t nmemb, void *userdata)
 {
-	struct kube_response *response = userdata;
+	struct body_buffer *buffer = userdata;
+	struct kube_response *response = buffer->response;
 	size_t n = size * nmemb;
+
+	/* The blank line after the headers: a stream is open (or refused) now, before any of
+	 * its body, which may not come for minutes. */
+	if (buffer->stream && buffer->stream->on_open && !buffer->opened && (n == 2 || n == 1) &&
+	    (ptr[0] == '\r' || ptr[0] == '\n')) {
+		long status = 0;
+
+		curl_easy_getinfo(buffer->curl, CURLINFO_RESPONSE_CODE, &status);
+		if (status >= 200) {	/* not a 1xx interim answer */
+			buffer->opened = true;
+			buffer->stream->on_open(status, buffer->stream->ctx);
+		}
+	}
 
 	if (n > 12 && !strncasecmp(ptr, "Retry-After:", 12)) {
 		char value[32];
@@ -253,21 +283,50 @@ static int curl_errno(CURLcode code)
 	}
 }
 
+static int on_progress(void *userdata, curl_off_t dltotal, curl_off_t dlnow, curl_off_t ultotal,
+		       curl_off_t ulnow)
+{
+	struct body_buffer *buffer = userdata;
+
+	if (buffer->stream && buffer->stream->should_stop && buffer->stream->should_stop(buffer->stream->ctx)) {
+		buffer->aborted = true;
+		return 1;
+	}
+	return 0;
+}
+
+int kube_conn_init(struct kube_conn *conn)
+{
+	memset(conn, 0, sizeof(*conn));
+	conn->curl = curl_easy_init();
+	return conn->curl ? 0 : -ENOMEM;
+}
+
+void kube_conn_cleanup(struct kube_conn *conn)
+{
+	kube_token_clear(&conn->token);
+	if (conn->curl)
+		curl_easy_cleanup(conn->curl);
+	conn->curl = NULL;
+}
+
 void kube_response_free(struct kube_response *response)
 {
 	free(response->body);
 	memset(response, 0, sizeof(*response));
 }
 
-static int request_once(struct kube_client *client, const char *method, const char *path,
-			const char *content_type, const char *body, struct kube_response *response)
+static int request_once(struct kube_client *client, struct kube_conn *conn, const char *method,
+			const char *path, const char *content_type, const char *body, int64_t timeout_ns,
+			const struct kube_stream_ops *stream, struct kube_response *response)
 {
 	char url[sizeof(client->config.server) + 4096];
 	char curl_error[CURL_ERROR_SIZE] = "";
-	struct body_buffer buffer = { 0 };
+	struct body_buffer buffer = { .curl = conn->curl, .stream = stream, .response = response };
 	struct curl_slist *headers = NULL;
+	struct kube_token *token = &conn->token;
 	char *auth = NULL;
-	CURL *curl = client->curl;
+	CURL *curl = conn->curl;
 	CURLcode code;
 	int err = 0;
 
@@ -284,13 +343,13 @@ static int request_once(struct kube_client *client, const char *method, const ch
 		snprintf(line, sizeof(line), "Content-Type: %s", content_type);
 		headers = curl_slist_append(headers, line);
 	}
-	if (client->token.value && client->token.value[0]) {
-		if (asprintf(&auth, "Authorization: Bearer %s", client->token.value) < 0)
+	if (token->value && token->value[0]) {
+		if (asprintf(&auth, "Authorization: Bearer %s", token->value) < 0)
 			auth = NULL;
 		if (auth)
 			headers = curl_slist_append(headers, auth);
 	}
-	if (!headers || (client->token.value && client->token.value[0] && !auth)) {
+	if (!headers || (token->value && token->value[0] && !auth)) {
 		err = -ENOMEM;
 		snprintf(response->error, sizeof(response->error), "out of memory");
 		goto out;
@@ -302,16 +361,21 @@ static int request_once(struct kube_client *client, const char *method, const ch
 	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (client->config.ca_path[0])
 		curl_easy_setopt(curl, CURLOPT_CAINFO, client->config.ca_path);
-	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(client->request_timeout_ns / 1000000));
+	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout_ns / 1000000));
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
 			 (long)(client->request_timeout_ns / 1000000 < 5000 ? client->request_timeout_ns / 1000000 : 5000));
+	if (stream) {
+		curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
+		curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
+		curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &buffer);
+	}
 	curl_easy_setopt(curl, CURLOPT_USERAGENT, client->user_agent);
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
 	curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, on_body);
 	curl_easy_setopt(curl, CURLOPT_WRITEDATA, &buffer);
 	curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, on_header);
-	curl_easy_setopt(curl, CURLOPT_HEADERDATA, response);
+	curl_easy_setopt(curl, CURLOPT_HEADERDATA, &buffer);
 	if (strcmp(method, "GET"))
 		curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, method);
 	if (body) {
@@ -321,9 +385,11 @@ static int request_once(struct kube_client *client, const char *method, const ch
 
 	kube_client_count(client, &client->stats.requests);
 	code = curl_easy_perform(curl);
+	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
 	if (code != CURLE_OK) {
-		err = buffer.too_large ? -EFBIG : curl_errno(code);
+		err = buffer.aborted ? -ECANCELED : buffer.too_large ? -EFBIG : curl_errno(code);
 		snprintf(response->error, sizeof(response->error), "curl error %d: %s", (int)code,
+			 buffer.aborted ? "stopped by the reader" :
 			 buffer.too_large ? "response larger than the limit" :
 			 curl_error[0] ? curl_error : curl_easy_strerror(code));
 		kube_client_count(client, &client->stats.failures);
@@ -331,7 +397,6 @@ static int request_once(struct kube_client *client, const char *method, const ch
 		free(buffer.data);
 		goto out;
 	}
-	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
 	response->body = buffer.data;
 	response->body_len = buffer.len;
 	if (response->status < 200 || response->status > 299) {
@@ -353,28 +418,38 @@ out:
 	return err;
 }
 
-int kube_request(struct kube_client *client, const char *method, const char *path,
-		 const char *content_type, const char *body, struct kube_response *response)
+int kube_conn_request(struct kube_client *client, struct kube_conn *conn, const char *method,
+		      const char *path, const char *content_type, const char *body, int64_t timeout_ns,
+		      const struct kube_stream_ops *stream, struct kube_response *response)
 {
 	struct kube_token before;
 	int err;
 
+	if (timeout_ns <= 0)
+		timeout_ns = client->request_timeout_ns;
 	memset(response, 0, sizeof(*response));
-	token_refresh(client, false);
-	err = request_once(client, method, path, content_type, body, response);
-	client->retry_after_ns = response->retry_after_ns;
+	token_refresh(client, &conn->token, false);
+	err = request_once(client, conn, method, path, content_type, body, timeout_ns, stream, response);
+	if (conn == &client->conn)
+		client->retry_after_ns = response->retry_after_ns;
 	if (err || response->status != 401 || !client->config.token_path[0])
 		return err;
 	/* A 401 just as the kubelet rotates the token: read the file again and, when it is a
 	 * new file, send once more at once; otherwise the caller's backoff applies. */
-	before = client->token;
-	if (token_refresh(client, true) == 0 &&
-	    (client->token.ino != before.ino || client->token.dev != before.dev ||
-	     client->token.size != before.size || client->token.mtime.tv_sec != before.mtime.tv_sec ||
-	     client->token.mtime.tv_nsec != before.mtime.tv_nsec)) {
+	before = conn->token;
+	if (token_refresh(client, &conn->token, true) == 0 &&
+	    (conn->token.ino != before.ino || conn->token.dev != before.dev ||
+	     conn->token.size != before.size || conn->token.mtime.tv_sec != before.mtime.tv_sec ||
+	     conn->token.mtime.tv_nsec != before.mtime.tv_nsec)) {
 		log_info("kube: %s %s: 401 with a token that has since been replaced; retrying with the new one",
 			 method, path);
-		err = request_once(client, method, path, content_type, body, response);
+		err = request_once(client, conn, method, path, content_type, body, timeout_ns, stream, response);
 	}
 	return err;
+}
+
+int kube_request(struct kube_client *client, const char *method, const char *path,
+		 const char *content_type, const char *body, struct kube_response *response)
+{
+	return kube_conn_request(client, &client->conn, method, path, content_type, body, 0, NULL, response);
 }

@@ -127,6 +127,7 @@ int kube_client_drain(struct kube_client *client, int64_t timeout_ns);
 /* What kube_client_dispatch() reports. */
 #define KUBE_EVENT_IDLE 0x1u	/* the idle notification asked for: nothing left to send */
 #define KUBE_EVENT_PODS 0x2u	/* a pods source has a new (or first) pod list */
+#define KUBE_EVENT_HEALTH 0x4u	/* a pods source's list/watch health changed (readiness) */
 
 /* An eventfd, readable (EPOLLIN) while events are pending. Owned by the client: register it
  * borrowed; it stays the same for the client's life. */

@@ -2,11 +2,12 @@
 /*
  * What evictd tells the API server (issue 6), and the API-server pod metadata source.
  *
- *  - An eviction: after cgroup.kill has emptied the pod, its status is patched (pods/status,
- *    strategic merge, metadata.uid as precondition) to phase Failed, reason Evicted, with the
- *    kubelet's message and its DisruptionTarget condition (reason TerminationByKubelet), and a
- *    Warning Event "Evicted" is created on the pod (core/v1, repeats counted). Why a status
- *    patch and not a deletion: see the comment block at the top of kube/report.c.
+ *  - An eviction: after cgroup.kill has emptied the pod, the taint manager's pattern: the
+ *    DisruptionTarget condition (reason TerminationByKubelet, the kubelet's message) through a
+ *    pods/status patch with metadata.uid as precondition, then DELETE with preconditions.uid
+ *    and a grace period; and a Warning Event "Evicted" on the pod (core/v1, repeats counted).
+ *    Why a deletion and not a Failed status: see the comment block at the top of
+ *    kube/report.c.
  *  - Pressure: while MemoryPressure, DiskPressure or PIDPressure holds (the engine's
  *    conditions, which already include evictionPressureTransitionPeriod), the node carries
  *    evictd's own NoSchedule taint evictd.io/{memory,disk,pid}-pressure. The kubelet owns
@@ -91,6 +92,9 @@ struct kube_eviction {
 	 * (only memory and ephemeral-storage, only those above their request). */
 	const struct kube_container_usage *containers;
 	size_t n_containers;
+	/* The grace the kill gave the pod (0 for a hard eviction); the DELETE's
+	 * gracePeriodSeconds is this, at least 1. */
+	int64_t grace_period_s;
 };
 
 /*
@@ -112,6 +116,18 @@ void kube_format_time(int64_t unix_ns, char *buf, size_t len);
  * "reason":"TerminationByKubelet","message":M}]}}. Returns a malloc'd string or NULL.
  */
 char *kube_pod_failed_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns);
+
+/* An eviction report is given up after this long: later, the kubelet may have restarted the
+ * pod and the DELETE would remove a pod that is healthy again. */
+#define KUBE_EVICTION_RETRY_FOR_NS (120ll * 1000000000)
+
+/* The taint manager's condition patch (pods/status, strategic merge): {"metadata":{"uid":UID},
+ * "status":{"conditions":[{"type":"DisruptionTarget","status":"True","lastTransitionTime":T,
+ * "reason":"TerminationByKubelet","message":M}]}}. malloc'd or NULL. */
+char *kube_pod_disruption_patch(const char *uid, const char *message, int64_t now_unix_ns);
+/* DeleteOptions: {"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":G,
+ * "preconditions":{"uid":UID}}. malloc'd or NULL. */
+char *kube_pod_delete_options(const char *uid, int64_t grace_period_s);
 
 /* A core/v1 Event. */
 struct kube_event {
@@ -186,9 +202,11 @@ struct kube_report_options {
 struct kube_report;
 
 /*
- * Start reporting: registers the taint reconciler, which at once removes what an earlier
- * run left on the node: the evictd.io taints, and the out-of-service taint when the state dir
- * records that evictd set it. Returns 0, -EINVAL or -ENOMEM.
+ * Start reporting: registers the taint reconciler. It reconciles rather than resets: nothing
+ * is sent until the first kube_report_conditions() (or a shutdown) says what the node should
+ * carry; then one pass keeps the evictd.io taints that still hold (a restart under pressure
+ * does not flap them), removes those that no longer do, and the out-of-service taint when
+ * the state dir records that evictd set it. Returns 0, -EINVAL or -ENOMEM.
  */
 int kube_report_new(struct kube_report **out, const struct kube_report_options *options);
 /* Detach from the client (queued requests still go out); NULL is a no-op. Either order
@@ -211,43 +229,77 @@ void kube_report_shutdown_begin(struct kube_report *report);
 /* One pod's shutdown kill has ended: Failed, reason Terminated. Same returns as
  * kube_report_eviction. */
 int kube_report_shutdown_pod(struct kube_report *report, const struct pod *pod);
+/* Whether the node comes back after this shutdown (logind.h's shutdown kind). */
+enum kube_node_fate {
+	KUBE_NODE_FATE_UNKNOWN,		/* not known (yet): never out-of-service */
+	KUBE_NODE_GOING_AWAY,		/* power-off, halt */
+	KUBE_NODE_COMING_BACK,		/* reboot, kexec, soft-reboot */
+};
 /* Every group is done. all_pods_gone: each kill ended with an empty cgroup. With
- * --taint-out-of-service-on-shutdown and all_pods_gone: sync, record, taint out-of-service. */
-void kube_report_shutdown_end(struct kube_report *report, bool all_pods_gone);
+ * --taint-out-of-service-on-shutdown, all_pods_gone and a node going away (never a reboot,
+ * never when unknown): sync, record, taint out-of-service. */
+void kube_report_shutdown_end(struct kube_report *report, bool all_pods_gone, enum kube_node_fate fate);
 /* PrepareForShutdown(false): the shutdown and out-of-service taints go. */
 void kube_report_shutdown_cancel(struct kube_report *report);
 
 /* ---- the API-server pod metadata source (pods.h) ----------------------------------------- */
 
-#define KUBE_PODS_DEFAULT_REFRESH_NS (10ll * 1000000000)
 #define KUBE_PODS_DEFAULT_PAGE_LIMIT 500
+/* A watch that has not been open for this long makes the source unready (/readyz). */
+#define KUBE_WATCH_READY_GRACE_NS (10ll * 1000000000)
 
 struct kube_pods_source_options {
 	struct kube_client *client;
 	const char *node_name;		/* required: fieldSelector=spec.nodeName=<node> */
-	int64_t refresh_interval_ns;	/* 0 = KUBE_PODS_DEFAULT_REFRESH_NS */
 	unsigned page_limit;		/* limit=; 0 = KUBE_PODS_DEFAULT_PAGE_LIMIT */
+	/* timeoutSeconds= of each watch request; 0 = a pick in [300, 600) as client-go's
+	 * reflector does (minWatchTimeout * (1 + rand)). */
+	int64_t watch_timeout_s;
 };
 
 /*
- * GET /api/v1/pods?fieldSelector=spec.nodeName%3D<node>&limit=N (&continue=... until the
- * last page), in the client's worker, at most every refresh interval or on demand; parsed
- * with pods_parse_podlist. refresh() only swaps in a list the worker has finished (never
- * waits for the network) and reports "unchanged" when the pods' UIDs and resourceVersions
- * are the same as last time. Returns NULL on bad options or allocation failure.
+ * The node's pods by list-then-watch, as client-go's reflector (tools/cache/reflector.go
+ * ListAndWatch) keeps them, in a thread of its own (a watch is a long-lived streaming
+ * request; the client's worker stays free for reports):
+ *  list   GET /api/v1/pods?fieldSelector=spec.nodeName%3D<node>&limit=N&resourceVersion=0
+ *         (&continue=... until the last page), from the API server's watch cache;
+ *  watch  GET /api/v1/pods?allowWatchBookmarks=true&fieldSelector=spec.nodeName%3D<node>
+ *         &resourceVersion=<the list's, then the last event's or bookmark's>&timeoutSeconds=T
+ *         &watch=true; ADDED/MODIFIED/DELETED applied as they come, BOOKMARK moves the
+ *         resourceVersion. A watch that ends (timeoutSeconds, a dropped connection) resumes
+ *         from the last resourceVersion: nothing is listed again. 410 Gone (an ERROR event or
+ *         the status) relists with resourceVersion=<last> (relistResourceVersion), and a list
+ *         that gets 410 itself with no resourceVersion (a consistent read). Failures back
+ *         off with the client's settings. Nothing is listed periodically.
+ * refresh() swaps in the list the thread published last (never waits). Each published list
+ * posts KUBE_EVENT_PODS, each health change KUBE_EVENT_HEALTH (kube.h). Returns NULL on bad
+ * options or allocation failure.
  */
 struct pods_meta_source *kube_pods_source_new(const struct kube_pods_source_options *options);
-/* Ask for a list now (e.g. a cgroup appeared that no listed pod explains). Never blocks. */
-void kube_pods_source_refresh_now(struct pods_meta_source *source);
-/* Whether the first list has arrived (pods_refresh() will have the API's metadata). Each new
- * list, the first included, posts KUBE_EVENT_PODS on the client's event fd (kube.h). Never
+/* Whether the first list has arrived (pods_refresh() will have the API's metadata). Never
  * blocks. */
 bool kube_pods_source_ready(const struct pods_meta_source *source);
-/* The last list attempt's error: 0 when it worked or none was made yet. Never blocks. */
+/* The error of the failing list or watch: 0 when it works or none was tried yet. */
 int kube_pods_source_error(const struct pods_meta_source *source);
 /* Wait for the first list, at most timeout_ns. 0, -ETIMEDOUT, or the last list error.
- * Blocks the calling thread: never from the event loop (there, wait for KUBE_EVENT_PODS
- * with kube_pods_source_ready() and a deadline timer); for tests and tools. */
+ * Blocks the calling thread: never from the event loop; for tests and tools. */
 int kube_pods_source_wait(struct pods_meta_source *source, int64_t timeout_ns);
+
+/* How the list-then-watch is doing, for /readyz and the evictd_kube_* metrics. */
+struct kube_pods_health {
+	bool listed;			/* a list has arrived */
+	bool watching;			/* a watch stream is open now */
+	bool failing;			/* the last list or watch attempt failed, not yet recovered */
+	long last_status;		/* its HTTP status (403, 500 ...); 0: transport, none */
+	int last_err;			/* its error, negative errno */
+	int64_t not_watching_since_ns;	/* monotonic, when no watch was open any more */
+	uint64_t lists;			/* lists completed, relists included */
+	uint64_t relists;		/* of them after 410 Gone */
+	uint64_t watches;		/* watch streams opened */
+	uint64_t watch_events;		/* ADDED, MODIFIED, DELETED applied */
+	uint64_t bookmarks;
+	uint64_t failures;		/* list or watch attempts that failed */
+};
+void kube_pods_source_health(const struct pods_meta_source *source, struct kube_pods_health *health);
 
 #endif

@@ -2,38 +2,43 @@
 /*
  * What evictd sends to the API server, and the API-server pod metadata source.
  *
- * ---- Why an evicted pod's status is patched to Failed, not deleted --------------------------
+ * ---- Why an evicted pod is deleted (after a DisruptionTarget condition), not marked Failed --------
  *
- * The kubelet's eviction manager (pkg/kubelet/eviction, evictPod) does not delete a pod: it
- * records a Warning Event "Evicted" and kills the pod with a status function that sets phase
- * Failed, reason "Evicted", the evictionMessage text and a DisruptionTarget condition (reason
- * TerminationByKubelet); the status manager sends that through the pods/status subresource as
- * a strategic-merge patch carrying metadata.uid as a precondition. evictd does the same, for
- * these reasons:
- *  - The API server lets any client with pods/status patch set phase Failed: the status
- *    update validation (ValidatePodStatusUpdate) restricts nodeName and container-state
- *    transitions, not the phase; the PodGC and taint-eviction controllers set Failed with a
- *    DisruptionTarget condition the same way. NodeRestriction only limits kubelets.
- *  - The kubelet keeps a terminal phase it finds in the API: generateAPIPodStatus "API phase
- *    was terminal, updating phase to match" keeps Failed and, having no reason of its own,
- *    our reason and message; SyncPod then sees a terminal pod and stops it instead of
- *    restarting its containers in place - exactly what a kill alone would get (restartPolicy
- *    Always restarts them on the same, starved node).
- *  - Controllers replace a Failed pod at once: ReplicaSet (so Deployment) and Job count only
- *    active pods (FilterActivePods drops Failed); StatefulSet deletes a Failed replica and
- *    recreates it under the same name; DaemonSet deletes failed daemon pods and recreates
- *    them. A Job with a podFailurePolicy can match the DisruptionTarget condition to not
- *    count the eviction against backoffLimit, as with kubelet evictions. A bare pod stays
- *    Failed, as the kubelet leaves it.
- *  - A deletion would need the "delete" verb, would lose the record of why (kubectl get pods
- *    shows "Evicted" for the status), and for a StatefulSet would let the replacement start
- *    while the kubelet still considers the old one terminating. The Eviction API
- *    (pods/eviction) is wrong here: it honours PodDisruptionBudgets, which node-pressure
- *    eviction by design does not.
- * The patch is sent only after cgroup.kill has emptied the pod: a Failed phase while
- * containers still run would let a StatefulSet start a second pod with the same identity.
- * The uid precondition turns a pod replaced meanwhile under the same name into a 409, which
- * is treated as "nothing to do".
+ * evictd kills from outside the kubelet, so the question is what makes the kubelet not undo
+ * the kill. A pods/status patch to phase Failed does not (this was evictd's first design):
+ *  - A status-only change reaches the kubelet as a RECONCILE, which does not sync the pod
+ *    (pkg/kubelet/config/config.go checkAndUpdatePod: only a spec change is an UPDATE;
+ *    kubelet.go HandlePodReconcile only updates the status manager's copy). Meanwhile the
+ *    PLEG sees the killed containers die and SyncPod restarts them in place (restartPolicy
+ *    Always) on the same starved node.
+ *  - The status manager's periodic reconcile (pkg/kubelet/status/status_manager.go
+ *    needsReconcile, syncBatch) finds the API status differing from its own and writes its own
+ *    back: Running again. generateAPIPodStatus keeps a terminal API phase only when it sees it
+ *    in time, and then drops our reason when it changes the phase, so "Evicted" is lost.
+ *  - Retrying such a patch for minutes could then fail a pod that has recovered.
+ * A deletion cannot be undone: nothing clears metadata.deletionTimestamp. The kubelet sees it
+ * as an UPDATE with a deletion (config.go: a DeletionTimestamp set), its pod workers mark the
+ * pod terminating (pkg/kubelet/pod_workers.go UpdatePod: DeletionTimestamp != nil ->
+ * terminationRequested) and never start its containers again, whatever the PLEG reported; a
+ * container restarted in the window is stopped within the grace. This is what Kubernetes' own
+ * components do to remove a pod from outside the kubelet: the taint manager
+ * (pkg/controller/tainteviction/taint_eviction.go addConditionAndDeletePod: patch the
+ * DisruptionTarget condition with utilpod.PatchPodStatus, then Delete), as the PodGC and the
+ * Eviction API do. evictd follows it:
+ *  1. PATCH pods/status, strategic merge, {"metadata":{"uid"}} as precondition, adding only
+ *     the DisruptionTarget condition (reason TerminationByKubelet, the kubelet's eviction
+ *     message), so a Job's podFailurePolicy can ignore it as it ignores kubelet evictions;
+ *  2. DELETE with {"preconditions":{"uid"}} and gracePeriodSeconds = the kill's grace (at
+ *     least 1: 0 would remove the object before the kubelet cleaned up volumes and sandbox).
+ * Controllers replace a deleted pod at once (ReplicaSet, Job, DaemonSet; a StatefulSet waits
+ * until the object is gone, i.e. until the kubelet has finished: never two pods with one
+ * identity). The Eviction API (pods/eviction) is not used: it honours PodDisruptionBudgets,
+ * which node-pressure eviction by design does not. The requests go out only after
+ * cgroup.kill has emptied the pod. A stale report is dropped: 404 or a 409 from the uid
+ * precondition (the pod is gone, or another pod has its name), and anything not delivered
+ * within KUBE_EVICTION_RETRY_FOR_NS (2 min): later the kubelet may have restarted the pod and
+ * a DELETE would remove a recovered pod. The Warning Event "Evicted" with the kubelet's message
+ * and annotations is recorded as before.
  *
  * ---- Node shutdown --------------------------------------------------------------------------
  *
@@ -56,12 +61,16 @@
  * volumes without the 6-minute wait, so StatefulSet pods with volumes fail over at once. It is
  * only safe when the node is really off: a volume detached while still mounted and written to
  * can be corrupted. evictd sets it only when every pod's kill ended with an empty cgroup, after
- * sync(2), and just before it releases the shutdown inhibitor. Risks that remain: logind's
- * PrepareForShutdown does not say whether this is a power-off or a reboot (systemd 252 has no
- * shutdown type on it), so a reboot fails workloads over too; if the shutdown stalls or is
- * cancelled after the lock is released the node keeps running with the taint (evictd removes
- * it on cancel while it still can); and if evictd does not come back on the next boot the taint
- * stays until an operator removes it - which is the taint's documented meaning. evictd records
+ * sync(2), and only for a power-off or halt, never a reboot: with systemd >= 255 logind says so
+ * in PrepareForShutdownWithMetadata ("type") and the taint goes out before the inhibitor is
+ * released; older systemd (Debian 12: 252) says nothing, so the inhibitor is released first
+ * and the taint is sent only once systemd has a poweroff.target or halt.target start job
+ * queued (logind's execute_shutdown_or_sleep starts it "replace-irreversibly" then; see
+ * daemon/daemon_shutdown.c). Risks that remain: in that second case the request races the
+ * shutdown (evictd is being stopped; it drains its queue for 2 s), so the taint may not be
+ * set at all (the safe failure); a power-off that hangs after the taint leaves a node that
+ * still runs with its volumes detached; and if evictd does not come back the taint stays
+ * until an operator removes it - which is the taint's documented meaning. evictd records
  * in its state dir that it set the taint and removes it at the next start only then, never
  * one an operator set.
  */
@@ -155,10 +164,13 @@ int kube_report_eviction(struct kube_report *report, const struct kube_eviction 
 		return -ENODATA;
 	if (kube_eviction_message(eviction, message, sizeof(message)) < 0)
 		log_debug("kube: eviction message of %s/%s truncated", pod->namespace_, pod->name);
-	snprintf(what, sizeof(what), "eviction status of %s/%s", pod->namespace_, pod->name);
-	err = fail_pod(report, pod, KUBE_REASON_EVICTED, message, what);
-	if (err)
+	snprintf(what, sizeof(what), "eviction of %s/%s", pod->namespace_, pod->name);
+	err = kube_report_evict_pod(report, pod, message, eviction->grace_period_s, what);
+	if (err) {
+		if (err != -ENOBUFS)	/* a full queue was logged by kube_submit_job */
+			log_err("kube: %s not queued: %s", what, strerror(-err));
 		return err;
+	}
 
 	/* The kubelet's event annotations (helpers.go: OffendingContainersKey ...). */
 	for (size_t i = 0; i < eviction->n_containers; i++) {
@@ -280,8 +292,12 @@ void kube_report_conditions(struct kube_report *report, const bool conditions[EV
 		else
 			clear |= KUBE_TAINT_BIT(kube_taint_for_condition(c));
 	}
-	if (changed)
+	/* The first evaluation sets what the node should carry, whatever it carries now: the
+	 * reconciler's first pass then keeps a taint that still holds (no flapping on restart)
+	 * and removes what an earlier run left that no longer does. */
+	if (changed || !report->conditions_known)
 		kube_report_set_want(report, set, clear);
+	report->conditions_known = true;
 }
 
 /* The Event goes first: jobs run before tasks, so the order of the requests is fixed. */
@@ -293,10 +309,20 @@ void kube_report_shutdown_begin(struct kube_report *report)
 	kube_report_set_want(report, KUBE_TAINT_BIT(KUBE_TAINT_SHUTDOWN), 0);
 }
 
-void kube_report_shutdown_end(struct kube_report *report, bool all_pods_gone)
+void kube_report_shutdown_end(struct kube_report *report, bool all_pods_gone, enum kube_node_fate fate)
 {
 	if (!report->out_of_service_on_shutdown)
 		return;
+	if (fate == KUBE_NODE_COMING_BACK) {
+		log_info("kube: not tainting node %s out-of-service: it is rebooting, its volumes stay "
+			 "where they are", report->node);
+		return;
+	}
+	if (fate != KUBE_NODE_GOING_AWAY) {
+		log_warn("kube: not tainting node %s out-of-service: a power-off cannot be told from a "
+			 "reboot", report->node);
+		return;
+	}
 	if (!all_pods_gone) {
 		log_warn("kube: not tainting node %s out-of-service: not every pod's kill ended with an "
 			 "empty cgroup, and its volumes could still be in use", report->node);

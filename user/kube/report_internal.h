@@ -46,9 +46,14 @@ struct kube_report {
 	uint32_t want;
 	uint32_t managed;
 	uint64_t generation;
+	/* want has been set once (the first evaluation's conditions, or a shutdown): before
+	 * that the reconciler leaves the node alone, so a restart under pressure keeps the
+	 * taint instead of removing and adding it again. */
+	bool want_known;
 
 	/* Caller's thread only. */
 	bool conditions[EV_CONDITION_COUNT];
+	bool conditions_known;
 
 	/* Worker only. */
 	struct event_cache_entry events[EVENT_CACHE_SIZE];
@@ -79,6 +84,9 @@ int kube_report_emit_event(struct kube_report *report, const char *kind, const c
 			   size_t n_annotations);
 void kube_report_node_event(struct kube_report *report, const char *type, const char *reason,
 			    const char *message);
+/* An eviction's condition patch and uid-checked DELETE, one job (kube/report_evict.c). */
+int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, const char *message,
+			  int64_t grace_period_s, const char *what);
 /* The taint reconciler (kube/report_taints.c). */
 extern const struct kube_task_ops kube_report_taint_task_ops;
 bool kube_report_read_record(const char *path, const char *node);

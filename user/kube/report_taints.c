@@ -143,6 +143,11 @@ static int64_t taint_task_run(struct kube_client *client, void *ctx, int64_t now
 		pthread_mutex_unlock(&report->lock);
 		return KUBE_TASK_REMOVE;
 	}
+	if (!report->want_known) {
+		/* Reconcile at start, not remove-then-add: wait for what the node should carry. */
+		pthread_mutex_unlock(&report->lock);
+		return KUBE_TASK_IDLE;
+	}
 	want = report->want;
 	managed = report->managed;
 	generation = report->generation;
@@ -232,7 +237,8 @@ void kube_report_set_want(struct kube_report *report, uint32_t set, uint32_t cle
 	before = report->want;
 	report->want = (report->want | set) & ~clear;
 	report->managed |= set;
-	if (report->want != before) {
+	if (report->want != before || !report->want_known) {
+		report->want_known = true;
 		report->generation++;
 		if (report->task)
 			kube_task_wake(report->task);

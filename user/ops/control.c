@@ -194,8 +194,8 @@ static struct json_object *pods_reply(const struct control_view *view, const cha
 	json_object_object_add(reply, "cgroup_tree", json_object_new_boolean(view->cgroup_tree));
 	list = json_object_new_array();
 	for (size_t i = 0; i < view->n_pods; i++) {
-		/* The same predicate as the daemon's decision: pod_is_candidate(). */
-		bool victim = !victim_found && pod_is_candidate(ranked[i]);
+		/* The same predicate as the daemon's decision: pod_is_candidate_for(). */
+		bool victim = !victim_found && pod_is_candidate_for(ranked[i], signal);
 
 		victim_found |= victim;
 		json_object_array_add(list, pod_entry(view, signal, ranked[i], i + 1, victim));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ops/metrics_internal.h"
+#include "sys/clock.h"
 
 static const double latency_buckets[METRICS_N_LATENCY_BUCKETS] = METRICS_LATENCY_BUCKETS;
 
@@ -173,21 +174,15 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	put_help(out, "evictd_bpf_programs_attached", "gauge", "BPF programs attached to tracepoints.");
 	put_int(out, "evictd_bpf_programs_attached", snap->bpf_programs_attached);
 
-	/* The kubelet exports these two under its subsystem (kubelet_graceful_shutdown_*); with
-	 * evictd handling shutdown the kubelet's own manager is off, so evictd exports both the
-	 * evictd_ names and the kubelet's, and existing alerts keep working. */
+	/* Only evictd_ names: the kubelet's kubelet_graceful_shutdown_* are the kubelet's own
+	 * series, and on a node where both run they would collide in one scrape target's
+	 * namespace and mislead alerts about which agent shut the node down. */
 	put_help(out, "evictd_graceful_shutdown_start_time_seconds", "gauge",
 		 "Last graceful shutdown start time since unix epoch in seconds");
 	put_int(out, "evictd_graceful_shutdown_start_time_seconds", counters->shutdown_start_unix_s);
 	put_help(out, "evictd_graceful_shutdown_end_time_seconds", "gauge",
 		 "Last graceful shutdown end time since unix epoch in seconds");
 	put_int(out, "evictd_graceful_shutdown_end_time_seconds", counters->shutdown_end_unix_s);
-	put_help(out, "kubelet_graceful_shutdown_start_time_seconds", "gauge",
-		 "Last graceful shutdown start time since unix epoch in seconds");
-	put_int(out, "kubelet_graceful_shutdown_start_time_seconds", counters->shutdown_start_unix_s);
-	put_help(out, "kubelet_graceful_shutdown_end_time_seconds", "gauge",
-		 "Last graceful shutdown end time since unix epoch in seconds");
-	put_int(out, "kubelet_graceful_shutdown_end_time_seconds", counters->shutdown_end_unix_s);
 
 	put_help(out, "evictd_loop_iteration_max_seconds", "gauge",
 		 "The longest event-loop iteration since start (one batch of events handled).");
@@ -200,6 +195,33 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	put_help(out, "evictd_evictions_refused_stale_total", "counter",
 		 "Kills refused because the cgroup at the victim's path was no longer the one ranked.");
 	put_int(out, "evictd_evictions_refused_stale_total", (long long)snap->evictions_refused_stale);
+	if (counters->kube.enabled) {
+		const struct metrics_kube *kube = &counters->kube;
+
+		put_help(out, "evictd_kube_ready", "gauge",
+			 "1 when pod metadata is listed and watched (/readyz): not on a 403 or a lost watch.");
+		put_int(out, "evictd_kube_ready", metrics_kube_ready(kube, clock_monotonic_ns(), NULL));
+		put_help(out, "evictd_kube_pods_listed", "gauge", "1 once the node's pods were listed.");
+		put_int(out, "evictd_kube_pods_listed", kube->listed);
+		put_help(out, "evictd_kube_pods_watch_open", "gauge", "1 while a pod watch stream is open.");
+		put_int(out, "evictd_kube_pods_watch_open", kube->watching);
+		put_help(out, "evictd_kube_api_forbidden", "gauge",
+			 "1 while the API server answers the pod list or watch with 403 Forbidden (RBAC).");
+		put_int(out, "evictd_kube_api_forbidden", kube->failing && kube->last_status == 403);
+		put_help(out, "evictd_kube_pods_lists_total", "counter", "Pod lists completed (relists included).");
+		put_int(out, "evictd_kube_pods_lists_total", (long long)kube->lists);
+		put_help(out, "evictd_kube_pods_relists_total", "counter", "Pod lists after a watch's 410 Gone.");
+		put_int(out, "evictd_kube_pods_relists_total", (long long)kube->relists);
+		put_help(out, "evictd_kube_pods_watches_total", "counter", "Pod watch streams opened.");
+		put_int(out, "evictd_kube_pods_watches_total", (long long)kube->watches);
+		put_help(out, "evictd_kube_pods_watch_events_total", "counter",
+			 "Pod watch events applied (ADDED, MODIFIED, DELETED).");
+		put_int(out, "evictd_kube_pods_watch_events_total", (long long)kube->watch_events);
+		put_help(out, "evictd_kube_pods_watch_bookmarks_total", "counter", "Pod watch bookmarks.");
+		put_int(out, "evictd_kube_pods_watch_bookmarks_total", (long long)kube->bookmarks);
+		put_help(out, "evictd_kube_pods_failures_total", "counter", "Pod list or watch attempts that failed.");
+		put_int(out, "evictd_kube_pods_failures_total", (long long)kube->failures);
+	}
 	put_help(out, "evictd_evaluations_total", "counter", "Threshold evaluations since start.");
 	put_int(out, "evictd_evaluations_total", (long long)snap->evaluations);
 	put_help(out, "evictd_last_evaluation_timestamp_seconds", "gauge",

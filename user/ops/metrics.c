@@ -163,6 +163,34 @@ void metrics_update(struct metrics *metrics, const struct metrics_snapshot *snap
 	pthread_mutex_unlock(&metrics->lock);
 }
 
+void metrics_set_kube(struct metrics *metrics, const struct metrics_kube *kube)
+{
+	if (!metrics)
+		return;
+	pthread_mutex_lock(&metrics->lock);
+	metrics->counters.kube = *kube;
+	pthread_mutex_unlock(&metrics->lock);
+}
+
+bool metrics_kube_ready(const struct metrics_kube *kube, int64_t now_ns, const char **why)
+{
+	const char *reason = NULL;
+
+	if (!kube->enabled)
+		reason = NULL;
+	else if (!kube->listed)
+		reason = kube->last_status == 403 ? "the API server refuses to list pods (403)" :
+			 "no pod list from the API server yet";
+	else if (kube->failing)
+		reason = kube->last_status == 403 ? "the API server refuses the pod watch (403)" :
+			 "the pod watch is lost and cannot be re-established";
+	else if (!kube->watching && now_ns - kube->not_watching_since_ns > kube->ready_grace_ns)
+		reason = "no pod watch open";
+	if (why)
+		*why = reason;
+	return !reason;
+}
+
 void metrics_set_shutdown_times(struct metrics *metrics, int64_t start_unix_s, int64_t end_unix_s)
 {
 	if (!metrics)
@@ -462,11 +490,36 @@ static enum MHD_Result handle_healthz(struct metrics *metrics, struct MHD_Connec
 		       (size_t)len, true);
 }
 
+static enum MHD_Result handle_readyz(struct metrics *metrics, struct MHD_Connection *connection)
+{
+	struct metrics_kube kube;
+	int64_t age_ns, now = clock_monotonic_ns();
+	const char *why = NULL;
+	char *body = NULL;
+	int len;
+
+	pthread_mutex_lock(&metrics->lock);
+	age_ns = now - metrics->updated_at_ns;
+	kube = metrics->counters.kube;
+	pthread_mutex_unlock(&metrics->lock);
+	if (metrics->stale_after_ns > 0 && age_ns > metrics->stale_after_ns)
+		why = "the daemon loop is stale (see /healthz)";
+	else
+		metrics_kube_ready(&kube, now, &why);
+	if (!why)
+		return respond(connection, MHD_HTTP_OK, "text/plain; charset=utf-8", "ok\n", 3, false);
+	len = asprintf(&body, "not ready: %s\n", why);
+	if (len < 0)
+		return MHD_NO;
+	return respond(connection, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", body,
+		       (size_t)len, true);
+}
+
 static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connection, const char *url,
 				      const char *method, const char *version, const char *upload_data,
 				      size_t *upload_data_size, void **request_state)
 {
-	static const char not_found[] = "not found: try /metrics or /healthz\n";
+	static const char not_found[] = "not found: try /metrics, /healthz or /readyz\n";
 	static const char bad_method[] = "method not allowed\n";
 	struct metrics *metrics = cls;
 	struct metrics_conn *conn = connection_slot(connection);
@@ -485,6 +538,8 @@ static enum MHD_Result handle_request(void *cls, struct MHD_Connection *connecti
 			       (char *)bad_method, sizeof(bad_method) - 1, false);
 	if (!strcmp(url, "/healthz"))
 		return handle_healthz(metrics, connection);
+	if (!strcmp(url, "/readyz"))
+		return handle_readyz(metrics, connection);
 	if (strcmp(url, "/metrics"))
 		return respond(connection, MHD_HTTP_NOT_FOUND, "text/plain; charset=utf-8",
 			       (char *)not_found, sizeof(not_found) - 1, false);

@@ -12,8 +12,9 @@
  * which is exactly when an operator scrapes; the thread keeps /metrics and /healthz answering,
  * and /healthz then tells a stalled loop from a slow one by the age of the last update.
  *
- * Endpoints: GET /metrics, GET /healthz (200 "ok", or 503 when the daemon has not updated
- * for stale_after_ns), anything else 404; methods other than GET and HEAD get 405.
+ * Endpoints: GET /metrics, GET /healthz (liveness: 200 "ok", or 503 when the daemon has not
+ * updated for stale_after_ns), GET /readyz (readiness: /healthz plus the pod watch, see
+ * metrics_kube_ready), anything else 404; methods other than GET and HEAD get 405.
  */
 #ifndef EVICTD_METRICS_H
 #define EVICTD_METRICS_H
@@ -75,6 +76,19 @@ struct metrics_snapshot {
 	/* Last graceful node shutdown, whole Unix seconds as the kubelet exports them; 0: none. */
 	int64_t shutdown_start_unix_s;
 	int64_t shutdown_end_unix_s;
+};
+
+/* The pod metadata list-then-watch (kube_pods_health, kept here as plain fields: ops does
+ * not depend on kube). */
+struct metrics_kube {
+	bool enabled;			/* pod metadata comes from the API server */
+	bool listed;
+	bool watching;
+	bool failing;
+	long last_status;		/* of the failing attempt: 403 ...; 0 transport */
+	int64_t not_watching_since_ns;	/* CLOCK_MONOTONIC */
+	int64_t ready_grace_ns;		/* a watch closed this long still counts as ready */
+	uint64_t lists, relists, watches, watch_events, bookmarks, failures;
 };
 
 /* Fill the signal, threshold and condition parts of snap from one evaluation. The other
@@ -144,6 +158,12 @@ void metrics_set_shutdown_times(struct metrics *metrics, int64_t start_unix_s, i
  * not wait for an evaluation). */
 void metrics_set_loop(struct metrics *metrics, int64_t iteration_max_ns, int64_t iteration_last_ns,
 		      uint64_t actions_in_flight);
+/* The pod watch's state, for /readyz and the evictd_kube_* metrics. */
+void metrics_set_kube(struct metrics *metrics, const struct metrics_kube *kube);
+/* /readyz: ready unless the loop is stale (as /healthz) or, with kube->enabled, the pods are
+ * not listed, the last list/watch attempt failed (a 403, a lost watch) or no watch has been
+ * open for ready_grace_ns. *why (may be NULL) names what is wrong, NULL when ready. */
+bool metrics_kube_ready(const struct metrics_kube *kube, int64_t now_ns, const char **why);
 /* One eviction outcome for signal. latency_ns >= 0 is also observed in the detection-to-kill
  * histogram (pass -1 when nothing was killed). */
 void metrics_record_eviction(struct metrics *metrics, enum ev_signal signal,

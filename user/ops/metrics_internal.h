@@ -15,6 +15,7 @@ struct metrics_counters {
 	double latency_sum_s;
 	int64_t shutdown_start_unix_s;
 	int64_t shutdown_end_unix_s;
+	struct metrics_kube kube;
 };
 
 /* The exposition text of one snapshot and the counters, in the Prometheus text format 0.0.4. */

@@ -532,14 +532,13 @@ static void join_metadata(struct pods *pods)
 		struct pod_meta *meta = (struct pod_meta *)find_meta(pods, pod->uid);
 
 		if (!meta) {
-			/* Evictable at priority 0 (see pods.h): unknown pods are most likely newer
-			 * than the list; refusing them would leave a runaway pod to the kernel's
-			 * OOM killer, the outcome evictd exists to prevent. */
+			/* Fails closed (pods.h, doc/DESIGN.md §5): only the OOM guard may take it. */
+			pod->meta_unknown = true;
 			pod->memory_request = request_from_cgroup(pod);
 			snprintf(pod->name, sizeof(pod->name), "%s", strrchr(pod->cgroup_path, '/') + 1);
 			if (pods_first_time(pods, "no-meta", pod->uid))
-				log_warn("pods: cgroup %s has no pod metadata%s%s; ranking it as %s "
-					 "priority 0 with request %" PRId64 " bytes",
+				log_warn("pods: cgroup %s has no pod metadata%s%s; no kubelet threshold "
+					 "evicts it, only the OOM guard (as %s, request %" PRId64 " bytes)",
 					 pod->cgroup_path, pods->meta_source ? " in " : "",
 					 pods->meta_source ? pods->meta_source->name : " (no pods source)",
 					 pod_qos_name(pod->qos), pod->memory_request);

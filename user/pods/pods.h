@@ -117,6 +117,27 @@ struct pods_meta_source {
  */
 struct pods_meta_source *pods_file_source_new(const char *path, const char *node_name);
 
+/*
+ * Static pods known from the node itself (pods/static_pods.c, doc/DESIGN.md §5): the kubelet's
+ * static pod manifests give their namespace and name, the kubelet's pod log directories
+ * "<namespace>_<name>-<node>_<uid>" the UID their cgroup is named after. Wraps inner (the
+ * pods file or the API server; NULL = none) and owns it: a listed pod found static gets
+ * is_static, a static pod the list lacks (API server down) is added as a static entry. So a
+ * static pod is never evicted even with the API server unreachable. On allocation failure
+ * inner is returned as is (logged).
+ */
+#define PODS_DEFAULT_STATIC_POD_PATH "/etc/kubernetes/manifests"	/* kubelet staticPodPath (kubeadm) */
+
+struct pods_static_options {
+	const char *root;		/* prefix of both dirs; NULL, "" or "/" = this machine */
+	const char *manifest_dir;	/* NULL or "": PODS_DEFAULT_STATIC_POD_PATH */
+	const char *log_dir;		/* NULL or "": PODS_DEFAULT_LOG_DIR */
+	const char *node_name;		/* the mirror pods' name suffix */
+};
+
+struct pods_meta_source *pods_static_source_new(struct pods_meta_source *inner,
+						const struct pods_static_options *options);
+
 struct pods_options {
 	const char *root;		/* prefix for every path; NULL, "" or "/" = this machine */
 	/* The cgroup v2 mount relative to root; NULL = detect (/sys/fs/cgroup, then
@@ -151,11 +172,12 @@ void pods_close(struct pods *pods);
  * earlier pods_list() are invalid afterwards.
  *
  * Kubernetes mode joins by UID. A pod the source lists without a cgroup is skipped (nothing
- * to kill) and logged once. A cgroup without metadata stays evictable, logged once, with
- * priority 0, its QoS from the path, and as request what the kubelet wrote into the cgroup:
+ * to kill) and logged once. A cgroup without metadata gets meta_unknown (rank.h: no kubelet
+ * threshold evicts it, only the OOM guard), logged once, with priority 0, its QoS from the
+ * path, and as request what the kubelet wrote into the cgroup:
  * memory.max for a Guaranteed pod (its limit equals its request), memory.min for a Burstable
- * one (set with MemoryQoS; else 0), 0 for BestEffort. Static pods are not at risk from this:
- * their mirror pods join through the config.mirror annotation.
+ * one (set with MemoryQoS; else 0), 0 for BestEffort. Static pods are known without the API
+ * server from the node's static pod manifests (pods_static_source_new).
  *
  * Returns 0, or negative errno when nothing could be scanned (the table is then empty).
  * -EINPROGRESS: the metadata source has no list yet and is reading its first one (the

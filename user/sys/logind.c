@@ -31,72 +31,12 @@
 #include "sys/fileio.h"
 #include "sys/log.h"
 #include "sys/logind.h"
-
-#define LOGIN1_SERVICE "org.freedesktop.login1"
-#define LOGIN1_PATH "/org/freedesktop/login1"
-#define LOGIN1_MANAGER "org.freedesktop.login1.Manager"
-#define SYSTEMD1_SERVICE "org.freedesktop.systemd1"
-#define SYSTEMD1_PATH "/org/freedesktop/systemd1"
-#define SYSTEMD1_MANAGER "org.freedesktop.systemd1.Manager"
-#define LOGIND_UNIT "systemd-logind.service"
-
-/* logind re-reads its configuration asynchronously after SIGHUP: how often and how many times
- * to read InhibitDelayMaxUSec again to see the new value. Each read is an asynchronous call
- * started from a timer: nothing here waits. */
-#define RELOAD_CHECK_TRIES 20
-#define RELOAD_CHECK_INTERVAL_USEC 100000ull
-
-/* Where the InhibitDelayMaxUSec check is. */
-enum delay_check {
-	DELAY_IDLE,		/* nothing under way */
-	DELAY_READING,		/* Get(InhibitDelayMaxUSec) sent */
-	DELAY_RELOADING,	/* KillUnit(SIGHUP) sent */
-	DELAY_WAIT_RECHECK,	/* the next Get at recheck_at_usec */
-	DELAY_RECHECKING,	/* Get sent after the reload */
-};
-
-struct logind {
-	struct logind_options options;
-	char who[64];
-	char why[256];
-	char dropin_dir[4096];
-
-	int epoll_fd;
-	int timer_fd;
-	uint64_t call_timeout_usec;	/* every method call's reply timeout */
-	sd_bus *bus;
-	int bus_fd;			/* registered in epoll_fd; -1 = none */
-	sd_bus_slot *pfs_slot;
-	sd_bus_slot *owner_slot;
-	/* Method calls in flight: their reply (or timeout) comes to a callback from
-	 * sd_bus_process(). Unref'ing a slot cancels the call. */
-	sd_bus_slot *inhibit_slot;
-	sd_bus_slot *delay_slot;	/* the Get or KillUnit of the delay check */
-	enum delay_check delay_state;
-	unsigned int recheck_tries;
-	uint64_t recheck_at_usec;	/* CLOCK_MONOTONIC, DELAY_WAIT_RECHECK only */
-	/* The delay lock; -1 = not held. It is logind's FIFO, not part of the bus connection: it
-	 * is kept across a reconnect and closed only once a new one is held. */
-	int inhibit_fd;
-	int64_t delay_max_ns;		/* InhibitDelayMaxUSec as last read; -1 = unknown */
-	uint64_t retry_at_usec;		/* CLOCK_MONOTONIC: reconnect or relock; 0 = none */
-	uint64_t timer_at_usec;		/* what timer_fd is armed for; UINT64_MAX = disarmed */
-
-	/* Set inside sd-bus callbacks, acted on once sd_bus_process() has returned. */
-	bool relock_pending;		/* logind changed: take a new lock at retry_at_usec */
-	bool inhibit_pending;		/* PrepareForShutdown(false): take the lock again now */
-	/* Failed attempts in a row: only the first is logged as an error, so that a node
-	 * without logind does not get a line every second. */
-	unsigned int failures;
-	/* PrepareForShutdown(true) seen and not cancelled: never take the lock again then, as a
-	 * new delay lock would hold the shutdown up once more. */
-	bool shutting_down;
-};
+#include "sys/logind_internal.h"
 
 /* An error while (re)connecting: an error the first time, debug while it keeps failing. */
 #define retry_err(l, ...) log_msg((l)->failures ? LOGLEVEL_DEBUG : LOGLEVEL_ERR, __VA_ARGS__)
 
-static uint64_t now_usec(void)
+uint64_t logind_now_usec(void)
 {
 	return (uint64_t)clock_monotonic_ns() / 1000;
 }
@@ -139,11 +79,10 @@ int logind_write_dropin(const char *dir, int64_t delay_ns)
 
 /* ---- bus calls ------------------------------------------------------------------------------ */
 
-static void rearm(struct logind *l);
 
 /* Send a method call; its reply, an error or the timeout goes to callback from
  * sd_bus_process(). Never waits: sd-bus queues what the socket does not take at once. */
-static int call_async(struct logind *l, sd_bus_slot **slot, const char *destination, const char *path,
+int logind_call_async(struct logind *l, sd_bus_slot **slot, const char *destination, const char *path,
 		      const char *interface, const char *member, sd_bus_message_handler_t callback,
 		      const char *types, ...)
 {
@@ -167,7 +106,7 @@ static int call_async(struct logind *l, sd_bus_slot **slot, const char *destinat
 
 /* The error of a reply (a timeout comes as org.freedesktop.DBus.Error.Timeout or NoReply):
  * NULL when it is a plain reply. */
-static const char *reply_error(sd_bus_message *m, char *buf, size_t len)
+const char *logind_reply_error(sd_bus_message *m, char *buf, size_t len)
 {
 	const sd_bus_error *error = sd_bus_message_get_error(m);
 
@@ -198,7 +137,7 @@ static int read_delay_max(struct logind *l)
 	int r;
 
 	l->delay_slot = sd_bus_slot_unref(l->delay_slot);
-	r = call_async(l, &l->delay_slot, LOGIN1_SERVICE, LOGIN1_PATH, "org.freedesktop.DBus.Properties",
+	r = logind_call_async(l, &l->delay_slot, LOGIN1_SERVICE, LOGIN1_PATH, "org.freedesktop.DBus.Properties",
 		       "Get", on_delay_reply, "ss", LOGIN1_MANAGER, "InhibitDelayMaxUSec");
 	if (r < 0)
 		log_err("logind: reading InhibitDelayMaxUSec: %s", bus_error_text(NULL, r, text, sizeof(text)));
@@ -209,7 +148,7 @@ static int on_kill_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 {
 	struct logind *l = userdata;
 	char text[512];
-	const char *error = reply_error(m, text, sizeof(text));
+	const char *error = logind_reply_error(m, text, sizeof(text));
 
 	l->delay_slot = sd_bus_slot_unref(l->delay_slot);
 	if (error) {
@@ -218,7 +157,7 @@ static int on_kill_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_er
 		return 0;
 	}
 	l->recheck_tries = 0;
-	l->recheck_at_usec = now_usec() + RELOAD_CHECK_INTERVAL_USEC;
+	l->recheck_at_usec = logind_now_usec() + RELOAD_CHECK_INTERVAL_USEC;
 	l->delay_state = DELAY_WAIT_RECHECK;
 	return 0;
 }
@@ -232,7 +171,7 @@ static int reload_logind(struct logind *l)
 	int r;
 
 	l->delay_slot = sd_bus_slot_unref(l->delay_slot);
-	r = call_async(l, &l->delay_slot, SYSTEMD1_SERVICE, SYSTEMD1_PATH, SYSTEMD1_MANAGER, "KillUnit",
+	r = logind_call_async(l, &l->delay_slot, SYSTEMD1_SERVICE, SYSTEMD1_PATH, SYSTEMD1_MANAGER, "KillUnit",
 		       on_kill_reply, "ssi", LOGIND_UNIT, "main", (int32_t)SIGHUP);
 	if (r < 0)
 		log_err("logind: KillUnit(%s, main, SIGHUP) to reload logind: %s", LOGIND_UNIT,
@@ -250,7 +189,7 @@ static int on_delay_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 	int64_t need = l->options.inhibit_delay_ns;
 	bool recheck = l->delay_state == DELAY_RECHECKING;
 	char text[512];
-	const char *error = reply_error(m, text, sizeof(text));
+	const char *error = logind_reply_error(m, text, sizeof(text));
 	uint64_t usec;
 	int r;
 
@@ -277,7 +216,7 @@ static int on_delay_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_e
 		} else if (++l->recheck_tries >= RELOAD_CHECK_TRIES) {
 			delay_too_short(l);
 		} else {
-			l->recheck_at_usec = now_usec() + RELOAD_CHECK_INTERVAL_USEC;
+			l->recheck_at_usec = logind_now_usec() + RELOAD_CHECK_INTERVAL_USEC;
 			l->delay_state = DELAY_WAIT_RECHECK;
 		}
 		return 0;
@@ -314,14 +253,14 @@ static void schedule_relock(struct logind *l)
 		log_info("logind: retrying every second");
 	l->failures++;
 	l->relock_pending = true;
-	l->retry_at_usec = now_usec() + LOGIND_RECONNECT_NS / 1000;
+	l->retry_at_usec = logind_now_usec() + LOGIND_RECONNECT_NS / 1000;
 }
 
 static int on_inhibit_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 {
 	struct logind *l = userdata;
 	char text[512];
-	const char *error = reply_error(m, text, sizeof(text));
+	const char *error = logind_reply_error(m, text, sizeof(text));
 	int fd, new_fd, r;
 
 	l->inhibit_slot = sd_bus_slot_unref(l->inhibit_slot);
@@ -372,7 +311,7 @@ static int take_lock(struct logind *l, bool replace)
 		return 0;	/* asked already */
 	if (!l->bus)
 		return -ENOTCONN;
-	r = call_async(l, &l->inhibit_slot, LOGIN1_SERVICE, LOGIN1_PATH, LOGIN1_MANAGER, "Inhibit",
+	r = logind_call_async(l, &l->inhibit_slot, LOGIN1_SERVICE, LOGIN1_PATH, LOGIN1_MANAGER, "Inhibit",
 		       on_inhibit_reply, "ssss", "shutdown", l->who, l->why, "delay");
 	if (r < 0)
 		retry_err(l, "logind: Inhibit(shutdown, delay): %s", bus_error_text(NULL, r, text, sizeof(text)));
@@ -383,7 +322,7 @@ int logind_inhibit(struct logind *l)
 {
 	int r = take_lock(l, false);
 
-	rearm(l);
+	logind_rearm(l);
 	return r;
 }
 
@@ -414,8 +353,10 @@ static int on_prepare_for_shutdown(sd_bus_message *m, void *userdata, sd_bus_err
 	log_info("logind: PrepareForShutdown(%s)%s", start ? "true" : "false",
 		 start ? ": the node is shutting down" : ": the shutdown was cancelled");
 	l->shutting_down = start;
-	if (!start)
+	if (!start) {
 		l->inhibit_pending = true;	/* "after which you may take the lock again" */
+		logind_kind_reset(l);
+	}
 	if (l->options.prepare_for_shutdown)
 		l->options.prepare_for_shutdown(l->options.ctx, start);
 	return 0;
@@ -437,7 +378,7 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 	/* Whatever the old logind held for us may be gone with it. */
 	l->relock_pending = true;
 	if (!l->retry_at_usec)
-		l->retry_at_usec = now_usec() + LOGIND_RECONNECT_NS / 1000;
+		l->retry_at_usec = logind_now_usec() + LOGIND_RECONNECT_NS / 1000;
 	return 0;
 }
 
@@ -447,6 +388,8 @@ static int on_name_owner_changed(sd_bus_message *m, void *userdata, sd_bus_error
 static void teardown(struct logind *l)
 {
 	l->pfs_slot = sd_bus_slot_unref(l->pfs_slot);
+	l->pfs_meta_slot = sd_bus_slot_unref(l->pfs_meta_slot);
+	l->jobs_slot = sd_bus_slot_unref(l->jobs_slot);
 	l->owner_slot = sd_bus_slot_unref(l->owner_slot);
 	l->inhibit_slot = sd_bus_slot_unref(l->inhibit_slot);
 	l->delay_slot = sd_bus_slot_unref(l->delay_slot);
@@ -464,7 +407,7 @@ static void teardown(struct logind *l)
 static void schedule_reconnect(struct logind *l)
 {
 	teardown(l);
-	l->retry_at_usec = now_usec() + LOGIND_RECONNECT_NS / 1000;
+	l->retry_at_usec = logind_now_usec() + LOGIND_RECONNECT_NS / 1000;
 }
 
 static int open_bus(struct logind *l)
@@ -515,6 +458,11 @@ static int connect_bus(struct logind *l)
 		retry_err(l, "logind: subscribing to PrepareForShutdown: %s", strerror(-r));
 		goto fail;
 	}
+	r = logind_kind_subscribe(l);
+	if (r < 0) {
+		retry_err(l, "logind: subscribing to PrepareForShutdownWithMetadata: %s", strerror(-r));
+		goto fail;
+	}
 	l->bus_fd = sd_bus_get_fd(l->bus);
 	if (l->bus_fd < 0 || epoll_ctl(l->epoll_fd, EPOLL_CTL_ADD, l->bus_fd, &event)) {
 		r = l->bus_fd < 0 ? l->bus_fd : -errno;
@@ -543,7 +491,7 @@ fail:
 
 /* Point the timer at the earliest of the bus's timeout and the reconnect, and the bus fd's
  * epoll events at what sd-bus waits for. */
-static void rearm(struct logind *l)
+void logind_rearm(struct logind *l)
 {
 	struct itimerspec spec = { 0 };
 	uint64_t deadline = UINT64_MAX;
@@ -565,6 +513,8 @@ static void rearm(struct logind *l)
 		deadline = l->retry_at_usec;
 	if (l->delay_state == DELAY_WAIT_RECHECK && l->recheck_at_usec < deadline)
 		deadline = l->recheck_at_usec;
+	if (l->jobs_at_usec && l->jobs_at_usec < deadline)
+		deadline = l->jobs_at_usec;
 	if (deadline == l->timer_at_usec)
 		return;
 	if (deadline != UINT64_MAX) {
@@ -598,19 +548,20 @@ int logind_process(struct logind *l)
 		log_warn("logind: timerfd read: %m");
 	l->timer_at_usec = UINT64_MAX;	/* fired or not, rearm() decides afresh */
 
-	if (l->retry_at_usec && now_usec() >= l->retry_at_usec) {
+	if (l->retry_at_usec && logind_now_usec() >= l->retry_at_usec) {
 		l->retry_at_usec = 0;
 		if (!l->bus)
 			connect_bus(l);
 		else if (l->relock_pending)
 			relock(l);
 	}
-	if (l->bus && l->delay_state == DELAY_WAIT_RECHECK && now_usec() >= l->recheck_at_usec) {
+	if (l->bus && l->delay_state == DELAY_WAIT_RECHECK && logind_now_usec() >= l->recheck_at_usec) {
 		if (read_delay_max(l) < 0)
 			delay_too_short(l);
 		else
 			l->delay_state = DELAY_RECHECKING;
 	}
+	logind_kind_process(l);
 	while (l->bus) {
 		r = sd_bus_process(l->bus, NULL);
 		if (r < 0) {
@@ -626,7 +577,7 @@ int logind_process(struct logind *l)
 		if (r == 0)
 			break;
 	}
-	rearm(l);
+	logind_rearm(l);
 	return 0;
 }
 
@@ -667,7 +618,7 @@ int logind_open(struct logind **out, const struct logind_options *options)
 		return err;
 	}
 	connect_bus(l);
-	rearm(l);
+	logind_rearm(l);
 	*out = l;
 	return 0;
 }

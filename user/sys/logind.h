@@ -3,7 +3,7 @@
  * systemd-logind over sd-bus for graceful node shutdown (DESIGN.md §7): a "delay" inhibitor lock
  * for "shutdown", InhibitDelayMaxUSec raised through a logind.conf.d drop-in when it is too
  * small, PrepareForShutdown delivered to a callback, and a reconnect every second when the
- * bus or logind goes away. Every sd-bus call of evictd is in logind.c.
+ * bus or logind goes away. Every sd-bus call of evictd is in logind.c and logind_kind.c.
  *
  * Nothing here waits for logind or systemd: every method call (Inhibit, the
  * InhibitDelayMaxUSec reads, KillUnit, AddMatch) is sent asynchronously with a reply timeout
@@ -48,6 +48,16 @@ struct logind_options {
 	void *ctx;
 };
 
+/* What a shutdown is for: the node goes away (power-off, halt) or comes back (reboot, kexec,
+ * soft-reboot). Only a power-off or halt may take the out-of-service taint. */
+enum logind_shutdown_kind {
+	LOGIND_SHUTDOWN_UNKNOWN,
+	LOGIND_SHUTDOWN_POWEROFF,
+	LOGIND_SHUTDOWN_REBOOT,
+};
+/* How often ListJobs is asked while waiting for logind's job. */
+#define LOGIND_JOBS_POLL_NS 100000000ll
+
 struct logind;
 
 /*
@@ -79,6 +89,22 @@ int logind_inhibit(struct logind *logind);
 /* Close the inhibitor fd: logind goes on with the shutdown. A lock asked for and not granted
  * yet is cancelled. Never waits. 0, or -ENOENT when none was held. */
 int logind_release(struct logind *logind);
+/*
+ * The kind of the shutdown under way. systemd >= 255: from PrepareForShutdownWithMetadata's
+ * "type", known as soon as the shutdown starts. Older systemd (Debian 12 has 252) says nothing
+ * until the lock is released; then logind starts poweroff.target, halt.target or reboot.target
+ * (logind-dbus.c execute_shutdown_or_sleep, StartUnit "replace-irreversibly"):
+ * logind_query_shutdown_kind() asks systemd's ListJobs every LOGIND_JOBS_POLL_NS until such a
+ * start job is queued or timeout_ns has passed, and calls cb(ctx, kind) once from
+ * logind_process() (UNKNOWN on the timeout). Never waits.
+ */
+enum logind_shutdown_kind logind_shutdown_kind(const struct logind *logind);
+int logind_query_shutdown_kind(struct logind *logind, int64_t timeout_ns,
+			       void (*cb)(void *ctx, enum logind_shutdown_kind kind), void *ctx);
+/* The mappings (pure): a PrepareForShutdownWithMetadata type, a systemd target. */
+enum logind_shutdown_kind logind_kind_from_type(const char *type);
+enum logind_shutdown_kind logind_kind_from_unit(const char *unit);
+const char *logind_kind_name(enum logind_shutdown_kind kind);
 /* A method call is waiting for its answer (tests, status). */
 bool logind_call_pending(const struct logind *logind);
 

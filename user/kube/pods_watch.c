@@ -1,0 +1,540 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The pods source's thread: list, then watch, as client-go's reflector does
+ * (staging/src/k8s.io/client-go/tools/cache/reflector.go: ListAndWatch, watchHandler,
+ * relistResourceVersion). Why a thread of its own and not the client's worker: a watch is one
+ * request that lasts minutes; in the worker it would hold every eviction report behind it. The
+ * thread shares the pods with the loop only through the published list (pods_source.c) and
+ * tells the loop through the client's eventfd. It never logs the token (kube/http.c).
+ */
+#include <errno.h>
+#include <json-c/json.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kube/pods_watch.h"
+#include "sys/clock.h"
+#include "sys/log.h"
+
+#define WATCH_THREAD_NAME "evictd-watch"
+/* A pod object is at most etcd's 1.5 MiB request limit; one watch event line is refused past
+ * this (the watch is then restarted from the last resourceVersion). */
+#define WATCH_MAX_EVENT_BYTES (8u << 20)
+/* client-go: minWatchTimeout = 5 min, timeoutSeconds = minWatchTimeout * (1 + rand). */
+#define WATCH_MIN_TIMEOUT_S 300
+/* The request may last this much longer than timeoutSeconds before libcurl gives up. */
+#define WATCH_TIMEOUT_SLACK_S 30
+/* A watch that ends abnormally sooner than this counts as a failure (backoff), so a server
+ * that accepts and drops at once is not hammered. */
+#define WATCH_MIN_HEALTHY_NS (1000000000ll)
+#define SLEEP_SLICE_NS (200000000ll)
+
+enum list_rv {
+	LIST_RV_ZERO,		/* "0": from the watch cache (the first list) */
+	LIST_RV_LAST,		/* the last synced resourceVersion (after a watch's 410) */
+	LIST_RV_CONSISTENT,	/* none: a consistent read (after a list's own 410) */
+};
+
+enum watch_result { WATCH_ENDED, WATCH_GONE, WATCH_FAILED, WATCH_STOPPED };
+
+struct watch_ctx {
+	struct kube_pods_source *s;
+	char *line;
+	size_t len, cap;
+	char rv[64];
+	bool gone;		/* an ERROR event with 410 */
+	long error_code;	/* another ERROR event's code */
+	bool bad;		/* garbage or an over-long line */
+	char error[160];
+};
+
+static bool stopping(struct kube_pods_source *s)
+{
+	return atomic_load(&s->stopping) || kube_client_stopping(s->client);
+}
+
+static bool should_stop(void *ctx)
+{
+	return stopping(((struct watch_ctx *)ctx)->s);
+}
+
+/* Sleep up to ns, in slices, waking for stop. */
+static void sleep_ns(struct kube_pods_source *s, int64_t ns)
+{
+	int64_t end = clock_monotonic_ns() + ns;
+
+	pthread_mutex_lock(&s->lock);
+	while (!stopping(s)) {
+		int64_t now = clock_monotonic_ns(), until = now + SLEEP_SLICE_NS < end ? now + SLEEP_SLICE_NS : end;
+		struct timespec abs = { until / 1000000000, until % 1000000000 };
+
+		if (now >= end)
+			break;
+		pthread_cond_timedwait(&s->cond, &s->lock, &abs);
+	}
+	pthread_mutex_unlock(&s->lock);
+}
+
+/* ---- health changes ---------------------------------------------------------------------- */
+
+struct failure {
+	long status;
+	int err;
+};
+
+static void set_failing(struct kube_pods_health *h, void *ctx)
+{
+	const struct failure *f = ctx;
+
+	h->failing = true;
+	h->last_status = f->status;
+	h->last_err = f->err;
+	h->failures++;
+}
+
+static void set_listed(struct kube_pods_health *h, void *ctx)
+{
+	h->failing = false;
+	h->last_status = 0;
+	h->last_err = 0;
+	h->lists++;
+	if (ctx)
+		h->relists++;
+}
+
+static void set_watching(struct kube_pods_health *h, void *ctx)
+{
+	h->watching = true;
+	h->failing = false;
+	h->last_status = 0;
+	h->last_err = 0;
+	h->watches++;
+}
+
+static void set_not_watching(struct kube_pods_health *h, void *ctx)
+{
+	if (h->watching)
+		h->not_watching_since_ns = clock_monotonic_ns();
+	h->watching = false;
+}
+
+static void count_event(struct kube_pods_health *h, void *ctx)
+{
+	if (ctx)
+		h->bookmarks++;
+	else
+		h->watch_events++;
+}
+
+/* ---- the list ----------------------------------------------------------------------------- */
+
+struct page {
+	struct pod_meta_list pods;
+	char rv[64];
+	char next[4096];
+};
+
+static int list_page(struct kube_pods_source *s, struct kube_conn *conn, const char *path, struct page *page,
+		     struct kube_response *response, struct watch_ctx *stop_ctx)
+{
+	const struct kube_stream_ops stop_only = { .should_stop = should_stop, .ctx = stop_ctx };
+	struct json_object *doc, *metadata;
+	char errbuf[256];
+	const char *text;
+	int err;
+
+	err = kube_conn_request(s->client, conn, "GET", path, NULL, NULL, 0, &stop_only, response);
+	if (err || response->status != 200)
+		return err ? err : -EIO;
+	doc = json_tokener_parse(response->body ? response->body : "");
+	if (!doc || !json_object_object_get_ex(doc, "metadata", &metadata)) {
+		json_object_put(doc);
+		snprintf(response->error, sizeof(response->error), "not a PodList");
+		return -EINVAL;
+	}
+	text = kube_json_member_string(metadata, "resourceVersion");
+	snprintf(page->rv, sizeof(page->rv), "%s", text ? text : "");
+	text = kube_json_member_string(metadata, "continue");
+	snprintf(page->next, sizeof(page->next), "%s", text ? text : "");
+	json_object_put(doc);
+	err = pods_parse_podlist(response->body, response->body_len, "apiserver", s->node, &page->pods, errbuf,
+				 sizeof(errbuf));
+	if (err)
+		snprintf(response->error, sizeof(response->error), "%s", errbuf);
+	return err;
+}
+
+/* The whole list into the store, page by page; rv gets the list's resourceVersion. 0 or
+ * negative errno with *status (410: the resourceVersion or a continue token expired). */
+static int list_all(struct kube_pods_source *s, struct kube_conn *conn, enum list_rv mode, char *rv, size_t rv_len,
+		    long *status, char *error, size_t error_len, struct watch_ctx *stop_ctx)
+{
+	char node[800], token[4200] = "", path[6000], rv_param[96] = "";
+	struct pod_meta *all = NULL;
+	size_t n_all = 0;
+	int err = 0;
+
+	kube_escape(s->node, node, sizeof(node));
+	if (mode == LIST_RV_ZERO)
+		snprintf(rv_param, sizeof(rv_param), "&resourceVersion=0");
+	else if (mode == LIST_RV_LAST && rv[0])
+		snprintf(rv_param, sizeof(rv_param), "&resourceVersion=%.64s", rv);
+	for (;;) {
+		struct kube_response response;
+		struct page page = { 0 };
+		struct pod_meta *grown;
+
+		/* fieldSelector=spec.nodeName=<node>, escaped as client-go does; a continue token
+		 * carries its own resourceVersion, which must not be sent with it. */
+		snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&limit=%u%s%s", node,
+			 s->page_limit, token[0] ? "&continue=" : rv_param, token);
+		err = list_page(s, conn, path, &page, &response, stop_ctx);
+		*status = response.status;
+		snprintf(error, error_len, "%s", response.error);
+		kube_response_free(&response);
+		if (err) {
+			pod_meta_list_free(&page.pods);
+			break;
+		}
+		grown = realloc(all, (n_all + page.pods.n_items + 1) * sizeof(*all));
+		if (!grown) {
+			pod_meta_list_free(&page.pods);
+			err = -ENOMEM;
+			break;
+		}
+		all = grown;
+		memcpy(all + n_all, page.pods.items, page.pods.n_items * sizeof(*all));
+		n_all += page.pods.n_items;
+		pod_meta_list_free(&page.pods);
+		if (!page.next[0]) {
+			snprintf(rv, rv_len, "%s", page.rv);
+			break;
+		}
+		if (kube_escape(page.next, token, sizeof(token)) < 0) {
+			snprintf(error, error_len, "continue token too long");
+			err = -ENAMETOOLONG;
+			break;
+		}
+	}
+	if (!err) {
+		kube_pods_store_clear(s);
+		for (size_t i = 0; i < n_all && !err; i++)
+			err = kube_pods_store_put(s, &all[i]);
+	}
+	free(all);
+	return err;
+}
+
+/* ---- the watch ---------------------------------------------------------------------------- */
+
+static void take_rv(struct watch_ctx *w, struct json_object *object)
+{
+	struct json_object *metadata;
+	const char *rv;
+
+	if (json_object_object_get_ex(object, "metadata", &metadata) &&
+	    (rv = kube_json_member_string(metadata, "resourceVersion")) && rv[0])
+		snprintf(w->rv, sizeof(w->rv), "%s", rv);
+}
+
+/* One event line. false stops the watch (w says why). */
+static bool apply_event(struct watch_ctx *w, const char *line, size_t len)
+{
+	struct kube_pods_source *s = w->s;
+	struct json_object *doc = json_tokener_parse(line), *object, *metadata;
+	const char *type = doc ? kube_json_member_string(doc, "type") : NULL;
+	bool ok = true;
+
+	if (!type || !json_object_object_get_ex(doc, "object", &object) ||
+	    !json_object_is_type(object, json_type_object)) {
+		snprintf(w->error, sizeof(w->error), "a watch event that is not {type, object}");
+		w->bad = true;
+		json_object_put(doc);
+		return false;
+	}
+	if (!strcmp(type, "ERROR")) {
+		struct json_object *code;
+		const char *message = kube_json_member_string(object, "message");
+
+		w->error_code = json_object_object_get_ex(object, "code", &code) ? json_object_get_int(code) : 0;
+		w->gone = w->error_code == 410;
+		snprintf(w->error, sizeof(w->error), "ERROR event %ld: %s", w->error_code, message ? message : "");
+		json_object_put(doc);
+		return false;
+	}
+	if (!strcmp(type, "BOOKMARK")) {
+		take_rv(w, object);
+		kube_pods_health_update(s, count_event, (void *)1);
+		/* Once a minute or so: let the metrics show the watch is alive. */
+		kube_client_post(s->client, KUBE_EVENT_HEALTH);
+	} else if (!strcmp(type, "ADDED") || !strcmp(type, "MODIFIED") || !strcmp(type, "DELETED")) {
+		const char *uid = json_object_object_get_ex(object, "metadata", &metadata) ?
+				  kube_json_member_string(metadata, "uid") : NULL;
+		struct pod_meta_list one = { 0 };
+		char errbuf[256];
+
+		if (!uid) {
+			log_warn("kube: pods of %s: a %s event without metadata.uid; ignored", s->node, type);
+		} else if (!strcmp(type, "DELETED")) {
+			kube_pods_store_delete(s, uid);
+		} else {
+			const char *text;
+
+			/* Watch objects carry kind Pod; the parser wants it for a single object. */
+			if (!kube_json_member_string(object, "kind"))
+				json_object_object_add(object, "kind", json_object_new_string("Pod"));
+			text = json_object_to_json_string_ext(object, JSON_C_TO_STRING_PLAIN);
+			if (pods_parse_podlist(text, strlen(text), "apiserver watch", s->node, &one, errbuf,
+					       sizeof(errbuf)) == 0) {
+				if (one.n_items)
+					kube_pods_store_put(s, &one.items[0]);
+				else
+					kube_pods_store_delete(s, uid);	/* no longer bound here */
+			}
+			pod_meta_list_free(&one);
+		}
+		take_rv(w, object);
+		kube_pods_health_update(s, count_event, NULL);
+	} else {
+		snprintf(w->error, sizeof(w->error), "a watch event of type \"%.32s\"", type);
+		w->bad = true;
+		ok = false;
+	}
+	json_object_put(doc);
+	(void)len;
+	return ok;
+}
+
+static bool on_watch_data(const char *data, size_t len, void *ctx)
+{
+	struct watch_ctx *w = ctx;
+
+	for (size_t i = 0; i < len; i++) {
+		if (data[i] != '\n') {
+			if (w->len + 2 > w->cap) {
+				size_t cap = w->cap ? w->cap * 2 : 65536;
+				char *line;
+
+				if (cap > WATCH_MAX_EVENT_BYTES) {
+					snprintf(w->error, sizeof(w->error), "a watch event larger than %u bytes",
+						 WATCH_MAX_EVENT_BYTES);
+					w->bad = true;
+					return false;
+				}
+				line = realloc(w->line, cap);
+				if (!line)
+					return false;
+				w->line = line;
+				w->cap = cap;
+			}
+			w->line[w->len++] = data[i];
+			continue;
+		}
+		if (!w->len)
+			continue;
+		w->line[w->len] = '\0';
+		if (!apply_event(w, w->line, w->len))
+			return false;
+		w->len = 0;
+	}
+	/* A chunk of events applied: one list for the loop. */
+	kube_pods_store_publish(w->s);
+	return true;
+}
+
+static void on_watch_open(long status, void *ctx)
+{
+	struct watch_ctx *w = ctx;
+
+	if (status == 200)
+		kube_pods_health_update(w->s, set_watching, NULL);
+}
+
+static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn *conn, struct watch_ctx *w,
+				    int64_t timeout_s, long *status, char *error, size_t error_len)
+{
+	const struct kube_stream_ops ops = {
+		.on_data = on_watch_data, .on_open = on_watch_open, .should_stop = should_stop, .ctx = w,
+	};
+	struct kube_response response;
+	char node[800], rv[200], path[1400];
+	int64_t started = clock_monotonic_ns();
+	int err;
+
+	kube_escape(s->node, node, sizeof(node));
+	kube_escape(w->rv, rv, sizeof(rv));
+	snprintf(path, sizeof(path), "/api/v1/pods?allowWatchBookmarks=true&fieldSelector=spec.nodeName%%3D%s"
+		 "&resourceVersion=%s&timeoutSeconds=%lld&watch=true", node, rv, (long long)timeout_s);
+	w->gone = w->bad = false;
+	w->error_code = 0;
+	w->len = 0;
+	w->error[0] = '\0';
+	err = kube_conn_request(s->client, conn, "GET", path, NULL, NULL,
+				(timeout_s + WATCH_TIMEOUT_SLACK_S) * 1000000000ll, &ops, &response);
+	kube_pods_health_update(s, set_not_watching, NULL);
+	kube_pods_store_publish(s);
+	*status = response.status;
+	snprintf(error, error_len, "%s", w->error[0] ? w->error : response.error);
+	kube_response_free(&response);
+	if (stopping(s))
+		return WATCH_STOPPED;
+	if (w->gone || *status == 410)
+		return WATCH_GONE;
+	if (w->bad || w->error_code) {
+		if (w->error_code)
+			*status = w->error_code;
+		return WATCH_FAILED;
+	}
+	if (*status == 200 && (!err || clock_monotonic_ns() - started >= WATCH_MIN_HEALTHY_NS))
+		return WATCH_ENDED;	/* timeoutSeconds, or dropped: resume from w->rv */
+	return WATCH_FAILED;
+}
+
+/* ---- the thread ---------------------------------------------------------------------------- */
+
+struct loop_state {
+	unsigned attempt;
+	bool warned;
+	uint64_t random;
+};
+
+static void failed(struct kube_pods_source *s, struct loop_state *st, const char *what, long status, int err,
+		   const char *error)
+{
+	struct failure f = { .status = status, .err = err ? err : -EIO };
+
+	kube_pods_health_update(s, set_failing, &f);
+	if (!st->warned)
+		log_warn("kube: pods of %s: %s: %s; retrying with backoff%s", s->node, what,
+			 error[0] ? error : strerror(-f.err),
+			 status == 403 ? " (RBAC: evictd's service account needs list and watch on pods)" : "");
+	st->warned = true;
+	st->attempt++;
+	sleep_ns(s, kube_backoff_ns(s->client->backoff_initial_ns, s->client->backoff_max_ns, st->attempt,
+				    kube_next_random(&st->random)));
+}
+
+static void *watch_main(void *arg)
+{
+	struct kube_pods_source *s = arg;
+	struct watch_ctx w = { .s = s };
+	struct loop_state st = { .random = (uint64_t)clock_monotonic_ns() ^ (uint64_t)(uintptr_t)s };
+	enum list_rv mode = LIST_RV_ZERO;
+	bool have_list = false, relisting = false;
+	int64_t listed_ns = 0;
+	struct kube_conn conn;
+	char error[320];
+	long status;
+
+	pthread_setname_np(pthread_self(), WATCH_THREAD_NAME);
+	if (kube_conn_init(&conn)) {
+		log_err("kube: pods of %s: out of memory; no pod metadata from the API server", s->node);
+		goto out;
+	}
+	while (!stopping(s)) {
+		enum watch_result result;
+		int64_t timeout_s;
+		int err;
+
+		if (!have_list) {
+			err = list_all(s, &conn, mode, w.rv, sizeof(w.rv), &status, error, sizeof(error), &w);
+			if (stopping(s))
+				break;
+			if (err && status == 410 && mode != LIST_RV_CONSISTENT) {
+				/* reflector: isLastSyncResourceVersionUnavailable -> list with "". */
+				log_info("kube: pods of %s: list at resourceVersion %s expired; a consistent list",
+					 s->node, mode == LIST_RV_ZERO ? "0" : w.rv);
+				mode = LIST_RV_CONSISTENT;
+				continue;
+			}
+			if (err) {
+				failed(s, &st, "list", status, err, error);
+				continue;
+			}
+			have_list = true;
+			listed_ns = clock_monotonic_ns();
+			kube_pods_health_update(s, set_listed, relisting ? (void *)1 : NULL);
+			kube_pods_store_publish(s);
+			if (st.warned)
+				log_info("kube: pods of %s: listing works again", s->node);
+			log_info("kube: %zu pods on %s from the API server at resourceVersion %s; watching",
+				 s->n_store, s->node, w.rv);
+			st.warned = false;
+			st.attempt = 0;
+		}
+		timeout_s = s->watch_timeout_s > 0 ? s->watch_timeout_s :
+			    WATCH_MIN_TIMEOUT_S + (int64_t)(kube_next_random(&st.random) % WATCH_MIN_TIMEOUT_S);
+		result = watch_once(s, &conn, &w, timeout_s, &status, error, sizeof(error));
+		switch (result) {
+		case WATCH_STOPPED:
+			break;
+		case WATCH_GONE:
+			/* reflector: a 410 from the watch relists at the last resourceVersion. */
+			log_info("kube: pods of %s: watch at resourceVersion %s is gone (410): listing again",
+				 s->node, w.rv);
+			have_list = false;
+			relisting = true;
+			mode = LIST_RV_LAST;
+			/* A list whose own resourceVersion is gone at once: back off, as the
+			 * reflector's backoff manager does between ListAndWatch rounds. */
+			if (clock_monotonic_ns() - listed_ns < WATCH_MIN_HEALTHY_NS)
+				failed(s, &st, "watch right after a list", 410, -ESTALE, error);
+			break;
+		case WATCH_ENDED:
+			if (st.warned)
+				log_info("kube: pods of %s: watching works again", s->node);
+			st.warned = false;
+			st.attempt = 0;
+			break;
+		case WATCH_FAILED:
+			failed(s, &st, "watch", status, -EIO, error);
+			break;
+		}
+	}
+	kube_conn_cleanup(&conn);
+out:
+	free(w.line);
+	kube_client_stream_end(s->client);
+	kube_pods_source_unref(s);
+	return NULL;
+}
+
+int kube_pods_watch_start(struct kube_pods_source *s)
+{
+	sigset_t all, saved;
+	pthread_attr_t attr;
+	pthread_t thread;
+	int err;
+
+	err = kube_client_stream_begin(s->client);
+	if (err)
+		return err;
+	atomic_fetch_add(&s->refs, 1);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	/* Every signal blocked, as the client's worker (kube/client.c): they go to the loop. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &saved);
+	err = pthread_create(&thread, &attr, watch_main, s);
+	pthread_sigmask(SIG_SETMASK, &saved, NULL);
+	pthread_attr_destroy(&attr);
+	if (err) {
+		log_err("kube: starting the pod watch thread: %s", strerror(err));
+		atomic_fetch_sub(&s->refs, 1);
+		kube_client_stream_end(s->client);
+		return -err;
+	}
+	return 0;
+}
+
+void kube_pods_watch_stop(struct kube_pods_source *s)
+{
+	atomic_store(&s->stopping, true);
+	pthread_mutex_lock(&s->lock);
+	pthread_cond_broadcast(&s->cond);
+	pthread_mutex_unlock(&s->lock);
+}
