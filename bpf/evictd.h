@@ -30,6 +30,9 @@ enum evictd_wake_type {
 	EVICTD_WAKE_OOM_KILL = 7,	/* the kernel chose an OOM victim (value: its pid) */
 };
 
+/* evictd_wake.cgroup_id of an OOM kill on a kernel whose mark_victim passes only a pid. */
+#define EVICTD_CGROUP_ID_UNKNOWN 0
+
 /* One ring-buffer record. ktime_ns is bpf_ktime_get_ns() (CLOCK_MONOTONIC) at submit time,
  * so the handler can measure event->handler latency. cgroup_id is a cgroup v2 id: of the
  * current task, or of the OOM victim. value: see enum evictd_wake_type (for the *_STEP types,

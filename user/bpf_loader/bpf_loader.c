@@ -55,6 +55,8 @@ static int open_and_load(struct bpf_loader *loader, const struct bpf_loader_opts
 	err = bpfl_plan_programs(loader, opts, btfs, raw_only);
 	if (err)
 		return err;
+	loader->skel->rodata->inspect_counters = opts->inspect;
+	loader->inspect = opts->inspect;
 	if (opts->ringbuf_bytes) {
 		err = bpf_map__set_max_entries(loader->skel->maps.wakeups, opts->ringbuf_bytes);
 		if (err) {
@@ -108,6 +110,10 @@ static void attach_programs(struct bpf_loader *loader)
 			snprintf(slot->skip_reason, sizeof(slot->skip_reason), "attach failed: %s",
 				 strerror(errno));
 		}
+		if (slot->left_out) {
+			log_debug("bpf: not attaching %s: %s", slot->name, slot->skip_reason);
+			continue;
+		}
 		log_info("bpf: skipping %s: %s", slot->name, slot->skip_reason);
 		if (strlen(skipped) + strlen(slot->name) + 3 < sizeof(skipped)) {
 			if (skipped[0])
@@ -115,8 +121,9 @@ static void attach_programs(struct bpf_loader *loader)
 			strcat(skipped, slot->name);
 		}
 	}
-	log_info("bpf: attached %u of %zu tracepoints (tp_btf %u, raw_tp %u)%s%s",
-		 loader->nr_attached, loader->nr_slots, by_btf, by_raw,
+	log_info("bpf: attached %u tracepoints (tp_btf %u, raw_tp %u)%s%s%s",
+		 loader->nr_attached, by_btf, by_raw,
+		 loader->inspect ? ", inspection counters on" : "",
 		 skipped[0] ? "; skipped: " : "", skipped);
 }
 

@@ -33,10 +33,14 @@ struct tracepoint_slot {
 	char name[64];
 	struct bpf_program *btf_prog;	/* SEC("tp_btf/<name>") */
 	struct bpf_program *raw_prog;	/* SEC("raw_tp/<name>") */
+	/* A second argument shape of the same tracepoint (programs named <tp>_pid_*): used
+	 * instead of btf_prog/raw_prog when the kernel's BTF says so (mark_victim). */
+	struct bpf_program *alt_btf_prog, *alt_raw_prog;
 	enum attach_mode mode;		/* chosen before load */
 	struct bpf_link *link;
 	bool attached_at_open;		/* may be re-attached by bpf_loader_set_attached() */
 	char skip_reason[96];
+	bool left_out;			/* skipped by an option, not by the kernel: not logged */
 };
 
 struct bpf_loader {
@@ -51,6 +55,7 @@ struct bpf_loader {
 	struct bpf_loader_prog progs[MAX_TRACEPOINTS];
 	size_t nr_slots;
 	unsigned int nr_attached;
+	bool inspect;			/* bpf_loader_opts.inspect */
 };
 
 /* Kernel BTF: vmlinux, and module BTF loaded on first need. */

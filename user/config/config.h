@@ -86,6 +86,7 @@ struct evictd_config {
 	bool validate;
 	bool no_bpf;
 	bool no_page_cache_bpf;
+	bool bpf_inspect;			/* attach the inspection-only BPF programs */
 	bool no_psi;				/* no PSI trigger: poll only (benchmarks) */			/* leave out the per-folio page-cache programs */
 	bool daemonset_last;
 	bool oom_guard;

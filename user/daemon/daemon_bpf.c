@@ -36,8 +36,14 @@ static int on_wake(void *ctx, const struct evictd_wake *wake)
 		daemon->wake_ktime_ns = (int64_t)wake->ktime_ns;
 	if (wake->type == EVICTD_WAKE_OOM_KILL) {
 		daemon->kernel_oom_kills_seen++;
-		log_warn("the kernel OOM killer chose pid %llu (cgroup id %llu): evictd did not act in time",
-			 (unsigned long long)wake->value, (unsigned long long)wake->cgroup_id);
+		if (wake->cgroup_id == EVICTD_CGROUP_ID_UNKNOWN)
+			log_warn("the kernel OOM killer chose pid %llu (this kernel's mark_victim "
+				 "names no cgroup): evictd did not act in time",
+				 (unsigned long long)wake->value);
+		else
+			log_warn("the kernel OOM killer chose pid %llu (cgroup id %llu): evictd did "
+				 "not act in time", (unsigned long long)wake->value,
+				 (unsigned long long)wake->cgroup_id);
 	}
 	daemon->pending_mask |= wake_group_mask(bpf_loader_wake_group(wake->type));
 	return 0;
@@ -118,6 +124,7 @@ void daemon_bpf_setup(struct daemon *daemon)
 	}
 	attached = bpf_loader_open(&daemon->bpf, &(struct bpf_loader_opts){
 		.pin_dir = daemon->policy->config.bpf_pin_dir,
+		.inspect = daemon->policy->config.bpf_inspect,
 		.no_page_cache = daemon->policy->config.no_page_cache_bpf,
 	});
 	if (attached < 0) {
