@@ -368,7 +368,7 @@ static __always_inline bool claim_wake(__u64 *last_wake_ns, __u64 min_interval_n
 
 /* Add amount to the group's running count; wake userspace when the count since the last
  * wake-up crosses the step. Cheap path: a per-CPU add and compare. cgroup_id: as for
- * submit_wake(). */
+ * submit_wake(); node may be NULL (looked up only when a wake-up is due). */
 static __always_inline void account_step(enum evictd_wake_group group, __u32 wake_type,
 					 __u64 amount, __u64 cgroup_id,
 					 struct evictd_node_stats *node)
@@ -419,6 +419,8 @@ static __always_inline void account_step(enum evictd_wake_group group, __u32 wak
 	total = *(volatile __u64 *)&state->accumulated[group];
 	if (total < gcfg->step)
 		return;
+	if (!node)
+		node = node_stats_get();	/* looked up off the per-event path */
 	now = bpf_ktime_get_ns();
 	if (!claim_wake(&state->last_wake_ns[group], gcfg->min_interval_ns, now)) {
 		if (node)
@@ -553,11 +555,15 @@ static __always_inline int on_mark_victim_pid(int pid)
  */
 static __always_inline int on_lru_insertion(struct folio *folio, bool direct)
 {
-	struct evictd_node_stats *node = node_stats_get();
 	__u64 pages = folio_pages(folio, folio_flags(folio, direct), direct);
+	struct evictd_node_stats *node = NULL;
 
-	if (node)
-		node->lru_inserted_pages += pages;
+	/* Once per folio: the node total only for inspection, one lookup less by default. */
+	if (inspect_counters) {
+		node = node_stats_get();
+		if (node)
+			node->lru_inserted_pages += pages;
+	}
 	account_step(EVICTD_GROUP_MEMORY, EVICTD_WAKE_MEMORY_STEP, pages, 0, node);
 	return 0;
 }
@@ -570,7 +576,7 @@ static __always_inline int on_lru_insertion(struct folio *folio, bool direct)
 static __always_inline int on_page_alloc(unsigned int order)
 {
 	account_step(EVICTD_GROUP_MEMORY, EVICTD_WAKE_MEMORY_STEP, 1ULL << (order & 31), 0,
-		     node_stats_get());
+		     NULL);
 	return 0;
 }
 
@@ -739,6 +745,25 @@ EVICTD_TP_VARIANT(mark_victim_pid, mark_victim, on_mark_victim_pid(pid), int pid
 
 EVICTD_TP(mm_lru_insertion, on_lru_insertion(folio, direct), struct folio *folio)
 EVICTD_TP(mm_page_alloc, on_page_alloc(order), struct page *page, unsigned int order)
+
+/*
+ * The default memory hook (doc/DESIGN.md "BPF: what runs by default"): memcg charges, not
+ * folios. try_charge_memcg() (mm/memcontrol.c) serves most charges from a per-CPU stock
+ * and calls page_counter_try_charge() (mm/page_counter.c) only to refill it, with
+ * MEMCG_CHARGE_BATCH (64) pages or the whole request when larger (a THP): about one call
+ * per 64 pages of anon, page cache, shmem or kernel memory charged to any memcg, so a
+ * page-cache read or a fork costs nothing per folio. Pages charged to no memcg (tasks in
+ * the root cgroup) are not seen; on cgroup v1 with swap accounting memsw is charged too
+ * and counted twice (an earlier wake-up, never a later one). Not a tracepoint: fentry,
+ * BTF only; without it the loader attaches mm_lru_insertion instead.
+ */
+SEC("fentry/page_counter_try_charge")
+int BPF_PROG(page_counter_try_charge_fentry, struct page_counter *counter,
+	     unsigned long nr_pages)
+{
+	account_step(EVICTD_GROUP_MEMORY, EVICTD_WAKE_MEMORY_STEP, nr_pages, 0, NULL);
+	return 0;
+}
 EVICTD_TP(mm_lru_activate, on_page_cache(folio, LRU_ACTIVATE, direct), struct folio *folio)
 EVICTD_TP(mm_filemap_add_to_page_cache, on_page_cache(folio, FILEMAP_ADD, direct),
 	  struct folio *folio)

@@ -103,7 +103,7 @@ struct evictd_node_stats {
 	__u64 memcg_reclaims;
 	__u64 kswapd_wakes;
 	__u64 reclaim_stall_ns;
-	__u64 lru_inserted_pages;	/* mm_lru_insertion, anon and file: the memory step */
+	__u64 lru_inserted_pages;	/* mm_lru_insertion, anon and file (--bpf-inspect only) */
 	__u64 file_added_pages;
 	__u64 file_removed_pages;
 	__u64 file_activated_pages;

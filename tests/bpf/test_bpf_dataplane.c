@@ -36,12 +36,13 @@ static struct {
 } T;
 
 /* Every tracepoint evictd has a program for (the shared loader opens with inspect); all must
- * attach (as tp_btf) on 6.1 and 6.18. */
+ * attach (as tp_btf) on 6.1 and 6.18. The memory hook (page_counter_try_charge by fentry, or
+ * mm_lru_insertion where fentry is refused) is checked apart. */
 static const char *const core_tracepoints[] = {
 	"mm_vmscan_direct_reclaim_begin", "mm_vmscan_direct_reclaim_end",
 	"mm_vmscan_memcg_reclaim_begin", "mm_vmscan_memcg_reclaim_end",
 	"mm_vmscan_kswapd_wake", "mark_victim",
-	"mm_lru_insertion", "mm_lru_activate",
+	"mm_lru_activate",
 	"mm_filemap_add_to_page_cache", "mm_filemap_delete_from_page_cache",
 	"mm_vmscan_lru_shrink_inactive",
 	"sched_process_fork", "sched_process_exit",
@@ -50,7 +51,7 @@ static const char *const core_tracepoints[] = {
 /* Of those, what a default loader (no inspect) attaches: the wake-ups alone. */
 static const char *const default_tracepoints[] = {
 	"mm_vmscan_direct_reclaim_begin", "mm_vmscan_memcg_reclaim_begin",
-	"mm_vmscan_kswapd_wake", "mark_victim", "mm_lru_insertion", "sched_process_fork",
+	"mm_vmscan_kswapd_wake", "mark_victim", "sched_process_fork",
 };
 
 #define SKIP_BECAUSE(...)					\
@@ -219,6 +220,8 @@ static void test_load_attaches_core(void **state)
 			fail_msg("%s not attached as tp_btf (%s)", core_tracepoints[i],
 				 progs[j].attach ? progs[j].attach : progs[j].skip_reason);
 	}
+	assert_true(bpf_loader_attached(T.loader, "page_counter_try_charge") !=
+		    bpf_loader_attached(T.loader, "mm_lru_insertion"));
 	if (want_ext4) {
 		assert_true(bpf_loader_attached(T.loader, "ext4_allocate_inode"));
 		assert_true(bpf_loader_attached(T.loader, "ext4_free_inode"));
@@ -684,6 +687,9 @@ static void test_raw_tp_fallback(void **state)
 		if (!progs[j].attach || strcmp(progs[j].attach, "raw_tp"))
 			fail_msg("%s not attached as raw_tp", core_tracepoints[i]);
 	}
+	/* fentry needs BTF trampolines: raw_tp means mm_lru_insertion paces memory. */
+	assert_false(bpf_loader_attached(loader, "page_counter_try_charge"));
+	assert_true(bpf_loader_attached(loader, "mm_lru_insertion"));
 	before = cgroup_now(loader, T.cg.v2_id);
 	assert_int_equal(fork_and_reap(10), 10);
 	after = cgroup_now(loader, T.cg.v2_id);
@@ -756,6 +762,7 @@ static void test_default_is_wakeups_only(void **state)
 	for (i = 0; i < n; i++) {
 		bool wanted = in_list(default_tracepoints, sizeof(default_tracepoints) /
 				      sizeof(default_tracepoints[0]), progs[i].tracepoint) ||
+			      !strcmp(progs[i].tracepoint, "page_counter_try_charge") ||
 			      !strcmp(progs[i].tracepoint, "ext4_allocate_inode") ||
 			      !strcmp(progs[i].tracepoint, "xfs_create");
 		bool core = in_list(core_tracepoints, sizeof(core_tracepoints) /
@@ -766,11 +773,19 @@ static void test_default_is_wakeups_only(void **state)
 			      progs[i].skip_reason ? progs[i].skip_reason : "");
 		if (!wanted && progs[i].attach)
 			fail_msg("%s attached by default", progs[i].tracepoint);
-		if (wanted && core && !progs[i].attach)
+		if (wanted && core && !progs[i].attach &&
+		    strcmp(progs[i].tracepoint, "mm_lru_insertion"))
 			fail_msg("%s not attached by default: %s", progs[i].tracepoint,
 				 progs[i].skip_reason);
 	}
 	assert_false(bpf_loader_attached(loader, "mm_page_alloc"));
+	/* Exactly one memory hook: memcg charge batches (fentry) where the kernel allows it,
+	 * else mm_lru_insertion. */
+	print_message("# default memory hook: %s\n",
+		      bpf_loader_attached(loader, "page_counter_try_charge") ?
+		      "page_counter_try_charge (fentry)" : "mm_lru_insertion");
+	assert_true(bpf_loader_attached(loader, "page_counter_try_charge") !=
+		    bpf_loader_attached(loader, "mm_lru_insertion"));
 
 	/* A fresh child cgroup id: no entry may appear for it (the shared inspect loader is
 	 * attached too, so look at what the default loader's own map holds). */

@@ -39,11 +39,14 @@ struct bpf_loader_opts {
 	/* With inspect: leave out the per-memcg page-cache programs (mm_filemap_add_to_page_cache,
 	 * mm_filemap_delete_from_page_cache, mm_lru_activate), which run once per folio. */
 	bool no_page_cache;
-	/* The hook that paces memory wake-ups: mm_lru_insertion (default) or, to measure the
-	 * alternative, mm_page_alloc. */
+	/* The hook that paces memory wake-ups. Default: memcg charge batches (fentry on
+	 * page_counter_try_charge), mm_lru_insertion where that cannot attach (no such
+	 * function, raw_tp only, the memory controller disabled). The others to measure the
+	 * candidates (tools/bench/bpf-overhead.sh). */
 	enum bpf_loader_memory_hook {
-		BPF_MEMORY_HOOK_LRU_INSERTION = 0,
-		BPF_MEMORY_HOOK_PAGE_ALLOC = 1,
+		BPF_MEMORY_HOOK_CHARGE = 0,
+		BPF_MEMORY_HOOK_LRU_INSERTION = 1,
+		BPF_MEMORY_HOOK_PAGE_ALLOC = 2,
 	} memory_hook;
 	/* Tests: load this mark_victim variant (1 task, 2 pid) instead of the one the kernel's
 	 * BTF names; 0: from the BTF. */
@@ -124,8 +127,8 @@ int bpf_loader_for_each_cgroup(const struct bpf_loader *loader,
 /* ---- status ---- */
 
 struct bpf_loader_prog {
-	const char *tracepoint;		/* e.g. "sched_process_fork" */
-	const char *attach;		/* "tp_btf", "raw_tp", or NULL when not attached */
+	const char *tracepoint;		/* e.g. "sched_process_fork" (or a function, fentry) */
+	const char *attach;		/* "tp_btf", "raw_tp", "fentry", or NULL when not attached */
 	const char *skip_reason;	/* why not attached, NULL when attached */
 };
 

@@ -151,17 +151,35 @@ static bool is_inspect_tracepoint(const char *tp)
 /* Why a tracepoint is left out by the options, or NULL when it is wanted. */
 static const char *left_out_by_options(const char *tp, const struct bpf_loader_opts *opts)
 {
-	bool page_alloc = opts->memory_hook == BPF_MEMORY_HOOK_PAGE_ALLOC;
-
-	if (!strcmp(tp, "mm_page_alloc") && !page_alloc)
-		return "not the memory hook (mm_lru_insertion is)";
-	if (!strcmp(tp, "mm_lru_insertion") && page_alloc)
-		return "not the memory hook (mm_page_alloc is)";
+	if (!strcmp(tp, "mm_page_alloc") && opts->memory_hook != BPF_MEMORY_HOOK_PAGE_ALLOC)
+		return "not the memory hook";
+	if (!strcmp(tp, "mm_lru_insertion") && opts->memory_hook == BPF_MEMORY_HOOK_PAGE_ALLOC)
+		return "not the memory hook";
+	if (!strcmp(tp, MEMORY_CHARGE_HOOK) && opts->memory_hook != BPF_MEMORY_HOOK_CHARGE)
+		return "not the memory hook";
 	if (!opts->inspect && is_inspect_tracepoint(tp))
 		return "inspection only (--bpf-inspect)";
 	if (opts->no_page_cache && is_page_cache_tracepoint(tp))
 		return "page-cache accounting disabled";
 	return NULL;
+}
+
+/* Is the memory controller enabled (/proc/cgroups)? Without it nothing is charged. */
+static bool memory_controller_enabled(void)
+{
+	char line[256], name[64];
+	unsigned int hierarchy, groups, enabled;
+	bool found = false;
+	FILE *f = fopen("/proc/cgroups", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %u %u %u", name, &hierarchy, &groups, &enabled) == 4 &&
+		    !strcmp(name, "memory"))
+			found = enabled == 1;
+	fclose(f);
+	return found;
 }
 
 /* ---- mark_victim's argument shape ------------------------------------------------------ */
@@ -267,17 +285,19 @@ static struct tracepoint_slot *slot_for(struct bpf_loader *loader, const char *t
 
 /* Pair programs by tracepoint and keep one of each pair (or none) for loading. */
 int bpfl_plan_programs(struct bpf_loader *loader, const struct bpf_loader_opts *opts,
-			 struct kernel_btfs *btfs, bool raw_only)
+			 struct kernel_btfs *btfs, enum plan_level level)
 {
-	bool need_raw[MAX_TRACEPOINTS] = {}, any_raw = false;
+	bool need_raw[MAX_TRACEPOINTS] = {}, any_raw = false, raw_only = level == PLAN_RAW_ONLY;
 	struct bpf_program *prog;
 	size_t i;
 
 	loader->nr_slots = 0;
+	loader->fentry_planned = false;
 	bpf_object__for_each_program(prog, loader->skel->obj) {
 		const char *sec = bpf_program__section_name(prog);
 		struct tracepoint_slot *slot;
-		bool btf_kind = !strncmp(sec, "tp_btf/", 7);
+		bool fentry = !strncmp(sec, "fentry/", 7);
+		bool btf_kind = fentry || !strncmp(sec, "tp_btf/", 7);
 
 		if (!btf_kind && strncmp(sec, "raw_tp/", 7))
 			continue;
@@ -293,6 +313,7 @@ int bpfl_plan_programs(struct bpf_loader *loader, const struct bpf_loader_opts *
 				slot->alt_raw_prog = prog;
 		} else if (btf_kind) {
 			slot->btf_prog = prog;
+			slot->fentry = fentry;
 		} else {
 			slot->raw_prog = prog;
 		}
@@ -312,6 +333,24 @@ int bpfl_plan_programs(struct bpf_loader *loader, const struct bpf_loader_opts *
 		}
 		if (!choose_variant(slot, btfs, opts))
 			continue;
+		if (slot->fentry) {
+			if (level != PLAN_ALL)
+				snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+					 "fentry refused by this kernel, or raw_tp fallback in use");
+			else if (btf__find_by_name_kind(btfs->vmlinux, slot->name, BTF_KIND_FUNC) <= 0)
+				snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+					 "function not in this kernel's BTF");
+			else if (!strcmp(slot->name, MEMORY_CHARGE_HOOK) &&
+				 !memory_controller_enabled())
+				snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+					 "memory controller disabled: nothing is charged");
+			else
+				loader->fentry_planned = true, slot->mode = MODE_TP_BTF;
+			continue;
+		}
+		if (!strcmp(slot->name, "mm_lru_insertion") &&
+		    opts->memory_hook == BPF_MEMORY_HOOK_CHARGE)
+			slot->standby_for = MEMORY_CHARGE_HOOK;
 		snprintf(slot->skip_reason, sizeof(slot->skip_reason),
 			 "tracepoint not in this kernel (module not loaded?)");
 		if (!raw_only && slot->btf_prog && has_btf_tracepoint(btfs, slot->name))
