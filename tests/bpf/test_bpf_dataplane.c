@@ -763,6 +763,7 @@ static void test_default_is_wakeups_only(void **state)
 		bool wanted = in_list(default_tracepoints, sizeof(default_tracepoints) /
 				      sizeof(default_tracepoints[0]), progs[i].tracepoint) ||
 			      !strcmp(progs[i].tracepoint, "page_counter_try_charge") ||
+			      !strcmp(progs[i].tracepoint, "mm_lru_insertion") ||
 			      !strcmp(progs[i].tracepoint, "ext4_allocate_inode") ||
 			      !strcmp(progs[i].tracepoint, "xfs_create");
 		bool core = in_list(core_tracepoints, sizeof(core_tracepoints) /
