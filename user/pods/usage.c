@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "sys/cgroupfs.h"
@@ -166,6 +168,21 @@ static int64_t count_threads(int dir_fd)
 	return count;
 }
 
+/* Has the directory behind dir_fd been removed? rmdir(2) clears a directory's link count on
+ * disk filesystems and tmpfs; kernfs keeps it, but every live cgroup v2 directory below the
+ * root has cgroup.events, and a removed one has no names left (lookups in a dead directory
+ * fail with ENOENT). Asked only when cgroup.events could not be read. */
+static bool dir_is_gone(int dir_fd)
+{
+	struct statfs fs;
+	struct stat st;
+
+	if (fstat(dir_fd, &st) == 0 && st.st_nlink == 0)
+		return true;
+	return fstatfs(dir_fd, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC &&
+	       faccessat(dir_fd, "cgroup.events", F_OK, 0) && errno == ENOENT;
+}
+
 int pods_read_usage_at(struct pod *pod, int dir_fd)
 {
 	char stat_buf[8192];
@@ -173,6 +190,24 @@ int pods_read_usage_at(struct pod *pod, int dir_fd)
 	ssize_t n;
 	int err;
 
+	/* populated 0 is the kernel's word that no live task is left; pids.current still
+	 * counts zombies until they are reaped. */
+	n = fileio_read_at(dir_fd, "cgroup.events", stat_buf, sizeof(stat_buf));
+	if (n < 0 && dir_is_gone(dir_fd)) {
+		/* A kept fd of a cgroup removed since discovery (cgroup_watch.c): nothing is left
+		 * to kill there, and a cgroup made again at its path is another one. */
+		pod->memory_working_set = 0;
+		pod->processes = 0;
+		pod->stats_missing = true;
+		pod->exited = true;
+		return -ENOENT;
+	}
+	{
+		int64_t populated = 1;
+
+		pod->exited = n >= 0 && pods_flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
+			      populated == 0;
+	}
 	err = pods_read_i64_at(dir_fd, "memory.current", &current);
 	if (!err) {
 		n = fileio_read_at(dir_fd, "memory.stat", stat_buf, sizeof(stat_buf));
@@ -186,15 +221,6 @@ int pods_read_usage_at(struct pod *pod, int dir_fd)
 		pod->stats_missing = true;
 	}
 
-	/* populated 0 is the kernel's word that no live task is left; pids.current still
-	 * counts zombies until they are reaped. */
-	n = fileio_read_at(dir_fd, "cgroup.events", stat_buf, sizeof(stat_buf));
-	{
-		int64_t populated = 1;
-
-		pod->exited = n >= 0 && pods_flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
-			      populated == 0;
-	}
 	if (pods_read_i64_at(dir_fd, "pids.current", &tasks) < 0) {
 		tasks = count_threads(dir_fd);
 		if (tasks < 0)
