@@ -3,7 +3,7 @@
  * bpf-overhead: what evictd's BPF programs cost, measured A/B in one run.
  *
  *   bpf-overhead [--slices N] [--slice S] [--dir DIR] [--cpu N] [--latency-samples N]
- *                [--inspect] [--no-page-cache] [--memory-hook lru|page-alloc] [--fifo PRIO]
+ *                [--inspect] [--no-page-cache] [--memory-hook charge|lru|page-alloc] [--fifo PRIO]
  *                [fork] [read] [cached] [write] [create] [latency]
  *
  * fork:    fork + _exit + waitpid loop (sched_process_fork/exit, LRU insertions of the
@@ -22,8 +22,9 @@
  * in ABBA order. See overhead() for the arithmetic. By default the programs are loaded as
  * the daemon loads them by default (the wake-ups only); --inspect adds the inspection-only
  * programs (evictd --bpf-inspect), --no-page-cache then leaves out the per-memcg page-cache
- * ones (--no-page-cache-bpf); --memory-hook page-alloc paces memory wake-ups from
- * mm_page_alloc instead of mm_lru_insertion (a candidate, measured side by side).
+ * ones (--no-page-cache-bpf); --memory-hook picks what paces memory wake-ups: charge (the
+ * default: memcg charge batches by fentry, mm_lru_insertion where fentry is refused), lru
+ * (mm_lru_insertion) or page-alloc (mm_page_alloc), the candidates measured side by side.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -68,7 +69,7 @@ static int cmp_u64(const void *a, const void *b)
 }
 
 static bool no_page_cache, inspect;
-static enum bpf_loader_memory_hook memory_hook = BPF_MEMORY_HOOK_LRU_INSERTION;
+static enum bpf_loader_memory_hook memory_hook = BPF_MEMORY_HOOK_CHARGE;
 static int fifo_priority;	/* --fifo N: the latency handler runs SCHED_FIFO at N */
 
 static struct bpf_loader *attach(void)
@@ -381,7 +382,7 @@ static void latency(size_t wanted)
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: bpf-overhead [--slices N] [--slice SECONDS] [--dir DIR] [--cpu N] "
-		     "[--latency-samples N] [--inspect] [--no-page-cache] [--memory-hook lru|page-alloc] "
+		     "[--latency-samples N] [--inspect] [--no-page-cache] [--memory-hook charge|lru|page-alloc] "
 		     "[--fifo PRIO] [fork] [read] [cached] [write] [create] [latency]\n");
 }
 
@@ -413,7 +414,9 @@ int main(int argc, char **argv)
 		case 'P': no_page_cache = true; break;
 		case 'I': inspect = true; break;
 		case 'M':
-			if (!strcmp(optarg, "lru"))
+			if (!strcmp(optarg, "charge"))
+				memory_hook = BPF_MEMORY_HOOK_CHARGE;
+			else if (!strcmp(optarg, "lru"))
 				memory_hook = BPF_MEMORY_HOOK_LRU_INSERTION;
 			else if (!strcmp(optarg, "page-alloc"))
 				memory_hook = BPF_MEMORY_HOOK_PAGE_ALLOC;
@@ -453,6 +456,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	all = optind == argc;
 	loader = attach();
+	printf("# memory hook: %s\n", bpf_loader_attached(loader, "page_counter_try_charge") ?
+	       "page_counter_try_charge (fentry)" : bpf_loader_attached(loader, "mm_page_alloc") ?
+	       "mm_page_alloc" : "mm_lru_insertion");
 	for (i = 0; i < (int)(sizeof(workloads) / sizeof(workloads[0])); i++) {
 		bool wanted = all;
 		int a;
