@@ -326,7 +326,7 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 	snprintf(arg_pods, sizeof(arg_pods), "--pods-file=%s", pods_file);
 	char *argv[] = { "evictd", "--once", "--dry-run", arg_root, arg_pods, "--node-name=scale",
 			 "--eviction-hard=memory.available<1Pi", "--kube-api=off", "--metrics-address=off",
-			 "--event-log=off", "--log-level=warning", NULL };
+			 "--event-log=off", getenv("SCALE_DEBUG") ? "--log-level=debug" : "--log-level=warning", NULL };
 	config_init_defaults(&config);
 	if (config_parse_args(&config, (int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) || config_finalize(&config)) {
 		fprintf(stderr, "scale-bench: the evictd configuration was refused\n");
@@ -337,7 +337,11 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 		fprintf(stderr, "scale-bench: evictd found no cgroup v2 tree\n");
 		return 1;
 	}
-	for (int i = 0; i < 3; i++)	/* warm: parse the pods file, first-time logs */
+	/* The pods file is parsed by a worker (user/pods/file_source.c): as --once does, wait
+	 * for the first list, then warm up (first-time logs). */
+	policy_evaluate(policy, 0);
+	pods_meta_wait(policy->pods, 5000000000LL);
+	for (int i = 0; i < 3; i++)
 		policy_evaluate(policy, 0);
 	if (policy->decision.threshold_index < 0 || !policy->decision.victim || policy->n_candidates != (size_t)n_pods) {
 		fprintf(stderr, "scale-bench: the evaluation did not rank %d pods (threshold %d, %zu candidates, victim %s)\n",
@@ -456,6 +460,7 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 		t0 = now_ns();
 		policy_evaluate(policy, 0);
 		t[i] = now_ns() - t0;
+		pods_meta_wait(policy->pods, 5000000000LL);	/* the next one starts settled */
 	}
 	s_changed = stats_of(t, (size_t)changed);
 	printf("scale eval pods=%d: full evaluation (signals, thresholds, pods source, discovery, per-pod usage, ranking, victim) "
