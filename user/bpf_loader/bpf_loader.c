@@ -5,6 +5,7 @@
  * accessors are in maps.c. Only libbpf 1.1 API is used.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,14 @@ static int open_and_load(struct bpf_loader *loader, const struct bpf_loader_opts
 	struct bpf_map *map;
 	int err;
 
+	if (!btfs->vmlinux) {
+		btfs->vmlinux = btf__load_vmlinux_btf();
+		if (!btfs->vmlinux) {
+			err = -errno;
+			log_warn("bpf: cannot parse kernel BTF again for a retry: %m");
+			return err;
+		}
+	}
 	loader->skel = evictd_bpf__open_opts(&open_opts);
 	if (!loader->skel) {
 		err = -errno;
@@ -53,6 +62,9 @@ static int open_and_load(struct bpf_loader *loader, const struct bpf_loader_opts
 		return err;
 	}
 	err = bpfl_plan_programs(loader, opts, btfs, level);
+	/* libbpf parses the kernel's BTF again for the load: freeing ours first keeps one
+	 * copy (several MiB) in memory at a time, which is evictd's peak RSS. */
+	bpfl_kernel_btfs_free(btfs);
 	if (err)
 		return err;
 	loader->skel->rodata->inspect_counters = opts->inspect;
@@ -245,7 +257,6 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 		log_warn("bpf: unavailable: cannot parse kernel BTF: %m; using polling and PSI");
 		goto cleanup;
 	}
-
 	/* Everything first; if the kernel refuses the fentry program (no trampolines, or a
 	 * sandbox that allows tracepoints only), the same without it (mm_lru_insertion paces
 	 * memory instead); if the verifier rejects the tp_btf object (tracepoint BTF that does
@@ -307,6 +318,8 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 		goto cleanup;
 	}
 	bpfl_kernel_btfs_free(&btfs);
+	/* The parsed BTF is gone; give its pages back rather than keep them as free heap. */
+	malloc_trim(0);
 	*out = loader;
 	return (int)loader->nr_attached;
 
