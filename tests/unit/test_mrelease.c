@@ -177,8 +177,10 @@ static void run_denied(struct real *real, long nr)
 		dir_fd = open(real->victim, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 		if (dir_fd < 0)
 			_exit(11);
-		cgroup_kill(real->victim);
+		/* Asked while the hog still lives (pidfd_open needs a listed pid; the filter answers
+		 * before the kernel would look at whether it is dying), then killed. */
 		first = kill_mrelease_cgroup(dir_fd);
+		cgroup_kill(real->victim);
 		/* The worker thread meets the ENOSYS: give it a moment. */
 		for (int i = 0; i < 100 && kill_mrelease_supported(); i++)
 			usleep(10000);
