@@ -5,6 +5,8 @@
  * writable layers). Static PodLists: tests/fixtures/pods; crictl output: tests/fixtures/pods-disk. */
 #include "testutil.h"
 
+#include <sys/resource.h>
+
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -2260,6 +2262,52 @@ static void test_kept_fd_of_vanished_and_recreated_cgroup(void **state)
 	pods_close(pods);
 }
 
+/* One past the fd budget (half of RLIMIT_NOFILE): pods beyond it are read by path, with the
+ * same numbers, and nothing runs out of fds. */
+static void test_kept_fds_within_budget(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	struct rlimit saved, low;
+	struct pods *pods;
+	char rel[PATH_MAX], uid[64];
+	size_t n;
+
+	fixture_write(root, CG "/cgroup.controllers", "memory pids\n");
+	for (int i = 0; i < 40; i++) {
+		snprintf(uid, sizeof(uid), "c0ffee00_1234_4abc_8def_%012d", i);
+		snprintf(rel, sizeof(rel), SLICE "/kubepods-besteffort.slice/kubepods-besteffort-pod%s.slice", uid);
+		write_cgroup(root, rel, (i + 1) * MI, 0, i + 1);
+	}
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	low.rlim_cur = 64;	/* budget 32: five pods of 1 + 4 fds, the rest by path */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	for (int round = 0; round < 2; round++) {
+		struct pod **list = pods_list(pods, &n);
+
+		assert_int_equal(n, 40);
+		for (size_t i = 0; i < n; i++) {
+			int k = atoi(strrchr(list[i]->uid, '-') + 1);
+
+			assert_int_equal(list[i]->memory_working_set, (k + 1) * MI);
+			assert_int_equal(list[i]->processes, k + 1 + round);
+		}
+		/* Every pod's tasks change: read through kept fds and by path alike. */
+		for (int i = 0; i < 40; i++) {
+			snprintf(uid, sizeof(uid), "c0ffee00_1234_4abc_8def_%012d", i);
+			snprintf(rel, sizeof(rel), SLICE "/kubepods-besteffort.slice/"
+				 "kubepods-besteffort-pod%s.slice/pids.current", uid);
+			fixture_write(root, rel, "%d\n", i + 2 + round);
+		}
+		assert_int_equal(pods_refresh(pods), 0);
+	}
+	pods_close(pods);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+}
+
 #define T(fn) cmocka_unit_test(fn)
 #define TT(fn) cmocka_unit_test_setup_teardown(fn, setup_tmp, teardown_tmp)
 
@@ -2309,6 +2357,7 @@ int main(void)
 		TT(test_disk_async_cancel_and_busy),
 		TT(test_rediscovery_only_on_change),
 		TT(test_kept_fd_of_vanished_and_recreated_cgroup),
+		TT(test_kept_fds_within_budget),
 	};
 
 	/* Refusals and parse errors are expected here; keep the TAP stream readable. */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/inotify.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include "sys/log.h"
@@ -26,24 +27,78 @@
 
 void pods_fds_close(struct pods *pods)
 {
-	for (size_t i = 0; i < pods->n_fds; i++)
+	for (size_t i = 0; i < pods->n_fds; i++) {
 		if (pods->dir_fds[i] >= 0)
 			close(pods->dir_fds[i]);
+		for (int k = 0; k < USAGE_FILES; k++)
+			if (pods->file_fds[i * USAGE_FILES + k] >= 0)
+				close(pods->file_fds[i * USAGE_FILES + k]);
+	}
 	pods->n_fds = 0;
+	pods->fds_open = 0;
 }
 
 int pods_fds_reserve(struct pods *pods, size_t n)
 {
 	int *grown;
 
+	if (!pods->fd_budget) {
+		struct rlimit limit;
+
+		/* Half the soft limit, for the rest of the daemon (sockets, kills in flight). */
+		pods->fd_budget = getrlimit(RLIMIT_NOFILE, &limit) == 0 &&
+				  limit.rlim_cur != RLIM_INFINITY ? limit.rlim_cur / 2 : 512;
+	}
 	if (n <= pods->cap_fds)
 		return 0;
 	grown = realloc(pods->dir_fds, n * sizeof(*grown));
 	if (!grown)
 		return -ENOMEM;
 	pods->dir_fds = grown;
+	grown = realloc(pods->file_fds, n * USAGE_FILES * sizeof(*grown));
+	if (!grown)
+		return -ENOMEM;
+	pods->file_fds = grown;
 	pods->cap_fds = n;
 	return 0;
+}
+
+void pods_fds_keep(struct pods *pods, size_t index, int dir_fd)
+{
+	int *files = &pods->file_fds[index * USAGE_FILES];
+
+	for (int k = 0; k < USAGE_FILES; k++)
+		files[k] = -1;
+	if (dir_fd < 0)
+		return;
+	if (pods->fds_open + 1 + USAGE_FILES > pods->fd_budget) {
+		/* Over budget: this pod is read by path (pods_read_usage). */
+		close(dir_fd);
+		pods->dir_fds[index] = -1;
+		return;
+	}
+	pods->dir_fds[index] = dir_fd;
+	pods->fds_open += 1 + pods_usage_files_open(dir_fd, files);
+}
+
+/* Drop the last pod added (its cgroup could not be used) and its kept fd. */
+void pods_drop_last(struct pods *pods)
+{
+	if (pods->n_fds == pods->n_items) {
+		size_t last = pods->n_fds - 1;
+
+		if (pods->dir_fds[last] >= 0) {
+			close(pods->dir_fds[last]);
+			pods->fds_open--;
+		}
+		for (int k = 0; k < USAGE_FILES; k++)
+			if (pods->file_fds[last * USAGE_FILES + k] >= 0) {
+				close(pods->file_fds[last * USAGE_FILES + k]);
+				pods->fds_open--;
+			}
+		pods->n_fds--;
+	}
+	pods->n_items--;
 }
 
 void pods_watch_close(struct pods *pods)
@@ -54,7 +109,9 @@ void pods_watch_close(struct pods *pods)
 	pods->watching = false;
 	pods_fds_close(pods);
 	free(pods->dir_fds);
+	free(pods->file_fds);
 	pods->dir_fds = NULL;
+	pods->file_fds = NULL;
 	pods->cap_fds = 0;
 }
 

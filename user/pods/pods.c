@@ -246,23 +246,14 @@ static int open_cgroup(DIR *d, const char *name, struct pod *pod, struct pods *p
 		fd = -1;
 	}
 	if (!err) {
-		/* items[n_items - 1] is pod: its fd goes to the same index. */
-		while (pods->n_fds < pods->n_items)
-			pods->dir_fds[pods->n_fds++] = -1;
-		pods->dir_fds[pods->n_items - 1] = fd;
+		/* items[n_items - 1] is pod: its fds go to the same index. */
+		while (pods->n_fds < pods->n_items) {
+			pods->dir_fds[pods->n_fds] = -1;
+			pods_fds_keep(pods, pods->n_fds++, -1);
+		}
+		pods_fds_keep(pods, pods->n_items - 1, fd);
 	}
 	return err;
-}
-
-/* Drop the last pod added (its cgroup could not be used) and its kept fd. */
-static void drop_last_pod(struct pods *pods)
-{
-	if (pods->n_fds == pods->n_items) {
-		if (pods->dir_fds[pods->n_fds - 1] >= 0)
-			close(pods->dir_fds[pods->n_fds - 1]);
-		pods->n_fds--;
-	}
-	pods->n_items--;
 }
 
 static bool is_directory(DIR *d, const struct dirent *entry)
@@ -304,7 +295,7 @@ static int scan_qos_dir(struct pods *pods, const char *dir, const char *prefix, 
 		}
 		if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", dir, entry->d_name) >=
 		    (int)sizeof(pod->cgroup_path) || open_cgroup(d, entry->d_name, pod, pods, false)) {
-			drop_last_pod(pods);
+			pods_drop_last(pods);
 			continue;
 		}
 		strcpy(pod->uid, uid);
@@ -491,7 +482,7 @@ static int discover_workloads(struct pods *pods)
 			if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", root,
 				     entry->d_name) >= (int)sizeof(pod->cgroup_path) ||
 			    open_cgroup(d, entry->d_name, pod, pods, true)) {
-				drop_last_pod(pods);
+				pods_drop_last(pods);
 				continue;
 			}
 			/* The cgroup id is the workload's UID: it is what the BPF side keys its
@@ -689,7 +680,7 @@ static int refresh_in_place(struct pods *pods)
 			pod->memory_request = pod->ephemeral_storage_request = 0;
 		}
 		if (pods->dir_fds[i] >= 0)
-			pods_read_usage_at(pod, pods->dir_fds[i]);
+			pods_read_usage_fds(pod, pods->dir_fds[i], &pods->file_fds[i * USAGE_FILES]);
 		else
 			pods_read_usage(pod);
 		pods->ptrs[i] = pod;
@@ -756,7 +747,8 @@ int pods_refresh_usage(struct pods *pods)
 		return -EINVAL;
 	for (size_t i = 0; i < pods->n_items; i++) {
 		if (i < pods->n_fds && pods->dir_fds[i] >= 0)
-			pods_read_usage_at(&pods->items[i], pods->dir_fds[i]);
+			pods_read_usage_fds(&pods->items[i], pods->dir_fds[i],
+					    &pods->file_fds[i * USAGE_FILES]);
 		else
 			pods_read_usage(&pods->items[i]);
 	}
