@@ -102,6 +102,8 @@ const struct option_spec config_options[] = {
 	{ "no-bpf", NULL, "noBpf", OPT_BOOL, FIELD(no_bpf), NULL, "run on polling and PSI alone" },
 	{ "no-psi", NULL, "noPsi", OPT_BOOL, FIELD(no_psi), NULL,
 	  "no PSI trigger (with --no-bpf: a plain poller, as the kubelet is)" },
+	{ "memory-refault-aware", NULL, "memoryRefaultAware", OPT_BOOL, FIELD(memory_refault_aware), NULL,
+	  "memory.available counts active file cache as free unless it refaults (kubernetes#43916)" },
 	{ "bpf-inspect", NULL, "bpfInspect", OPT_BOOL, FIELD(bpf_inspect), NULL,
 	  "also attach the BPF programs that only fill the inspection maps (costly on hot paths)" },
 	{ "no-page-cache-bpf", NULL, "noPageCacheBpf", OPT_BOOL, FIELD(no_page_cache_bpf), NULL,

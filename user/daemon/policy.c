@@ -94,6 +94,7 @@ int policy_new(struct policy **out, const struct evictd_config *config, const st
 		.kubelet_dir = policy->config.kubelet_dir,
 		.imagefs_dir = policy->config.imagefs_dir,
 		.containerfs_dir = policy->config.containerfs_dir,
+		.memory_refault_aware = policy->config.memory_refault_aware,
 	};
 	policy->now_ns = clock_monotonic_ns;
 	policy->decision.threshold_index = -1;

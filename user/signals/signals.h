@@ -20,6 +20,9 @@ struct signal_source {
 	 * NULL = detect (/sys/fs/cgroup, /sys/fs/cgroup/unified, /sys/fs/cgroup/memory). */
 	const char *cgroup_v2_dir;
 	const char *cgroup_v1_memory_dir;
+	/* memory.available counts active file cache as reclaimable unless it is refaulting
+	 * (kubernetes issue 43916; signals/memory.c). Off: the kubelet's formula. */
+	bool memory_refault_aware;
 };
 
 /* Read which signals are set in `mask` (SIGNAL_MASK bits; 0 = all) into obs. Signals
@@ -29,6 +32,16 @@ struct signal_source {
  * memory signal in mask: 0 when any requested signal was read, else the first error. A
  * group that keeps failing logs at error level once, then at debug until it recovers. */
 int signals_read(const struct signal_source *source, uint32_t mask, struct observations *obs);
+
+/* Refaulting verdict over one window (signals/memory.c), exposed for tests: more than 1% of
+ * the file cache read back in per second. */
+struct refault_state_view {
+	int64_t then_ns, now_ns;
+	int64_t refault_pages_then, refault_pages_now;	/* workingset_refault_file */
+	int64_t page_size;
+	int64_t file_cache_bytes;			/* memory.stat file */
+};
+bool signals_file_cache_refaulting(struct refault_state_view *view);
 
 /* The individual readers, exposed for tests. Each returns 0 or negative errno and logs
  * the failing path with %m. */
