@@ -51,8 +51,9 @@ for part in "${parts[@]}"; do
 		"$bin" eval --pods "$PODS" --iterations "${SCALE_ITERATIONS:-100}" 2>&1 | grep -v ' info: '
 		"$bin" kill --procs "$PROCS" --repeat "${SCALE_REPEAT:-5}" 2>&1 | grep -v ' info: '
 		"$bin" kill --procs "$PROCS" --repeat "${SCALE_REPEAT:-5}" --child "$racekit" 2>&1 | grep -v ' info: '
-		"$bin" memkill --mib 700 --procs 1 --repeat "${SCALE_MEMKILL_REPEAT:-8}" 2>&1 | grep -v ' info: '
-		"$bin" memkill --mib 500 --procs "$PROCS" --repeat "${SCALE_REPEAT:-5}" 2>&1 | grep -v ' info: '
+		# A failed memkill is reported, not fatal: the guest part still runs.
+		"$bin" memkill --mib 700 --procs 1 --repeat "${SCALE_MEMKILL_REPEAT:-8}" 2>&1 | grep -v ' info: ' || true
+		"$bin" memkill --mib 500 --procs "$PROCS" --repeat "${SCALE_REPEAT:-5}" 2>&1 | grep -v ' info: ' || true
 		;;
 	guest)
 		work=$(mktemp -d /tmp/evictd-scale.XXXXXX)
