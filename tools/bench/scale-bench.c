@@ -34,6 +34,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -688,6 +689,14 @@ int main(int argc, char **argv)
 	}
 	if (pods < 1 || iterations < 1 || procs < 1 || repeat < 1)
 		return 2;
+	/* As evictd's main() does: the hard limit of open files (the pods table keeps a few
+	 * fds per pod, within half the soft limit). */
+	struct rlimit nofile;
+
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+		nofile.rlim_cur = nofile.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &nofile);
+	}
 	/* Children are reaped by the kernel; cleanup runs on every way out. */
 	signal(SIGCHLD, SIG_IGN);
 	signal(SIGINT, on_signal);
