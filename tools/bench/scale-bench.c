@@ -689,13 +689,19 @@ int main(int argc, char **argv)
 	}
 	if (pods < 1 || iterations < 1 || procs < 1 || repeat < 1)
 		return 2;
-	/* As evictd's main() does: the hard limit of open files (the pods table keeps a few
-	 * fds per pod, within half the soft limit). */
+	/* As evictd's main() does, the hard limit of open files, and at least 65536 as systemd
+	 * gives services (its default LimitNOFILE hard limit is 524288; a busybox guest's is the
+	 * kernel's 4096): the pods table keeps a few fds per pod, within half the soft limit. */
 	struct rlimit nofile;
 
-	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0 && nofile.rlim_cur < nofile.rlim_max) {
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+		if (nofile.rlim_max < 65536)
+			nofile.rlim_max = 65536;	/* root: CAP_SYS_RESOURCE */
 		nofile.rlim_cur = nofile.rlim_max;
-		setrlimit(RLIMIT_NOFILE, &nofile);
+		if (setrlimit(RLIMIT_NOFILE, &nofile) && getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+			nofile.rlim_cur = nofile.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &nofile);
+		}
 	}
 	/* Children are reaped by the kernel; cleanup runs on every way out. */
 	signal(SIGCHLD, SIG_IGN);
