@@ -145,6 +145,31 @@ static void test_mrelease_after_cgroup_kill(void **state)
 	assert_true(kill_mrelease_supported());
 }
 
+/* One past the limit: a pod of 17 processes is left to exit on its own (measured slower with
+ * one thread reaping a thousand). */
+static void test_many_processes_left_alone(void **state)
+{
+	struct real *real = *state;
+	pid_t pids[17];
+	int dir_fd, status;
+
+	if (real->skip) {
+		print_message("# skip: %s\n", real->skip);
+		skip();
+	}
+	for (int i = 0; i < 17; i++)
+		pids[i] = spawn_hog(real->victim, 1 << 20);
+	dir_fd = open(real->victim, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dir_fd >= 0);
+	assert_int_equal(kill_mrelease_cgroup(dir_fd), 0);
+	cgroup_kill(real->victim);
+	for (int i = 0; i < 17; i++) {
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	}
+	close(dir_fd);
+}
+
 /* In a child: process_mrelease (or pidfd_open) answers ENOSYS, as on an older kernel. */
 static int deny_syscall(long nr)
 {
@@ -231,6 +256,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_mrelease_after_cgroup_kill, setup_real, teardown_real),
+		cmocka_unit_test_setup_teardown(test_many_processes_left_alone, setup_real, teardown_real),
 		cmocka_unit_test_setup_teardown(test_kernel_without_mrelease, setup_real, teardown_real),
 		cmocka_unit_test_setup_teardown(test_kernel_without_pidfd_open, setup_real, teardown_real),
 	};
