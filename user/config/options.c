@@ -107,7 +107,7 @@ const struct option_spec config_options[] = {
 	{ "bpf-inspect", NULL, "bpfInspect", OPT_BOOL, FIELD(bpf_inspect), NULL,
 	  "also attach the BPF programs that only fill the inspection maps (costly on hot paths)" },
 	{ "no-page-cache-bpf", NULL, "noPageCacheBpf", OPT_BOOL, FIELD(no_page_cache_bpf), NULL,
-	  "skip the per-folio page-cache counters (cheaper on page-cache-heavy nodes)" },
+	  "with --bpf-inspect: skip the per-folio page-cache counters" },
 	{ "daemonset-last", NULL, "daemonSetLast", OPT_BOOL, FIELD(daemonset_last), NULL,
 	  "rank DaemonSet pods after all others (true)" },
 	{ "oom-guard", NULL, "oomGuard", OPT_OOM_GUARD, FIELD(oom_guard_value), "VALUE|off",
