@@ -47,6 +47,12 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define BPF_NOEXIST 1
 #endif
 
+/* Set by the loader before load (bpf_loader_opts.inspect): the per-cgroup hash updates that
+ * only feed the inspection maps (cgroup_stats, reclaim stall times). Off by default: the
+ * verifier drops the dead branches, so the default programs never touch a hash map
+ * (doc/DESIGN.md "BPF: what runs by default"). */
+const volatile bool inspect_counters = false;
+
 #define MAX_CGROUPS 16384
 #define MAX_RECLAIMERS 4096
 #define RINGBUF_BYTES (256 * 1024)	/* the loader may resize it before load */
@@ -362,7 +368,7 @@ static __always_inline bool claim_wake(__u64 *last_wake_ns, __u64 min_interval_n
 
 /* Add amount to the group's running count; wake userspace when the count since the last
  * wake-up crosses the step. Cheap path: a per-CPU add and compare. cgroup_id: as for
- * submit_wake(). */
+ * submit_wake(); node may be NULL (looked up only when a wake-up is due). */
 static __always_inline void account_step(enum evictd_wake_group group, __u32 wake_type,
 					 __u64 amount, __u64 cgroup_id,
 					 struct evictd_node_stats *node)
@@ -413,6 +419,8 @@ static __always_inline void account_step(enum evictd_wake_group group, __u32 wak
 	total = *(volatile __u64 *)&state->accumulated[group];
 	if (total < gcfg->step)
 		return;
+	if (!node)
+		node = node_stats_get();	/* looked up off the per-event path */
 	now = bpf_ktime_get_ns();
 	if (!claim_wake(&state->last_wake_ns[group], gcfg->min_interval_ns, now)) {
 		if (node)
@@ -458,10 +466,12 @@ static __always_inline int on_reclaim_begin(bool memcg, int order)
 	__u32 tid = current_tid();
 	__u64 now = bpf_ktime_get_ns();
 
-	bpf_map_update_elem(&reclaim_start_ns, &tid, &now, BPF_ANY);
-	stats = cgroup_stats_get(cgroup_id, node);
-	if (stats)
-		__sync_fetch_and_add(&stats->reclaim_entries, 1);
+	if (inspect_counters) {
+		bpf_map_update_elem(&reclaim_start_ns, &tid, &now, BPF_ANY);
+		stats = cgroup_stats_get(cgroup_id, node);
+		if (stats)
+			__sync_fetch_and_add(&stats->reclaim_entries, 1);
+	}
 	if (node) {
 		if (memcg)
 			node->memcg_reclaims++;
@@ -505,6 +515,7 @@ static __always_inline int on_kswapd_wake(int order)
 	return 0;
 }
 
+/* Rare (one per kernel OOM kill): counted per cgroup even without inspect_counters. */
 static __always_inline int on_mark_victim(struct task_struct *victim)
 {
 	struct evictd_node_stats *node = node_stats_get();
@@ -521,6 +532,20 @@ static __always_inline int on_mark_victim(struct task_struct *victim)
 	return 0;
 }
 
+/* mark_victim on 6.2 .. 6.8 passes only the victim's pid (TP_PROTO(int pid) in
+ * include/trace/events/oom.h), 6.1 (Debian) and 6.9+ a task_struct *: the loader loads the
+ * variant matching the running kernel's btf_trace_mark_victim (bpf_loader_mark_victim_shape).
+ * With a pid only, the victim's cgroup is unknown here: reported as cgroup id 0. */
+static __always_inline int on_mark_victim_pid(int pid)
+{
+	struct evictd_node_stats *node = node_stats_get();
+
+	if (node)
+		node->oom_kills++;
+	submit_wake(EVICTD_WAKE_OOM_KILL, EVICTD_CGROUP_ID_UNKNOWN, (__u64)pid, node);
+	return 0;
+}
+
 /* ---- page cache / LRU ------------------------------------------------------------------- */
 
 /*
@@ -530,12 +555,28 @@ static __always_inline int on_mark_victim(struct task_struct *victim)
  */
 static __always_inline int on_lru_insertion(struct folio *folio, bool direct)
 {
-	struct evictd_node_stats *node = node_stats_get();
 	__u64 pages = folio_pages(folio, folio_flags(folio, direct), direct);
+	struct evictd_node_stats *node = NULL;
 
-	if (node)
-		node->lru_inserted_pages += pages;
+	/* Once per folio: the node total only for inspection, one lookup less by default. */
+	if (inspect_counters) {
+		node = node_stats_get();
+		if (node)
+			node->lru_inserted_pages += pages;
+	}
 	account_step(EVICTD_GROUP_MEMORY, EVICTD_WAKE_MEMORY_STEP, pages, 0, node);
+	return 0;
+}
+
+/*
+ * A candidate memory hook measured against mm_lru_insertion (tools/bench/bpf-overhead.sh
+ * --memory-hook page-alloc; loaded only with bpf_loader_opts.memory_hook): every page
+ * allocation, kernel ones (slab, page tables) included, counted by order.
+ */
+static __always_inline int on_page_alloc(unsigned int order)
+{
+	account_step(EVICTD_GROUP_MEMORY, EVICTD_WAKE_MEMORY_STEP, 1ULL << (order & 31), 0,
+		     NULL);
 	return 0;
 }
 
@@ -603,15 +644,18 @@ static __always_inline int on_shrink_inactive(unsigned long scanned, unsigned lo
 static __always_inline int on_fork(struct task_struct *child)
 {
 	struct evictd_node_stats *node = node_stats_get();
-	/* The child's cgroup: differs from the parent's with CLONE_INTO_CGROUP. */
-	__u64 cgroup_id = task_cgroup_id(child);
+	/* The child's cgroup: differs from the parent's with CLONE_INTO_CGROUP. Only read for
+	 * the inspection counters; a wake-up looks up the current task's when it is sent. */
+	__u64 cgroup_id = inspect_counters ? task_cgroup_id(child) : 0;
 	struct evictd_cgroup_stats *stats;
 
 	if (node)
 		node->forks++;
-	stats = cgroup_stats_get(cgroup_id, node);
-	if (stats)
-		__sync_fetch_and_add(&stats->forks, 1);
+	if (inspect_counters) {
+		stats = cgroup_stats_get(cgroup_id, node);
+		if (stats)
+			__sync_fetch_and_add(&stats->forks, 1);
+	}
 	account_step(EVICTD_GROUP_PIDS, EVICTD_WAKE_FORK_STEP, 1, cgroup_id, node);
 	return 0;
 }
@@ -635,10 +679,13 @@ static __always_inline int on_exit(void)
 static __always_inline int on_inode(bool alloc)
 {
 	struct evictd_node_stats *node = node_stats_get();
-	__u64 cgroup_id = bpf_get_current_cgroup_id();
-	struct evictd_cgroup_stats *stats;
+	struct evictd_cgroup_stats *stats = NULL;
+	__u64 cgroup_id = 0;
 
-	stats = cgroup_stats_get(cgroup_id, node);
+	if (inspect_counters) {
+		cgroup_id = bpf_get_current_cgroup_id();
+		stats = cgroup_stats_get(cgroup_id, node);
+	}
 	if (alloc) {
 		if (stats)
 			__sync_fetch_and_add(&stats->inode_allocs, 1);
@@ -674,14 +721,49 @@ static __always_inline int on_inode(bool alloc)
 		return body;						\
 	}
 
+/* The same, for a second argument shape of one tracepoint: programs <name>_btf / <name>_raw;
+ * the loader picks the shape (see on_mark_victim_pid). */
+#define EVICTD_TP_VARIANT(name, tp, body, ...)				\
+	SEC("tp_btf/" #tp)						\
+	int BPF_PROG(name##_btf, ##__VA_ARGS__)				\
+	{								\
+		return body;						\
+	}								\
+	SEC("raw_tp/" #tp)						\
+	int BPF_PROG(name##_raw, ##__VA_ARGS__)				\
+	{								\
+		return body;						\
+	}
+
 EVICTD_TP(mm_vmscan_direct_reclaim_begin, on_reclaim_begin(false, order), int order)
 EVICTD_TP(mm_vmscan_direct_reclaim_end, on_reclaim_end())
 EVICTD_TP(mm_vmscan_memcg_reclaim_begin, on_reclaim_begin(true, order), int order)
 EVICTD_TP(mm_vmscan_memcg_reclaim_end, on_reclaim_end())
 EVICTD_TP(mm_vmscan_kswapd_wake, on_kswapd_wake(order), int nid, int zid, int order)
 EVICTD_TP(mark_victim, on_mark_victim(task), struct task_struct *task)
+EVICTD_TP_VARIANT(mark_victim_pid, mark_victim, on_mark_victim_pid(pid), int pid)
 
 EVICTD_TP(mm_lru_insertion, on_lru_insertion(folio, direct), struct folio *folio)
+EVICTD_TP(mm_page_alloc, on_page_alloc(order), struct page *page, unsigned int order)
+
+/*
+ * The default memory hook (doc/DESIGN.md "BPF: what runs by default"): memcg charges, not
+ * folios. try_charge_memcg() (mm/memcontrol.c) serves most charges from a per-CPU stock
+ * and calls page_counter_try_charge() (mm/page_counter.c) only to refill it, with
+ * MEMCG_CHARGE_BATCH (64) pages or the whole request when larger (a THP): about one call
+ * per 64 pages of anon, page cache, shmem or kernel memory charged to any memcg, so a
+ * page-cache read or a fork costs nothing per folio. Pages charged to no memcg (tasks in
+ * the root cgroup) are not seen; on cgroup v1 with swap accounting memsw is charged too
+ * and counted twice (an earlier wake-up, never a later one). Not a tracepoint: fentry,
+ * BTF only; without it the loader attaches mm_lru_insertion instead.
+ */
+SEC("fentry/page_counter_try_charge")
+int BPF_PROG(page_counter_try_charge_fentry, struct page_counter *counter,
+	     unsigned long nr_pages)
+{
+	account_step(EVICTD_GROUP_MEMORY, EVICTD_WAKE_MEMORY_STEP, nr_pages, 0, NULL);
+	return 0;
+}
 EVICTD_TP(mm_lru_activate, on_page_cache(folio, LRU_ACTIVATE, direct), struct folio *folio)
 EVICTD_TP(mm_filemap_add_to_page_cache, on_page_cache(folio, FILEMAP_ADD, direct),
 	  struct folio *folio)

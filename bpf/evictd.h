@@ -30,6 +30,9 @@ enum evictd_wake_type {
 	EVICTD_WAKE_OOM_KILL = 7,	/* the kernel chose an OOM victim (value: its pid) */
 };
 
+/* evictd_wake.cgroup_id of an OOM kill on a kernel whose mark_victim passes only a pid. */
+#define EVICTD_CGROUP_ID_UNKNOWN 0
+
 /* One ring-buffer record. ktime_ns is bpf_ktime_get_ns() (CLOCK_MONOTONIC) at submit time,
  * so the handler can measure event->handler latency. cgroup_id is a cgroup v2 id: of the
  * current task, or of the OOM victim. value: see enum evictd_wake_type (for the *_STEP types,
@@ -100,7 +103,7 @@ struct evictd_node_stats {
 	__u64 memcg_reclaims;
 	__u64 kswapd_wakes;
 	__u64 reclaim_stall_ns;
-	__u64 lru_inserted_pages;	/* mm_lru_insertion, anon and file: the memory step */
+	__u64 lru_inserted_pages;	/* mm_lru_insertion, anon and file (--bpf-inspect only) */
 	__u64 file_added_pages;
 	__u64 file_removed_pages;
 	__u64 file_activated_pages;

@@ -35,15 +35,23 @@ static struct {
 	long page_size;
 } T;
 
-/* Every tracepoint the daemon depends on; all must attach (as tp_btf) on 6.1 and 6.18. */
+/* Every tracepoint evictd has a program for (the shared loader opens with inspect); all must
+ * attach (as tp_btf) on 6.1 and 6.18. The memory hook (page_counter_try_charge by fentry, or
+ * mm_lru_insertion where fentry is refused) is checked apart. */
 static const char *const core_tracepoints[] = {
 	"mm_vmscan_direct_reclaim_begin", "mm_vmscan_direct_reclaim_end",
 	"mm_vmscan_memcg_reclaim_begin", "mm_vmscan_memcg_reclaim_end",
 	"mm_vmscan_kswapd_wake", "mark_victim",
-	"mm_lru_insertion", "mm_lru_activate",
+	"mm_lru_activate",
 	"mm_filemap_add_to_page_cache", "mm_filemap_delete_from_page_cache",
 	"mm_vmscan_lru_shrink_inactive",
 	"sched_process_fork", "sched_process_exit",
+};
+
+/* Of those, what a default loader (no inspect) attaches: the wake-ups alone. */
+static const char *const default_tracepoints[] = {
+	"mm_vmscan_direct_reclaim_begin", "mm_vmscan_memcg_reclaim_begin",
+	"mm_vmscan_kswapd_wake", "mark_victim", "sched_process_fork",
 };
 
 #define SKIP_BECAUSE(...)					\
@@ -104,6 +112,7 @@ static int group_setup(void **state)
 	}
 	fmt_path(T.pin_dir, sizeof(T.pin_dir), "%s/evictd", T.pin_parent);
 	opts.pin_dir = T.pin_dir;
+	opts.inspect = true;	/* most tests check the inspection counters */
 	T.open_err = bpf_loader_open(&T.loader, &opts);
 	return 0;
 }
@@ -211,6 +220,8 @@ static void test_load_attaches_core(void **state)
 			fail_msg("%s not attached as tp_btf (%s)", core_tracepoints[i],
 				 progs[j].attach ? progs[j].attach : progs[j].skip_reason);
 	}
+	assert_true(bpf_loader_attached(T.loader, "page_counter_try_charge") !=
+		    bpf_loader_attached(T.loader, "mm_lru_insertion"));
 	if (want_ext4) {
 		assert_true(bpf_loader_attached(T.loader, "ext4_allocate_inode"));
 		assert_true(bpf_loader_attached(T.loader, "ext4_free_inode"));
@@ -613,6 +624,7 @@ static void test_pins_reused_and_replaced(void **state)
 	NEED_LOADER();
 	fmt_path(dir, sizeof(dir), "%s/reuse", T.pin_parent);
 	opts.pin_dir = dir;
+	opts.inspect = true;
 
 	ret = bpf_loader_open(&loader, &opts);
 	assert_true(ret > 0);
@@ -657,7 +669,7 @@ static void test_pins_reused_and_replaced(void **state)
 /* The raw_tp twins load and count the same on this kernel. */
 static void test_raw_tp_fallback(void **state)
 {
-	struct bpf_loader_opts opts = { .no_pin = true, .force_raw_tp = true };
+	struct bpf_loader_opts opts = { .no_pin = true, .force_raw_tp = true, .inspect = true };
 	const struct bpf_loader_prog *progs;
 	struct evictd_cgroup_stats before, after;
 	struct bpf_loader *loader;
@@ -675,6 +687,9 @@ static void test_raw_tp_fallback(void **state)
 		if (!progs[j].attach || strcmp(progs[j].attach, "raw_tp"))
 			fail_msg("%s not attached as raw_tp", core_tracepoints[i]);
 	}
+	/* fentry needs BTF trampolines: raw_tp means mm_lru_insertion paces memory. */
+	assert_false(bpf_loader_attached(loader, "page_counter_try_charge"));
+	assert_true(bpf_loader_attached(loader, "mm_lru_insertion"));
 	before = cgroup_now(loader, T.cg.v2_id);
 	assert_int_equal(fork_and_reap(10), 10);
 	after = cgroup_now(loader, T.cg.v2_id);
@@ -689,7 +704,7 @@ static void test_no_page_cache_option(void **state)
 	static const char *const left_out[] = { "mm_filemap_add_to_page_cache",
 						"mm_filemap_delete_from_page_cache",
 						"mm_lru_activate" };
-	struct bpf_loader_opts opts = { .no_pin = true, .no_page_cache = true };
+	struct bpf_loader_opts opts = { .no_pin = true, .no_page_cache = true, .inspect = true };
 	const struct bpf_loader_prog *progs;
 	struct bpf_loader *loader;
 	size_t i, j, n;
@@ -711,6 +726,123 @@ static void test_no_page_cache_option(void **state)
 			if (!strcmp(progs[i].tracepoint, left_out[j]))
 				assert_string_equal(progs[i].skip_reason,
 						    "page-cache accounting disabled");
+	bpf_loader_destroy(loader, true);
+}
+
+static bool in_list(const char *const *list, size_t n, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(list[i], name))
+			return true;
+	return false;
+}
+
+/*
+ * The default loader attaches exactly the wake-up programs (plus ext4/xfs inode allocation
+ * where loaded), never the inspection-only ones, and its fork program updates no
+ * per-cgroup hash entry; the memory and fork steps still wake it.
+ */
+static void test_default_is_wakeups_only(void **state)
+{
+	struct bpf_loader_opts opts = { .no_pin = true };
+	struct evictd_node_stats node_before, node_after;
+	struct evictd_cgroup_stats stats;
+	const struct bpf_loader_prog *progs;
+	struct bpf_loader_steps steps = { .pids_tasks = 10 };
+	struct tally tally = {};
+	struct bpf_loader *loader;
+	size_t i, n;
+	char *mem;
+
+	NEED_LOADER();
+	assert_true(bpf_loader_open(&loader, &opts) > 0);
+	progs = bpf_loader_progs(loader, &n);
+	for (i = 0; i < n; i++) {
+		bool wanted = in_list(default_tracepoints, sizeof(default_tracepoints) /
+				      sizeof(default_tracepoints[0]), progs[i].tracepoint) ||
+			      !strcmp(progs[i].tracepoint, "page_counter_try_charge") ||
+			      !strcmp(progs[i].tracepoint, "mm_lru_insertion") ||
+			      !strcmp(progs[i].tracepoint, "ext4_allocate_inode") ||
+			      !strcmp(progs[i].tracepoint, "xfs_create");
+		bool core = in_list(core_tracepoints, sizeof(core_tracepoints) /
+				    sizeof(core_tracepoints[0]), progs[i].tracepoint);
+
+		print_message("# default: %-36s %s%s\n", progs[i].tracepoint,
+			      progs[i].attach ? progs[i].attach : "skipped: ",
+			      progs[i].skip_reason ? progs[i].skip_reason : "");
+		if (!wanted && progs[i].attach)
+			fail_msg("%s attached by default", progs[i].tracepoint);
+		if (wanted && core && !progs[i].attach &&
+		    strcmp(progs[i].tracepoint, "mm_lru_insertion"))
+			fail_msg("%s not attached by default: %s", progs[i].tracepoint,
+				 progs[i].skip_reason);
+	}
+	assert_false(bpf_loader_attached(loader, "mm_page_alloc"));
+	/* Exactly one memory hook: memcg charge batches (fentry) where the kernel allows it,
+	 * else mm_lru_insertion. */
+	print_message("# default memory hook: %s\n",
+		      bpf_loader_attached(loader, "page_counter_try_charge") ?
+		      "page_counter_try_charge (fentry)" : "mm_lru_insertion");
+	assert_true(bpf_loader_attached(loader, "page_counter_try_charge") !=
+		    bpf_loader_attached(loader, "mm_lru_insertion"));
+
+	/* A fresh child cgroup id: no entry may appear for it (the shared inspect loader is
+	 * attached too, so look at what the default loader's own map holds). */
+	assert_int_equal(bpf_loader_set_steps(loader, &steps), 0);
+	drain_ring(loader);
+	assert_int_equal(bpf_loader_read_node(loader, &node_before), 0);
+	assert_int_equal(fork_and_reap(25), 25);
+	assert_int_equal(bpf_loader_read_node(loader, &node_after), 0);
+	assert_true(node_after.forks - node_before.forks >= 25);
+	assert_int_equal(bpf_loader_read_cgroup(loader, T.cg.v2_id, &stats), -ENOENT);
+	assert_true(bpf_loader_consume(loader, tally_wake, &tally) >= 0);
+	assert_true(tally.by_type[EVICTD_WAKE_FORK_STEP] >= 1);
+
+	/* 64 MiB touched at a 1 MiB memory step: memory-step wake-ups without any reclaim. */
+	memset(&tally, 0, sizeof(tally));
+	steps = (struct bpf_loader_steps){ .memory_pages = (1 << 20) / T.page_size };
+	assert_int_equal(bpf_loader_set_steps(loader, &steps), 0);
+	drain_ring(loader);
+	mem = mmap(NULL, 64 << 20, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(mem != MAP_FAILED);
+	memset(mem, 1, 64 << 20);
+	munmap(mem, 64 << 20);
+	assert_true(bpf_loader_consume(loader, tally_wake, &tally) >= 0);
+	print_message("# default: %u memory-step, %u fork-step wake-ups\n",
+		      tally.by_type[EVICTD_WAKE_MEMORY_STEP], tally.by_type[EVICTD_WAKE_FORK_STEP]);
+	assert_true(tally.by_type[EVICTD_WAKE_MEMORY_STEP] >= 1);
+	bpf_loader_destroy(loader, true);
+}
+
+/* The mark_victim variants: the one this kernel's BTF names attaches by default; the int-pid
+ * program (6.2 .. 6.8) passes the verifier on this kernel too, as raw_tp (as tp_btf it may
+ * not: its argument is typed here). */
+static void test_mark_victim_variants(void **state)
+{
+	struct bpf_loader_opts opts = { .no_pin = true, .force_raw_tp = true,
+					.force_mark_victim_shape = BPF_MARK_VICTIM_PID };
+	struct bpf_loader *loader;
+
+	NEED_LOADER();
+	assert_true(bpf_loader_attached(T.loader, "mark_victim"));
+	assert_true(bpf_loader_open(&loader, &opts) > 0);
+	assert_true(bpf_loader_attached(loader, "mark_victim"));
+	bpf_loader_destroy(loader, true);
+}
+
+/* The candidate memory hook loads and replaces mm_lru_insertion when asked for. */
+static void test_page_alloc_hook(void **state)
+{
+	struct bpf_loader_opts opts = { .no_pin = true,
+					.memory_hook = BPF_MEMORY_HOOK_PAGE_ALLOC };
+	struct bpf_loader *loader;
+
+	NEED_LOADER();
+	assert_true(bpf_loader_open(&loader, &opts) > 0);
+	assert_true(bpf_loader_attached(loader, "mm_page_alloc"));
+	assert_false(bpf_loader_attached(loader, "mm_lru_insertion"));
 	bpf_loader_destroy(loader, true);
 }
 
@@ -797,6 +929,9 @@ int main(void)
 		cmocka_unit_test(test_pins_reused_and_replaced),
 		cmocka_unit_test(test_raw_tp_fallback),
 		cmocka_unit_test(test_no_page_cache_option),
+		cmocka_unit_test(test_default_is_wakeups_only),
+		cmocka_unit_test(test_mark_victim_variants),
+		cmocka_unit_test(test_page_alloc_hook),
 		cmocka_unit_test(test_wake_latency_measured),
 	};
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# evictd --dry-run with BPF on this host: its pinned maps read with bpftool show named
-# fields and real counts; a fork burst crossing pid.available wakes it through the ring
-# buffer long before the housekeeping poll; a clean exit removes the pins.
+# evictd --dry-run with BPF on this host: its pinned maps read with bpftool show real counts;
+# a fork burst crossing pid.available wakes it through the ring buffer long before the
+# housekeeping poll; the default attaches only the wake-up programs (cgroup_stats stays
+# empty), --bpf-inspect fills cgroup_stats with named fields; a clean exit removes the pins.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
@@ -46,10 +47,8 @@ start_ms=$(date +%s%3N)
 for _ in $(seq 1 500); do sleep 30 & done
 after=$(bpftool -j map dump pinned "$pin/node_stats" | jq '[.[0].formatted.values[].value.forks] | add')
 check "node_stats.forks counted the burst ($before -> $after)" [ $((after - before)) -ge 500 ]
-fields=$(bpftool -j map dump pinned "$pin/cgroup_stats" | jq -r '.[0].formatted.value | keys | join(",")')
-check "cgroup_stats entries carry named fields ($fields)" grep -q 'forks' <<<"$fields"
-text=$(bpftool map dump pinned "$pin/cgroup_stats" | head -20)
-check "plain bpftool dump prints field names" grep -q '"inode_allocs":' <<<"$text"
+entries=$(bpftool -j map dump pinned "$pin/cgroup_stats" | jq 'length')
+check "by default no per-cgroup counters are kept ($entries cgroup_stats entries)" [ "$entries" = 0 ]
 
 # The crossing must be seen through the BPF wake-up, not the 60 s poll.
 seen=""
@@ -66,6 +65,25 @@ pkill -P $$ sleep 2>/dev/null
 kill -TERM "$pid"; wait "$pid"; rc=$?; pid=""
 check "SIGTERM exits 0" [ $rc -eq 0 ]
 check "a clean exit removes the pins" [ ! -e "$pin/node_stats" ]
+
+# --bpf-inspect: the inspection programs too; cgroup_stats has named fields.
+"$EVICTD" --dry-run --oom-guard=off --housekeeping-interval=60s --state-dir="$tmp/state" \
+	--bpf-inspect --bpf-pin-dir="$pin" --control-socket="$tmp/evictd.sock" \
+	--metrics-address=off --event-log=off >"$tmp/out2" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do grep -q "BPF on:" "$tmp/out2" && break; sleep 0.1; done
+check "--bpf-inspect says the inspection counters are on" grep -q "inspection counters on" "$tmp/out2"
+n_default=$(sed -n 's/.*BPF on: \([0-9]*\) tracepoints.*/\1/p' "$tmp/out")
+n_inspect=$(sed -n 's/.*BPF on: \([0-9]*\) tracepoints.*/\1/p' "$tmp/out2")
+check "--bpf-inspect attaches more programs than the default ($n_default -> $n_inspect)" \
+	[ "${n_inspect:-0}" -gt "${n_default:-99}" ]
+for _ in $(seq 1 20); do /bin/true; done
+fields=$(bpftool -j map dump pinned "$pin/cgroup_stats" | jq -r '.[0].formatted.value | keys | join(",")')
+check "with --bpf-inspect cgroup_stats entries carry named fields ($fields)" grep -q 'forks' <<<"$fields"
+text=$(bpftool map dump pinned "$pin/cgroup_stats" | head -20)
+check "plain bpftool dump prints field names" grep -q '"inode_allocs":' <<<"$text"
+kill -TERM "$pid"; wait "$pid"; rc=$?; pid=""
+check "SIGTERM exits 0 (--bpf-inspect)" [ $rc -eq 0 ]
 
 out=$("$EVICTD" --once --no-bpf --output json --state-dir="$tmp/state" 2>&1 >/dev/null)
 check "--no-bpf --once runs without BPF" [ $? -eq 0 ]

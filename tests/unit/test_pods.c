@@ -5,6 +5,8 @@
  * writable layers). Static PodLists: tests/fixtures/pods; crictl output: tests/fixtures/pods-disk. */
 #include "testutil.h"
 
+#include <sys/resource.h>
+
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -2143,6 +2145,169 @@ static void test_disk_async_cancel_and_busy(void **state)
 	pods_close(pods);
 }
 
+/* ---- rediscovery only when the tree changes (user/pods/cgroup_watch.c) ------------------ */
+
+#define BU_SLICE SLICE "/kubepods-burstable.slice"
+
+/* Nothing changed: the refresh keeps the table (same entries) and reads new usage through
+ * the kept fds; a pod made in a watched directory, one in a QoS slice made after the first
+ * refresh, and a whole kubepods tree that appears later are all found. */
+static void test_rediscovery_only_on_change(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	struct pods *pods;
+	struct pod *be;
+	size_t n;
+	char path[PATH_MAX];
+
+	fixture_write(root, CG "/cgroup.controllers", "memory pids\n");
+	write_cgroup(root, SLICE "/kubepods-besteffort.slice/"
+		     "kubepods-besteffort-podc0ffee00_1234_4abc_8def_0123456789ab.slice", 2 * GI, 0, 4);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	be = find_pod(pods, UID_BE);
+	assert_non_null(be);
+	write_cgroup(root, BE_DIR, 3 * GI, 0, 5);
+	assert_int_equal(pods_refresh(pods), 0);
+	/* The same entry (a rediscovery builds a new table), with the new numbers. */
+	assert_ptr_equal(find_pod(pods, UID_BE), be);
+	assert_int_equal(be->memory_working_set, 3 * GI);
+	assert_int_equal(be->processes, 5);
+
+	/* The burstable slice did not exist at the first refresh. */
+	write_cgroup(root, BU_SLICE "/kubepods-burstable-pod7d9e2f10_3a4b_4c5d_8e6f_a1b2c3d4e5f6.slice",
+		     MI, 0, 1);
+	assert_int_equal(pods_refresh(pods), 0);
+	pods_list(pods, &n);
+	assert_int_equal(n, 2);
+	assert_non_null(find_pod(pods, UID_BU));
+
+	/* A Guaranteed pod straight in kubepods.slice. */
+	write_cgroup(root, SLICE "/kubepods-pod4b5f0c1e_8c7a_4e5b_9d2a_1f3e5a7b9c01.slice", MI, 0, 1);
+	assert_int_equal(pods_refresh(pods), 0);
+	pods_list(pods, &n);
+	assert_int_equal(n, 3);
+	pods_close(pods);
+
+	/* No tree at the first refresh: the cgroupfs driver's tree made afterwards is found. */
+	fixture_rm_rf(root);
+	snprintf(path, sizeof(path), "%s", root);
+	assert_int_equal(mkdir(path, 0700), 0);
+	fixture_write(root, CG "/cgroup.controllers", "memory pids\n");
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	pods_list(pods, &n);
+	assert_int_equal(n, 0);
+	write_cgroup(root, CG "/kubepods/besteffort/podc0ffee00-1234-4abc-8def-0123456789ab", MI, 0, 1);
+	assert_int_equal(pods_refresh(pods), 0);
+	pods_list(pods, &n);
+	assert_int_equal(n, 1);
+	assert_non_null(find_pod(pods, UID_BE));
+	pods_close(pods);
+}
+
+/* A kept directory fd whose cgroup vanished is no pod: nothing left to kill, no old numbers;
+ * the next refresh drops it. Removed and made again under the same name between two
+ * evaluations: the new directory is read, never the old fd. */
+static void test_kept_fd_of_vanished_and_recreated_cgroup(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	char cmd[2 * PATH_MAX];
+	struct pods *pods;
+	struct pod *be;
+	uint64_t old_id;
+	size_t n;
+
+	build_systemd_tree(root);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	be = find_pod(pods, UID_BE);
+	assert_int_equal(be->memory_working_set, 2 * GI);
+	old_id = be->cgroup_id;
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s'", root, BE_DIR);
+	assert_int_equal(system(cmd), 0);
+	/* Usage through the kept fd only: gone, not 2 GiB. */
+	assert_int_equal(pods_refresh_usage(pods), 0);
+	assert_true(be->stats_missing);
+	assert_true(be->exited);
+	assert_int_equal(be->memory_working_set, 0);
+	assert_false(pod_is_candidate(be));
+	assert_int_equal(pods_refresh(pods), 0);
+	pods_list(pods, &n);
+	assert_int_equal(n, 2);
+	assert_null(find_pod(pods, UID_BE));
+
+	/* Made again under the same name (another inode), other numbers. */
+	write_cgroup(root, BE_DIR, 7 * MI, 0, 3);
+	assert_int_equal(pods_refresh(pods), 0);
+	be = find_pod(pods, UID_BE);
+	assert_non_null(be);
+	assert_int_equal(be->memory_working_set, 7 * MI);
+	assert_int_equal(be->cgroup_id, inode_of(root, BE_DIR));
+
+	/* Removed and made again between two refreshes, nothing in between. */
+	old_id = be->cgroup_id;
+	recreate_dir(root, BE_DIR, old_id);
+	write_cgroup(root, BE_DIR, 11 * MI, 0, 1);
+	assert_int_equal(pods_refresh(pods), 0);
+	be = find_pod(pods, UID_BE);
+	assert_non_null(be);
+	assert_true(be->cgroup_id != old_id);
+	assert_int_equal(be->cgroup_id, inode_of(root, BE_DIR));
+	assert_int_equal(be->memory_working_set, 11 * MI);
+	assert_false(be->exited);
+	pods_close(pods);
+}
+
+/* One past the fd budget (half of RLIMIT_NOFILE): pods beyond it are read by path, with the
+ * same numbers, and nothing runs out of fds. */
+static void test_kept_fds_within_budget(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	struct rlimit saved, low;
+	struct pods *pods;
+	char rel[PATH_MAX], uid[64];
+	size_t n;
+
+	fixture_write(root, CG "/cgroup.controllers", "memory pids\n");
+	for (int i = 0; i < 40; i++) {
+		snprintf(uid, sizeof(uid), "c0ffee00_1234_4abc_8def_%012d", i);
+		snprintf(rel, sizeof(rel), SLICE "/kubepods-besteffort.slice/kubepods-besteffort-pod%s.slice", uid);
+		write_cgroup(root, rel, (i + 1) * MI, 0, i + 1);
+	}
+	assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+	low = saved;
+	low.rlim_cur = 64;	/* budget 32: five pods of 1 + 4 fds, the rest by path */
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	for (int round = 0; round < 2; round++) {
+		struct pod **list = pods_list(pods, &n);
+
+		assert_int_equal(n, 40);
+		for (size_t i = 0; i < n; i++) {
+			int k = atoi(strrchr(list[i]->uid, '-') + 1);
+
+			assert_int_equal(list[i]->memory_working_set, (k + 1) * MI);
+			assert_int_equal(list[i]->processes, k + 1 + round);
+		}
+		/* Every pod's tasks change: read through kept fds and by path alike. */
+		for (int i = 0; i < 40; i++) {
+			snprintf(uid, sizeof(uid), "c0ffee00_1234_4abc_8def_%012d", i);
+			snprintf(rel, sizeof(rel), SLICE "/kubepods-besteffort.slice/"
+				 "kubepods-besteffort-pod%s.slice/pids.current", uid);
+			fixture_write(root, rel, "%d\n", i + 2 + round);
+		}
+		assert_int_equal(pods_refresh(pods), 0);
+	}
+	pods_close(pods);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+}
+
 #define T(fn) cmocka_unit_test(fn)
 #define TT(fn) cmocka_unit_test_setup_teardown(fn, setup_tmp, teardown_tmp)
 
@@ -2190,6 +2355,9 @@ int main(void)
 		TT(test_disk_async_same_numbers_as_sync),
 		TT(test_disk_async_applies_by_identity),
 		TT(test_disk_async_cancel_and_busy),
+		TT(test_rediscovery_only_on_change),
+		TT(test_kept_fd_of_vanished_and_recreated_cgroup),
+		TT(test_kept_fds_within_budget),
 	};
 
 	/* Refusals and parse errors are expected here; keep the TAP stream readable. */

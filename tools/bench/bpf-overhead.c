@@ -3,7 +3,8 @@
  * bpf-overhead: what evictd's BPF programs cost, measured A/B in one run.
  *
  *   bpf-overhead [--slices N] [--slice S] [--dir DIR] [--cpu N] [--latency-samples N]
- *                [--no-page-cache] [--fifo PRIO] [fork] [read] [cached] [write] [latency]
+ *                [--inspect] [--no-page-cache] [--memory-hook charge|lru|page-alloc] [--fifo PRIO]
+ *                [fork] [read] [cached] [write] [create] [latency]
  *
  * fork:    fork + _exit + waitpid loop (sched_process_fork/exit, LRU insertions of the
  *          pages the child faults in)
@@ -11,14 +12,19 @@
  * cached:  the same file read while it stays cached (the common page-cache read)
  * write:   write 1 MiB into a file then truncate it, no I/O (filemap add/delete, LRU, CPU
  *          bound: the worst case for the page-cache programs)
+ * create:  create an empty file and unlink it (ext4/xfs inode allocation and release)
  * latency: one fork per ms with a fork step of 1; time from bpf_ktime_get_ns() in the
  *          record to CLOCK_MONOTONIC in the ring-buffer callback, over N wake-ups; with
  *          --fifo the handler runs SCHED_FIFO (the producer stays SCHED_OTHER)
  *
  * The programs are loaded once with the steps a daemon would use (so the threshold checks
  * run too); each workload then runs N slices alternately without and with them attached,
- * in ABBA order. See overhead() for the arithmetic. --no-page-cache loads the programs as
- * bpf_loader_opts.no_page_cache does (no per-memcg page-cache programs).
+ * in ABBA order. See overhead() for the arithmetic. By default the programs are loaded as
+ * the daemon loads them by default (the wake-ups only); --inspect adds the inspection-only
+ * programs (evictd --bpf-inspect), --no-page-cache then leaves out the per-memcg page-cache
+ * ones (--no-page-cache-bpf); --memory-hook picks what paces memory wake-ups: charge (the
+ * default: memcg charge batches by fentry, mm_lru_insertion where fentry is refused), lru
+ * (mm_lru_insertion) or page-alloc (mm_page_alloc), the candidates measured side by side.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -62,12 +68,14 @@ static int cmp_u64(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
-static bool no_page_cache;
+static bool no_page_cache, inspect;
+static enum bpf_loader_memory_hook memory_hook = BPF_MEMORY_HOOK_CHARGE;
 static int fifo_priority;	/* --fifo N: the latency handler runs SCHED_FIFO at N */
 
 static struct bpf_loader *attach(void)
 {
-	struct bpf_loader_opts opts = { .no_pin = true, .no_page_cache = no_page_cache };
+	struct bpf_loader_opts opts = { .no_pin = true, .no_page_cache = no_page_cache,
+					.inspect = inspect, .memory_hook = memory_hook };
 	/* Realistic steps: well away from a threshold, 100 ms between wake-ups. */
 	struct bpf_loader_steps steps = {
 		.memory_pages = 25600,
@@ -179,6 +187,22 @@ static void op_write(void)
 	}
 }
 
+/* An inode allocated and released: ext4_allocate_inode / ext4_free_inode (xfs_create /
+ * xfs_remove), plus the dentry and inode work around them. */
+static void op_create(void)
+{
+	static char path[4096];
+	int fd;
+
+	if (!path[0])
+		snprintf(path, sizeof(path), "%s/bpf-overhead-create-%d", bench_dir, (int)getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0 || close(fd) || unlink(path)) {
+		fprintf(stderr, "bpf-overhead: create/unlink %s: %s\n", path, strerror(errno));
+		exit(1);
+	}
+}
+
 struct workload {
 	const char *name;
 	const char *unit;		/* what one operation is */
@@ -190,6 +214,7 @@ static const struct workload workloads[] = {
 	{ "read", "4 MiB cold read", op_read },
 	{ "cached", "4 MiB cached read", op_read_cached },
 	{ "write", "1 MiB write+truncate", op_write },
+	{ "create", "create+unlink a file", op_create },
 };
 
 /* CPU time of this process and its reaped children: what the programs add to. Other load
@@ -357,8 +382,8 @@ static void latency(size_t wanted)
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: bpf-overhead [--slices N] [--slice SECONDS] [--dir DIR] [--cpu N] "
-		     "[--latency-samples N] [--no-page-cache] [--fifo PRIO] [fork] [read] [cached] "
-		     "[write] [latency]\n");
+		     "[--latency-samples N] [--inspect] [--no-page-cache] [--memory-hook charge|lru|page-alloc] "
+		     "[--fifo PRIO] [fork] [read] [cached] [write] [create] [latency]\n");
 }
 
 int main(int argc, char **argv)
@@ -370,6 +395,8 @@ int main(int argc, char **argv)
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "latency-samples", required_argument, NULL, 'l' },
 		{ "no-page-cache", no_argument, NULL, 'P' },
+		{ "inspect", no_argument, NULL, 'I' },
+		{ "memory-hook", required_argument, NULL, 'M' },
 		{ "fifo", required_argument, NULL, 'F' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
@@ -381,10 +408,23 @@ int main(int argc, char **argv)
 	int slices = 48, cpu = -1, opt, i;
 	bool all;
 
-	while ((opt = getopt_long(argc, argv, "n:s:d:c:l:PF:h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:s:d:c:l:PIM:F:h", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'F': fifo_priority = atoi(optarg); break;
 		case 'P': no_page_cache = true; break;
+		case 'I': inspect = true; break;
+		case 'M':
+			if (!strcmp(optarg, "charge"))
+				memory_hook = BPF_MEMORY_HOOK_CHARGE;
+			else if (!strcmp(optarg, "lru"))
+				memory_hook = BPF_MEMORY_HOOK_LRU_INSERTION;
+			else if (!strcmp(optarg, "page-alloc"))
+				memory_hook = BPF_MEMORY_HOOK_PAGE_ALLOC;
+			else {
+				usage(stderr);
+				return 2;
+			}
+			break;
 		case 'n': slices = atoi(optarg); break;
 		case 's': slice = atof(optarg); break;
 		case 'd': bench_dir = optarg; break;
@@ -416,6 +456,9 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	all = optind == argc;
 	loader = attach();
+	printf("# memory hook: %s\n", bpf_loader_attached(loader, "page_counter_try_charge") ?
+	       "page_counter_try_charge (fentry)" : bpf_loader_attached(loader, "mm_page_alloc") ?
+	       "mm_page_alloc" : "mm_lru_insertion");
 	for (i = 0; i < (int)(sizeof(workloads) / sizeof(workloads[0])); i++) {
 		bool wanted = all;
 		int a;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # bpf-overhead.sh - cost of evictd's BPF programs and the kernel event -> handler latency.
 #
-# Usage: tools/bench/bpf-overhead.sh [bpf-overhead options] [fork] [read] [cached] [write] [latency]
-#   (default: all; 48 ABBA slices of 0.25 s per workload; see tools/bench/bpf-overhead.c)
+# Usage: tools/bench/bpf-overhead.sh [bpf-overhead options] [fork] [read] [cached] [write] [create] [latency]
+#   (default: every workload for each configuration below, then the latency; 48 ABBA slices
+#   of 0.25 s per workload; see tools/bench/bpf-overhead.c)
 # Environment: BUILD (default build), BENCH_DIR (a disk filesystem, default /var/tmp),
 #              BENCH_CPU (pin the overhead workloads to this CPU, default 1 when >1 CPU).
 # Needs root and a built build/libevictd.a (make builds it). Prints one line per workload:
@@ -35,13 +36,26 @@ if [ "$(nproc)" -gt 1 ]; then
 	cpu_args=(--cpu "${BENCH_CPU:-1}")
 fi
 echo "# bpf-overhead: kernel $(uname -r), $(nproc) CPUs, dir $BENCH_DIR ($(stat -f -c %T "$BENCH_DIR")), load $(cut -d' ' -f1-3 /proc/loadavg)"
-"$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" "$@"
-if [ $# -eq 0 ]; then
-	# The cold read again with the per-memcg page-cache programs left out
-	# (bpf_loader_opts.no_page_cache): what that option buys.
-	echo "# the same cold read with --no-page-cache:"
-	"$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --no-page-cache read
-	# Latency once more with the handler SCHED_FIFO 10, as a daemon may run its loop:
-	# on a busy node the default policy's p99 is the scheduler's, not the data plane's.
-	"$bin" --fifo 10 latency
+if [ $# -gt 0 ]; then
+	exec "$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" "$@"
 fi
+# Each configuration is measured against no programs within its own ABBA run; the lines
+# after "# config: NAME" belong to it (tools/bench/run.sh reads them so).
+echo "# config: default (evictd's default: the wake-up programs only)"
+"$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" fork read cached write create
+echo "# config: --bpf-inspect (every program, per-cgroup counters: the previous default)"
+"$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --inspect fork read cached write create
+echo "# config: --bpf-inspect --no-page-cache-bpf"
+"$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --inspect --no-page-cache read write
+# The memory wake-up's candidate hooks on the loops that allocate memory (the default,
+# memcg charge batches by fentry, falls back to mm_lru_insertion where fentry is refused:
+# tools/bench/overhead-guest.sh measures both on Debian's kernel).
+echo "# config: memory hook mm_lru_insertion (candidate)"
+"$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --memory-hook lru fork read write
+echo "# config: memory hook mm_page_alloc (candidate)"
+"$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --memory-hook page-alloc fork read write
+echo "# config: latency"
+"$bin" latency
+# Latency once more with the handler SCHED_FIFO 10, as a daemon may run its loop:
+# on a busy node the default policy's p99 is the scheduler's, not the data plane's.
+"$bin" --fifo 10 latency

@@ -19,6 +19,11 @@
  *       (dynamically linked against evictd's ten libraries: many mappings to tear down), or
  *       with --child, each execs "PATH pause" (e.g. the static racekit: a minimal process).
  *
+ *   scale-bench memkill [--mib M] [--procs P] [--repeat R] [--cgroup-root NAME]
+ *       A pod of P processes holding M MiB in all; cgroup.kill, then the time until
+ *       MemAvailable has 90% of it back, with process_mrelease(2) on the killed processes
+ *       (as evictd does) and without, alternating, R each.
+ *
  * Output: lines starting with "scale " (see main()). Needs root and cgroup v2; cleans up
  * (kills and removes everything it made) on exit. NAME defaults to evictd-scale-<pid>, so an
  * evictd running on the same machine never sees these pods (they are not in its kubepods).
@@ -28,6 +33,8 @@
 #endif
 #include <dirent.h>
 #include <errno.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
@@ -42,6 +49,7 @@
 #include "config/config.h"
 #include "daemon/policy.h"
 #include "act/kill.h"
+#include "sys/cgroupfs.h"
 #include "sys/log.h"
 #include "pods/pods.h"
 #include "core/rank.h"
@@ -326,7 +334,7 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 	snprintf(arg_pods, sizeof(arg_pods), "--pods-file=%s", pods_file);
 	char *argv[] = { "evictd", "--once", "--dry-run", arg_root, arg_pods, "--node-name=scale",
 			 "--eviction-hard=memory.available<1Pi", "--kube-api=off", "--metrics-address=off",
-			 "--event-log=off", "--log-level=warning", NULL };
+			 "--event-log=off", getenv("SCALE_DEBUG") ? "--log-level=debug" : "--log-level=warning", NULL };
 	config_init_defaults(&config);
 	if (config_parse_args(&config, (int)(sizeof(argv) / sizeof(argv[0])) - 1, argv) || config_finalize(&config)) {
 		fprintf(stderr, "scale-bench: the evictd configuration was refused\n");
@@ -337,7 +345,11 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 		fprintf(stderr, "scale-bench: evictd found no cgroup v2 tree\n");
 		return 1;
 	}
-	for (int i = 0; i < 3; i++)	/* warm: parse the pods file, first-time logs */
+	/* The pods file is parsed by a worker (user/pods/file_source.c): as --once does, wait
+	 * for the first list, then warm up (first-time logs). */
+	policy_evaluate(policy, 0);
+	pods_meta_wait(policy->pods, 5000000000LL);
+	for (int i = 0; i < 3; i++)
 		policy_evaluate(policy, 0);
 	if (policy->decision.threshold_index < 0 || !policy->decision.victim || policy->n_candidates != (size_t)n_pods) {
 		fprintf(stderr, "scale-bench: the evaluation did not rank %d pods (threshold %d, %zu candidates, victim %s)\n",
@@ -432,6 +444,23 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 	free(dfd);
 	free(ffd);
 
+	/* A cgroup made or removed in a watched directory (here a non-pod one beside the pods):
+	 * the next refresh rediscovers the whole tree (user/pods/cgroup_watch.c). */
+	struct stats s_rediscover;
+	char qos_dir[PATH_MAX], extra[PATH_MAX + 32];
+	snprintf(qos_dir, sizeof(qos_dir), "%s", list[0]->cgroup_path);
+	*strrchr(qos_dir, '/') = '\0';
+	snprintf(extra, sizeof(extra), "%s/evictd-scale-extra", qos_dir);
+	for (int i = 0; i < iterations; i++) {
+		if (i % 2 ? rmdir(extra) : mkdir(extra, 0755))
+			die("mkdir/rmdir of a cgroup beside the pods");
+		t0 = now_ns();
+		pods_refresh(policy->pods);
+		t[i] = now_ns() - t0;
+	}
+	rmdir(extra);
+	s_rediscover = stats_of(t, (size_t)iterations);
+
 	int changed = iterations < 20 ? iterations : 20;
 	for (int i = 0; i < changed; i++) {
 		/* a new pod scheduled: the list has one more item (without a cgroup yet) */
@@ -439,15 +468,18 @@ static int cmd_eval(int n_pods, int iterations, const char *name)
 		t0 = now_ns();
 		policy_evaluate(policy, 0);
 		t[i] = now_ns() - t0;
+		pods_meta_wait(policy->pods, 5000000000LL);	/* the next one starts settled */
 	}
 	s_changed = stats_of(t, (size_t)changed);
 	printf("scale eval pods=%d: full evaluation (signals, thresholds, pods source, discovery, per-pod usage, ranking, victim) "
 	       "median %.3f ms, p95 %.3f ms, min %.3f ms over %d\n", n_pods, s_full.median_ms, s_full.p95_ms, s_full.min_ms, iterations);
 	printf("scale eval parts pods=%d: signals_read median %.3f ms; pods_refresh median %.3f ms (p95 %.3f); rank_pods median %.3f ms\n",
 	       n_pods, s_sig.median_ms, s_refresh.median_ms, s_refresh.p95_ms, s_rank.median_ms);
-	printf("scale eval usage pods=%d: pods_refresh_usage (per-pod reads only, no discovery) median %.3f ms; "
+	printf("scale eval usage pods=%d: pods_refresh_usage (per-pod reads through the kept dir fds) median %.3f ms; "
 	       "reference, the same 3 files per pod: openat() from a kept dir fd median %.3f ms, pread() of kept fds median %.3f ms\n",
 	       n_pods, s_usage.median_ms, s_ref_openat.median_ms, s_ref_pread.median_ms);
+	printf("scale eval rediscovery pods=%d: pods_refresh right after a cgroup was made or removed beside the pods median %.3f ms, p95 %.3f ms\n",
+	       n_pods, s_rediscover.median_ms, s_rediscover.p95_ms);
 	printf("scale eval changed pods=%d: full evaluation right after the pods file changed median %.3f ms, p95 %.3f ms over %d\n",
 	       n_pods, s_changed.median_ms, s_changed.p95_ms, changed);
 	policy_unref(policy);
@@ -504,15 +536,135 @@ static int cmd_kill(int procs, int repeat, const char *name)
 	return 0;
 }
 
+/* MemAvailable in bytes. */
+static int64_t mem_available(void)
+{
+	char buf[4096], *line;
+	int fd = open("/proc/meminfo", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		die("/proc/meminfo");
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		die("/proc/meminfo");
+	buf[n] = '\0';
+	line = strstr(buf, "MemAvailable:");
+	return line ? strtoll(line + 13, NULL, 10) * 1024 : -1;
+}
+
+/*
+ * cgroup.kill of a pod holding `mib` MiB in `procs` processes, then how long until
+ * MemAvailable has 90% of it back, with and without process_mrelease(2) on the killed
+ * processes (kill_mrelease_cgroup, as the daemon's executor does), alternating, R each.
+ */
+static int cmd_memkill(int mib, int procs, int repeat, const char *name)
+{
+	char pod_dir[PATH_MAX], ctr_dir[PATH_MAX];
+	int64_t *t_mem = calloc((size_t)repeat * 2, sizeof(int64_t));
+	int64_t *t_empty = calloc((size_t)repeat * 2, sizeof(int64_t));
+	size_t per = ((size_t)mib << 20) / (size_t)procs;
+	int n_with = 0, n_without = 0, timeouts = 0;
+
+	if (!t_mem || !t_empty)
+		die("calloc");
+	setup_base(name);
+	for (int r = 0; r < repeat * 2; r++) {
+		bool with = r % 2 == 0;
+		int ready[2], dir_fd, events_fd;
+		int64_t baseline, before, t0, target, *slot;
+		char c;
+
+		make_pod(2 + r * 10, pod_dir, ctr_dir, sizeof(pod_dir));
+		if (pipe(ready))
+			die("pipe");
+		baseline = mem_available();
+		for (int i = 0; i < procs; i++) {
+			pid_t pid = fork();
+
+			if (pid < 0)
+				die("fork");
+			if (pid == 0) {
+				char *mem;
+
+				close(ready[0]);
+				if (write_text(ctr_dir, "cgroup.procs", "0"))
+					_exit(1);
+				mem = mmap(NULL, per, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+				if (mem == MAP_FAILED)
+					_exit(1);
+				memset(mem, 1, per);
+				if (write(ready[1], "x", 1) != 1)
+					_exit(1);
+				for (;;)
+					pause();
+			}
+		}
+		close(ready[1]);
+		for (int i = 0; i < procs; i++)
+			if (read(ready[0], &c, 1) != 1)
+				die("a memory child failed");
+		close(ready[0]);
+		dir_fd = open(pod_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		events_fd = openat(dir_fd, "cgroup.events", O_RDONLY | O_CLOEXEC);
+		if (dir_fd < 0 || events_fd < 0)
+			die(pod_dir);
+		before = mem_available();
+		/* 90% of what the pod took from MemAvailable (measured: other activity and per-CPU
+		 * counter drift make it differ a little from M MiB). */
+		target = before + (baseline - before) * 9 / 10;
+		t0 = now_ns();
+		if (write_text(pod_dir, "cgroup.kill", "1"))
+			die("cgroup.kill");
+		if (with)
+			kill_mrelease_cgroup(dir_fd);
+		slot = with ? &t_mem[n_with] : &t_mem[repeat + n_without];
+		*slot = -1;
+		while (now_ns() - t0 < 10LL * 1000000000) {
+			if (*slot < 0 && mem_available() >= target)
+				*slot = now_ns() - t0;
+			if (*slot >= 0 && cgroupfs_read_populated(events_fd) == 0)
+				break;
+			usleep(100);
+		}
+		if (with)
+			t_empty[n_with++] = now_ns() - t0;
+		else
+			t_empty[repeat + n_without++] = now_ns() - t0;
+		close(events_fd);
+		close(dir_fd);
+		for (int i = 0; i < 200 && rmdir(ctr_dir) && errno == EBUSY; i++)
+			usleep(10000);
+		rmdir(pod_dir);
+		if (*slot < 0) {
+			/* Counted as 10 s (a timeout), not dropped: the median must not improve. */
+			fprintf(stderr, "scale-bench: memkill %s: MemAvailable not 90%% back within 10 s "
+				"(before %lld MiB, now %lld MiB, target %lld MiB)\n", with ? "with" : "without",
+				(long long)(before >> 20), (long long)(mem_available() >> 20),
+				(long long)(target >> 20));
+			*slot = 10LL * 1000000000;
+			timeouts++;
+		}
+	}
+	struct stats w = stats_of(t_mem, (size_t)repeat), wo = stats_of(t_mem + repeat, (size_t)repeat);
+	printf("scale memkill %d MiB in %d process%s: cgroup.kill -> 90%% back in MemAvailable, with process_mrelease "
+	       "median %.2f ms (max %.2f), without median %.2f ms (max %.2f), %d each, alternating, %d timeouts counted as 10 s%s\n",
+	       mib, procs, procs == 1 ? "" : "es", w.median_ms, w.max_ms, wo.median_ms, wo.max_ms, repeat, timeouts,
+	       kill_mrelease_supported() ? "" : " (this kernel has no process_mrelease: both are without)");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
-	int pods = 1000, iterations = 200, procs = 1000, repeat = 5;
+	int pods = 1000, iterations = 200, procs = 1000, repeat = 5, mib = 700;
 	char name[64];
 
 	snprintf(name, sizeof(name), "evictd-scale-%d", (int)getpid());
 	if (argc < 2) {
 		fprintf(stderr, "usage: scale-bench eval [--pods N] [--iterations K] [--cgroup-root NAME]\n"
-				"       scale-bench kill [--procs P] [--repeat R] [--cgroup-root NAME] [--child PATH]\n");
+				"       scale-bench kill [--procs P] [--repeat R] [--cgroup-root NAME] [--child PATH]\n"
+				"       scale-bench memkill [--mib M] [--procs P] [--repeat R] [--cgroup-root NAME]\n");
 		return 2;
 	}
 	for (int i = 2; i + 1 < argc; i += 2) {
@@ -524,6 +676,8 @@ int main(int argc, char **argv)
 			procs = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--repeat"))
 			repeat = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--mib"))
+			mib = atoi(argv[i + 1]);
 		else if (!strcmp(argv[i], "--child"))
 			child_exec = argv[i + 1];
 		else if (!strcmp(argv[i], "--cgroup-root"))
@@ -535,6 +689,20 @@ int main(int argc, char **argv)
 	}
 	if (pods < 1 || iterations < 1 || procs < 1 || repeat < 1)
 		return 2;
+	/* As evictd's main() does, the hard limit of open files, and at least 65536 as systemd
+	 * gives services (its default LimitNOFILE hard limit is 524288; a busybox guest's is the
+	 * kernel's 4096): the pods table keeps a few fds per pod, within half the soft limit. */
+	struct rlimit nofile;
+
+	if (getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+		if (nofile.rlim_max < 65536)
+			nofile.rlim_max = 65536;	/* root: CAP_SYS_RESOURCE */
+		nofile.rlim_cur = nofile.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &nofile) && getrlimit(RLIMIT_NOFILE, &nofile) == 0) {
+			nofile.rlim_cur = nofile.rlim_max;
+			setrlimit(RLIMIT_NOFILE, &nofile);
+		}
+	}
 	/* Children are reaped by the kernel; cleanup runs on every way out. */
 	signal(SIGCHLD, SIG_IGN);
 	signal(SIGINT, on_signal);
@@ -545,6 +713,8 @@ int main(int argc, char **argv)
 		return cmd_eval(pods, iterations, name);
 	if (!strcmp(argv[1], "kill"))
 		return cmd_kill(procs, repeat, name);
+	if (!strcmp(argv[1], "memkill"))
+		return cmd_memkill(mib, procs, repeat, name);
 	fprintf(stderr, "scale-bench: unknown command %s\n", argv[1]);
 	return 2;
 }

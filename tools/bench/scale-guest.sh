@@ -8,5 +8,7 @@ echo "scale-guest: kernel $(uname -r), $(nproc) CPUs, controllers $(cat /sys/fs/
 scale-bench eval --pods $PODS --iterations $ITERATIONS 2>&1 | sed 's/^/guest: /'
 scale-bench kill --procs $PROCS --repeat $REPEAT 2>&1 | grep -v ' info: ' | sed 's/^/guest: /'
 scale-bench kill --procs $PROCS --repeat $REPEAT --child /usr/bin/racekit 2>&1 | grep -v ' info: ' | sed 's/^/guest: /'
+scale-bench memkill --mib 700 --procs 1 --repeat $MEMKILL_REPEAT 2>&1 | grep -v ' info: ' | sed 's/^/guest: /'
+scale-bench memkill --mib 300 --procs $PROCS --repeat $REPEAT 2>&1 | grep -v ' info: ' | sed 's/^/guest: /'
 vm_pass scale-done
 exit 0

@@ -138,6 +138,7 @@ static int kill_now(struct exec_action *action)
 		return err;
 	}
 	action->result.used_cgroup_kill = true;
+	kill_target_mrelease(&config, action->target.dir_fd);	/* the memory back at once */
 	arm(action, action->kill_deadline_ns);
 	return 0;
 }

@@ -504,6 +504,7 @@ static int kill_cgroup_id(const struct kill_config *config, const char *path, ui
 		goto out;
 	} else {
 		result->used_cgroup_kill = true;
+		kill_target_mrelease(config, dir_fd);
 		err = wait_empty(&ops, events_fd, add_ns(kill_start, timeout_ns));
 	}
 	if (err < 0) {

@@ -50,6 +50,9 @@ struct kill_config {
 	bool dry_run;		/* log what would be done; write and signal nothing */
 	int64_t kill_timeout_ns;	/* cgroup.kill -> populated 0; <= 0: KILL_DEFAULT_TIMEOUT_NS */
 	const struct kill_ops *ops;
+	/* Do not reap the killed processes' memory with process_mrelease(2) (benchmarks: with
+	 * and without). It is only ever done with the real ops (ops NULL). */
+	bool no_mrelease;
 };
 
 enum kill_mode {
@@ -126,6 +129,19 @@ int64_t kill_target_signal(const struct kill_config *config, const struct kill_t
 /* Write "1" to cgroup.kill: 0, -ENOENT when the kernel has none (< 5.14: the caller sends
  * SIGKILL rounds instead), or another negative errno. */
 int kill_target_cgroup_kill(const struct kill_config *config, const struct kill_target *target);
+
+/* mrelease.c. After cgroup.kill: a pidfd for every process of the cgroup at dir_fd, reaped
+ * with process_mrelease(2) in a detached worker thread. Returns the number handed over, or
+ * -ENOSYS once the kernel has said it has no such call (logged once), or another negative
+ * errno. */
+int64_t kill_mrelease_cgroup(int dir_fd);
+bool kill_mrelease_supported(void);
+/* Reap after cgroup.kill unless told not to, or the ops are test doubles. */
+static inline void kill_target_mrelease(const struct kill_config *config, int dir_fd)
+{
+	if (!config->ops && !config->no_mrelease && !config->dry_run)
+		kill_mrelease_cgroup(dir_fd);
+}
 
 /* Processes in the cgroup subtree (cgroup.procs of every cgroup below dir_fd), for reports
  * and dry runs. Negative errno on failure. */

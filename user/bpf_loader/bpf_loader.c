@@ -5,6 +5,7 @@
  * accessors are in maps.c. Only libbpf 1.1 API is used.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,21 +41,34 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 /* ---- open / load / attach --------------------------------------------------------------- */
 
 static int open_and_load(struct bpf_loader *loader, const struct bpf_loader_opts *opts,
-			 struct kernel_btfs *btfs, bool raw_only)
+			 struct kernel_btfs *btfs, enum plan_level level)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, open_opts, .pin_root_path = loader->pin_dir);
 	struct bpf_map *map;
 	int err;
 
+	if (!btfs->vmlinux) {
+		btfs->vmlinux = btf__load_vmlinux_btf();
+		if (!btfs->vmlinux) {
+			err = -errno;
+			log_warn("bpf: cannot parse kernel BTF again for a retry: %m");
+			return err;
+		}
+	}
 	loader->skel = evictd_bpf__open_opts(&open_opts);
 	if (!loader->skel) {
 		err = -errno;
 		log_err("bpf: opening the embedded BPF object: %m");
 		return err;
 	}
-	err = bpfl_plan_programs(loader, opts, btfs, raw_only);
+	err = bpfl_plan_programs(loader, opts, btfs, level);
+	/* libbpf parses the kernel's BTF again for the load: freeing ours first keeps one
+	 * copy (several MiB) in memory at a time, which is evictd's peak RSS. */
+	bpfl_kernel_btfs_free(btfs);
 	if (err)
 		return err;
+	loader->skel->rodata->inspect_counters = opts->inspect;
+	loader->inspect = opts->inspect;
 	if (opts->ringbuf_bytes) {
 		err = bpf_map__set_max_entries(loader->skel->maps.wakeups, opts->ringbuf_bytes);
 		if (err) {
@@ -76,47 +90,92 @@ static int open_and_load(struct bpf_loader *loader, const struct bpf_loader_opts
 	return 0;
 }
 
+static const char *attach_label(const struct tracepoint_slot *slot)
+{
+	if (slot->mode == MODE_RAW_TP)
+		return "raw_tp";
+	return slot->fentry ? "fentry" : "tp_btf";
+}
+
+static bool slot_attached(const struct bpf_loader *loader, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < loader->nr_slots; i++)
+		if (!strcmp(loader->slots[i].name, name))
+			return loader->slots[i].link != NULL;
+	return false;
+}
+
+/* Attach one slot; false (with the reason in the slot) when it is not attached. */
+static bool attach_slot(struct bpf_loader *loader, size_t i)
+{
+	struct tracepoint_slot *slot = &loader->slots[i];
+	struct bpf_loader_prog *status = &loader->progs[i];
+	struct bpf_program *prog;
+
+	status->tracepoint = slot->name;
+	status->attach = NULL;
+	status->skip_reason = slot->skip_reason;
+	if (slot->mode == MODE_SKIP)
+		return false;
+	if (slot->standby_for && slot_attached(loader, slot->standby_for)) {
+		snprintf(slot->skip_reason, sizeof(slot->skip_reason), "standing by for %s",
+			 slot->standby_for);
+		slot->left_out = true;
+		return false;
+	}
+	prog = slot->mode == MODE_TP_BTF ? slot->btf_prog : slot->raw_prog;
+	slot->link = bpf_program__attach(prog);
+	if (!slot->link) {
+		snprintf(slot->skip_reason, sizeof(slot->skip_reason), "attach failed: %s",
+			 strerror(errno));
+		return false;
+	}
+	status->attach = attach_label(slot);
+	status->skip_reason = NULL;
+	slot->attached_at_open = true;
+	loader->nr_attached++;
+	return true;
+}
+
 static void attach_programs(struct bpf_loader *loader)
 {
 	unsigned int by_btf = 0, by_raw = 0;
 	char skipped[512] = "";
 	size_t i;
+	int pass;
 
 	loader->nr_attached = 0;
-	for (i = 0; i < loader->nr_slots; i++) {
-		struct tracepoint_slot *slot = &loader->slots[i];
-		struct bpf_loader_prog *status = &loader->progs[i];
-		struct bpf_program *prog;
+	/* Standby programs last: they attach only where what they stand in for did not. */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < loader->nr_slots; i++) {
+			struct tracepoint_slot *slot = &loader->slots[i];
 
-		status->tracepoint = slot->name;
-		status->attach = NULL;
-		status->skip_reason = slot->skip_reason;
-		if (slot->mode != MODE_SKIP) {
-			prog = slot->mode == MODE_TP_BTF ? slot->btf_prog : slot->raw_prog;
-			slot->link = bpf_program__attach(prog);
-			if (slot->link) {
-				status->attach = slot->mode == MODE_TP_BTF ? "tp_btf" : "raw_tp";
-				status->skip_reason = NULL;
-				slot->attached_at_open = true;
-				loader->nr_attached++;
+			if ((slot->standby_for != NULL) != (pass == 1))
+				continue;
+			if (attach_slot(loader, i)) {
 				if (slot->mode == MODE_TP_BTF)
 					by_btf++;
 				else
 					by_raw++;
 				continue;
 			}
-			snprintf(slot->skip_reason, sizeof(slot->skip_reason), "attach failed: %s",
-				 strerror(errno));
-		}
-		log_info("bpf: skipping %s: %s", slot->name, slot->skip_reason);
-		if (strlen(skipped) + strlen(slot->name) + 3 < sizeof(skipped)) {
-			if (skipped[0])
-				strcat(skipped, ", ");
-			strcat(skipped, slot->name);
+			if (slot->left_out) {
+				log_debug("bpf: not attaching %s: %s", slot->name, slot->skip_reason);
+				continue;
+			}
+			log_info("bpf: skipping %s: %s", slot->name, slot->skip_reason);
+			if (strlen(skipped) + strlen(slot->name) + 3 < sizeof(skipped)) {
+				if (skipped[0])
+					strcat(skipped, ", ");
+				strcat(skipped, slot->name);
+			}
 		}
 	}
-	log_info("bpf: attached %u of %zu tracepoints (tp_btf %u, raw_tp %u)%s%s",
-		 loader->nr_attached, loader->nr_slots, by_btf, by_raw,
+	log_info("bpf: attached %u programs (BTF-typed %u, raw_tp %u)%s%s%s",
+		 loader->nr_attached, by_btf, by_raw,
+		 loader->inspect ? ", inspection counters on" : "",
 		 skipped[0] ? "; skipped: " : "", skipped);
 }
 
@@ -157,7 +216,10 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 	static const struct bpf_loader_opts no_opts;
 	struct kernel_btfs btfs = {};
 	struct bpf_loader *loader;
-	int err, attempt;
+	struct bpf_loader_pin_report pins_found = {};
+	bool first_attempt = true;
+	enum plan_level level;
+	int err;
 
 	*out = NULL;
 	if (!opts)
@@ -195,23 +257,38 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 		log_warn("bpf: unavailable: cannot parse kernel BTF: %m; using polling and PSI");
 		goto cleanup;
 	}
-
-	/* tp_btf first; if the verifier rejects that object (a kernel whose tracepoint BTF does
+	/* Everything first; if the kernel refuses the fentry program (no trampolines, or a
+	 * sandbox that allows tracepoints only), the same without it (mm_lru_insertion paces
+	 * memory instead); if the verifier rejects the tp_btf object (tracepoint BTF that does
 	 * not match), the same bodies as raw_tp, which depend on nothing but CO-RE. */
-	for (attempt = opts->force_raw_tp ? 1 : 0; attempt < 2; attempt++) {
-		err = open_and_load(loader, opts, &btfs, attempt == 1);
+	for (level = opts->force_raw_tp ? PLAN_RAW_ONLY : PLAN_ALL; level < PLAN_LEVELS; level++) {
+		bool had_fentry;
+
+		err = open_and_load(loader, opts, &btfs, level);
+		if (first_attempt) {
+			/* A retry finds the pins this attempt made: report what was there before. */
+			pins_found = loader->pins;
+			first_attempt = false;
+		}
+		loader->pins = pins_found;
 		if (!err)
 			break;
+		had_fentry = loader->fentry_planned;
 		evictd_bpf__destroy(loader->skel);
 		loader->skel = NULL;
-		if (err == -EPERM || err == -EACCES) {
+		if (level == PLAN_ALL && !had_fentry)
+			level = PLAN_NO_FENTRY;	/* the same plan again would fail the same way */
+		if ((err == -EPERM || err == -EACCES) && !had_fentry) {
 			errno = -err;
 			log_warn("bpf: unavailable: loading programs: %m (needs root or "
 				 "CAP_BPF+CAP_PERFMON); using polling and PSI");
 			err = -EPERM;
 			goto cleanup;
 		}
-		if (attempt == 0)
+		if (level == PLAN_ALL)
+			log_info("bpf: the fentry memory hook failed to load (%s), using "
+				 "mm_lru_insertion", strerror(-err));
+		else if (level == PLAN_NO_FENTRY)
 			log_info("bpf: tp_btf programs failed to load (%s), retrying as raw_tp",
 				 strerror(-err));
 	}
@@ -241,6 +318,8 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 		goto cleanup;
 	}
 	bpfl_kernel_btfs_free(&btfs);
+	/* The parsed BTF is gone; give its pages back rather than keep them as free heap. */
+	malloc_trim(0);
 	*out = loader;
 	return (int)loader->nr_attached;
 
@@ -311,7 +390,7 @@ int bpf_loader_set_attached(struct bpf_loader *loader, bool attached)
 				log_warn("bpf: re-attaching %s: %s", slot->name, strerror(-err));
 				continue;
 			}
-			status->attach = slot->mode == MODE_TP_BTF ? "tp_btf" : "raw_tp";
+			status->attach = attach_label(slot);
 			status->skip_reason = NULL;
 		}
 		count++;

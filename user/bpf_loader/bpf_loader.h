@@ -31,11 +31,39 @@ struct bpf_loader_opts {
 	bool no_pin;			/* keep the maps private to this process */
 	size_t ringbuf_bytes;		/* 0: 256 KiB; else a power of two >= page size */
 	bool force_raw_tp;		/* skip tp_btf (tests, kernels with broken BTF) */
-	/* Leave out the per-memcg page-cache programs (mm_filemap_add_to_page_cache,
-	 * mm_filemap_delete_from_page_cache, mm_lru_activate): they run once per folio and
-	 * cost the most on page-cache-heavy nodes. mm_lru_insertion (the memory step) stays. */
+	/* Also attach the programs that only feed the inspection maps (cgroup_stats,
+	 * memcg_stats, the page-cache, exit, inode-free and reclaim-stall counters) and make the
+	 * wake-up programs update cgroup_stats. Off by default: they cost the most on the hot
+	 * paths and evictd itself reads none of it (doc/DESIGN.md "BPF: what runs by default"). */
+	bool inspect;
+	/* With inspect: leave out the per-memcg page-cache programs (mm_filemap_add_to_page_cache,
+	 * mm_filemap_delete_from_page_cache, mm_lru_activate), which run once per folio. */
 	bool no_page_cache;
+	/* The hook that paces memory wake-ups. Default: memcg charge batches (fentry on
+	 * page_counter_try_charge), mm_lru_insertion where that cannot attach (no such
+	 * function, raw_tp only, the memory controller disabled). The others to measure the
+	 * candidates (tools/bench/bpf-overhead.sh). */
+	enum bpf_loader_memory_hook {
+		BPF_MEMORY_HOOK_CHARGE = 0,
+		BPF_MEMORY_HOOK_LRU_INSERTION = 1,
+		BPF_MEMORY_HOOK_PAGE_ALLOC = 2,
+	} memory_hook;
+	/* Tests: load this mark_victim variant (1 task, 2 pid) instead of the one the kernel's
+	 * BTF names; 0: from the BTF. */
+	int force_mark_victim_shape;
 };
+
+/* The argument shape of the kernel's mark_victim tracepoint, from its BTF (the
+ * btf_trace_mark_victim typedef: a pointer to void (*)(void *, <arg>, ...)). */
+enum bpf_loader_mark_victim_shape {
+	BPF_MARK_VICTIM_UNKNOWN = 0,	/* no such typedef, or an argument we do not know */
+	BPF_MARK_VICTIM_TASK = 1,	/* struct task_struct *task (6.1 Debian, 6.9+) */
+	BPF_MARK_VICTIM_PID = 2,	/* int pid (6.2 .. 6.8) */
+};
+struct btf;
+enum bpf_loader_mark_victim_shape bpf_loader_mark_victim_shape(const struct btf *btf);
+/* "task_struct *", "int pid", "unknown". */
+const char *bpf_loader_mark_victim_shape_name(enum bpf_loader_mark_victim_shape shape);
 
 /* Loads, pins and attaches. On success *out is set and the number of attached programs is
  * returned. On failure one error line is logged and a negative errno is returned:
@@ -99,8 +127,8 @@ int bpf_loader_for_each_cgroup(const struct bpf_loader *loader,
 /* ---- status ---- */
 
 struct bpf_loader_prog {
-	const char *tracepoint;		/* e.g. "sched_process_fork" */
-	const char *attach;		/* "tp_btf", "raw_tp", or NULL when not attached */
+	const char *tracepoint;		/* e.g. "sched_process_fork" (or a function, fentry) */
+	const char *attach;		/* "tp_btf", "raw_tp", "fentry", or NULL when not attached */
 	const char *skip_reason;	/* why not attached, NULL when attached */
 };
 

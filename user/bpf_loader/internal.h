@@ -22,6 +22,8 @@
 
 #define VMLINUX_BTF_PATH "/sys/kernel/btf/vmlinux"
 #define MAX_TRACEPOINTS 32
+/* The default memory hook (bpf/evictd.bpf.c page_counter_try_charge_fentry). */
+#define MEMORY_CHARGE_HOOK "page_counter_try_charge"
 
 enum attach_mode {
 	MODE_SKIP,
@@ -33,10 +35,18 @@ struct tracepoint_slot {
 	char name[64];
 	struct bpf_program *btf_prog;	/* SEC("tp_btf/<name>") */
 	struct bpf_program *raw_prog;	/* SEC("raw_tp/<name>") */
+	/* A second argument shape of the same tracepoint (programs named <tp>_pid_*): used
+	 * instead of btf_prog/raw_prog when the kernel's BTF says so (mark_victim). */
+	struct bpf_program *alt_btf_prog, *alt_raw_prog;
 	enum attach_mode mode;		/* chosen before load */
 	struct bpf_link *link;
 	bool attached_at_open;		/* may be re-attached by bpf_loader_set_attached() */
 	char skip_reason[96];
+	bool left_out;			/* skipped by an option, not by the kernel: not logged */
+	bool fentry;			/* SEC("fentry/<function>"): btf_prog only */
+	/* Loaded but attached only when the slot named here did not attach (the memory hook
+	 * fallback: mm_lru_insertion stands by for page_counter_try_charge). */
+	const char *standby_for;
 };
 
 struct bpf_loader {
@@ -51,6 +61,8 @@ struct bpf_loader {
 	struct bpf_loader_prog progs[MAX_TRACEPOINTS];
 	size_t nr_slots;
 	unsigned int nr_attached;
+	bool inspect;			/* bpf_loader_opts.inspect */
+	bool fentry_planned;		/* the last plan loads an fentry program */
 };
 
 /* Kernel BTF: vmlinux, and module BTF loaded on first need. */
@@ -63,15 +75,25 @@ struct kernel_btfs {
 
 /* ---- probe.c ---- */
 
+/* What a load attempt may use: everything, then without fentry (a kernel or sandbox that
+ * refuses tracing trampolines), then raw_tp alone (a kernel whose tracepoint BTF does not
+ * match). */
+enum plan_level {
+	PLAN_ALL,
+	PLAN_NO_FENTRY,
+	PLAN_RAW_ONLY,
+	PLAN_LEVELS,
+};
+
 /* Root/CAP_BPF, kernel BTF and a ring buffer: 0, or the negative errno bpf_loader_open()
  * returns, with one warning logged. */
 int bpfl_preflight(void);
 void bpfl_kernel_btfs_free(struct kernel_btfs *k);
 /* Pair the object's programs by tracepoint and mark one of each pair (tp_btf unless
- * raw_only or the kernel has no BTF for it, else raw_tp when the tracepoint exists) for
+ * PLAN_RAW_ONLY or the kernel has no BTF for it, else raw_tp when the tracepoint exists) for
  * loading; the others are skipped with a reason. Before load. */
 int bpfl_plan_programs(struct bpf_loader *loader, const struct bpf_loader_opts *opts,
-		       struct kernel_btfs *btfs, bool raw_only);
+		       struct kernel_btfs *btfs, enum plan_level level);
 
 /* ---- pins.c ---- */
 

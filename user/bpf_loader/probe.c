@@ -131,6 +131,142 @@ static bool is_page_cache_tracepoint(const char *tp)
 	       !strcmp(tp, "mm_lru_activate");
 }
 
+/* Programs that only feed the inspection maps: attached with opts->inspect alone. */
+static bool is_inspect_tracepoint(const char *tp)
+{
+	static const char *const inspect_only[] = {
+		"mm_vmscan_direct_reclaim_end", "mm_vmscan_memcg_reclaim_end",
+		"mm_lru_activate", "mm_filemap_add_to_page_cache",
+		"mm_filemap_delete_from_page_cache", "mm_vmscan_lru_shrink_inactive",
+		"sched_process_exit", "ext4_free_inode", "xfs_remove",
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(inspect_only) / sizeof(inspect_only[0]); i++)
+		if (!strcmp(tp, inspect_only[i]))
+			return true;
+	return false;
+}
+
+/* Why a tracepoint is left out by the options, or NULL when it is wanted. */
+static const char *left_out_by_options(const char *tp, const struct bpf_loader_opts *opts)
+{
+	if (!strcmp(tp, "mm_page_alloc") && opts->memory_hook != BPF_MEMORY_HOOK_PAGE_ALLOC)
+		return "not the memory hook";
+	if (!strcmp(tp, "mm_lru_insertion") && opts->memory_hook == BPF_MEMORY_HOOK_PAGE_ALLOC)
+		return "not the memory hook";
+	if (!strcmp(tp, MEMORY_CHARGE_HOOK) && opts->memory_hook != BPF_MEMORY_HOOK_CHARGE)
+		return "not the memory hook";
+	if (!opts->inspect && is_inspect_tracepoint(tp))
+		return "inspection only (--bpf-inspect)";
+	if (opts->no_page_cache && is_page_cache_tracepoint(tp))
+		return "page-cache accounting disabled";
+	return NULL;
+}
+
+/* Is the memory controller enabled (/proc/cgroups)? Without it nothing is charged. */
+static bool memory_controller_enabled(void)
+{
+	char line[256], name[64];
+	unsigned int hierarchy, groups, enabled;
+	bool found = false;
+	FILE *f = fopen("/proc/cgroups", "re");
+
+	if (!f)
+		return false;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %u %u %u", name, &hierarchy, &groups, &enabled) == 4 &&
+		    !strcmp(name, "memory"))
+			found = enabled == 1;
+	fclose(f);
+	return found;
+}
+
+/* ---- mark_victim's argument shape ------------------------------------------------------ */
+
+static const struct btf_type *skip_mods_typedefs(const struct btf *btf, __u32 *id)
+{
+	const struct btf_type *t = btf__type_by_id(btf, *id);
+
+	while (t && (btf_is_mod(t) || btf_is_typedef(t))) {
+		*id = t->type;
+		t = btf__type_by_id(btf, *id);
+	}
+	return t;
+}
+
+enum bpf_loader_mark_victim_shape bpf_loader_mark_victim_shape(const struct btf *btf)
+{
+	const struct btf_type *t, *arg;
+	const struct btf_param *params;
+	const char *name;
+	__s32 typedef_id;
+	__u32 id;
+
+	if (!btf)
+		return BPF_MARK_VICTIM_UNKNOWN;
+	typedef_id = btf__find_by_name_kind(btf, "btf_trace_mark_victim", BTF_KIND_TYPEDEF);
+	if (typedef_id <= 0)
+		return BPF_MARK_VICTIM_UNKNOWN;
+	/* typedef void (*btf_trace_mark_victim)(void *__data, <TP_PROTO args>) */
+	t = btf__type_by_id(btf, typedef_id);
+	id = t->type;
+	t = skip_mods_typedefs(btf, &id);
+	if (!t || !btf_is_ptr(t))
+		return BPF_MARK_VICTIM_UNKNOWN;
+	id = t->type;
+	t = skip_mods_typedefs(btf, &id);
+	if (!t || !btf_is_func_proto(t) || btf_vlen(t) < 2)
+		return BPF_MARK_VICTIM_UNKNOWN;
+	params = btf_params(t);
+	id = params[1].type;
+	arg = skip_mods_typedefs(btf, &id);
+	if (!arg)
+		return BPF_MARK_VICTIM_UNKNOWN;
+	if (btf_is_int(arg) && arg->size == 4)
+		return BPF_MARK_VICTIM_PID;
+	if (!btf_is_ptr(arg))
+		return BPF_MARK_VICTIM_UNKNOWN;
+	id = arg->type;
+	arg = skip_mods_typedefs(btf, &id);
+	if (!arg || !btf_is_struct(arg))
+		return BPF_MARK_VICTIM_UNKNOWN;
+	name = btf__name_by_offset(btf, arg->name_off);
+	return name && !strcmp(name, "task_struct") ? BPF_MARK_VICTIM_TASK
+						    : BPF_MARK_VICTIM_UNKNOWN;
+}
+
+const char *bpf_loader_mark_victim_shape_name(enum bpf_loader_mark_victim_shape shape)
+{
+	switch (shape) {
+	case BPF_MARK_VICTIM_TASK: return "task_struct *";
+	case BPF_MARK_VICTIM_PID: return "int pid";
+	default: return "unknown";
+	}
+}
+
+/* Point the slot at the programs for this kernel's argument shape; false: skip it. */
+static bool choose_variant(struct tracepoint_slot *slot, struct kernel_btfs *btfs,
+			   const struct bpf_loader_opts *opts)
+{
+	enum bpf_loader_mark_victim_shape shape;
+
+	if (strcmp(slot->name, "mark_victim"))
+		return true;
+	shape = opts->force_mark_victim_shape ? (enum bpf_loader_mark_victim_shape)opts->force_mark_victim_shape
+					      : bpf_loader_mark_victim_shape(btfs->vmlinux);
+	log_debug("bpf: mark_victim passes %s", bpf_loader_mark_victim_shape_name(shape));
+	if (shape == BPF_MARK_VICTIM_PID) {
+		slot->btf_prog = slot->alt_btf_prog;
+		slot->raw_prog = slot->alt_raw_prog;
+	} else if (shape != BPF_MARK_VICTIM_TASK) {
+		snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+			 "argument shape unknown (no btf_trace_mark_victim in kernel BTF)");
+		return false;
+	}
+	return true;
+}
+
 static struct tracepoint_slot *slot_for(struct bpf_loader *loader, const char *tp)
 {
 	struct tracepoint_slot *slot;
@@ -149,17 +285,19 @@ static struct tracepoint_slot *slot_for(struct bpf_loader *loader, const char *t
 
 /* Pair programs by tracepoint and keep one of each pair (or none) for loading. */
 int bpfl_plan_programs(struct bpf_loader *loader, const struct bpf_loader_opts *opts,
-			 struct kernel_btfs *btfs, bool raw_only)
+			 struct kernel_btfs *btfs, enum plan_level level)
 {
-	bool need_raw[MAX_TRACEPOINTS] = {}, any_raw = false;
+	bool need_raw[MAX_TRACEPOINTS] = {}, any_raw = false, raw_only = level == PLAN_RAW_ONLY;
 	struct bpf_program *prog;
 	size_t i;
 
 	loader->nr_slots = 0;
+	loader->fentry_planned = false;
 	bpf_object__for_each_program(prog, loader->skel->obj) {
 		const char *sec = bpf_program__section_name(prog);
 		struct tracepoint_slot *slot;
-		bool btf_kind = !strncmp(sec, "tp_btf/", 7);
+		bool fentry = !strncmp(sec, "fentry/", 7);
+		bool btf_kind = fentry || !strncmp(sec, "tp_btf/", 7);
 
 		if (!btf_kind && strncmp(sec, "raw_tp/", 7))
 			continue;
@@ -168,22 +306,51 @@ int bpfl_plan_programs(struct bpf_loader *loader, const struct bpf_loader_opts *
 			log_err("bpf: more than %d tracepoints in the object", MAX_TRACEPOINTS);
 			return -E2BIG;
 		}
-		if (btf_kind)
+		if (strstr(bpf_program__name(prog), "_pid_")) {
+			if (btf_kind)
+				slot->alt_btf_prog = prog;
+			else
+				slot->alt_raw_prog = prog;
+		} else if (btf_kind) {
 			slot->btf_prog = prog;
-		else
+			slot->fentry = fentry;
+		} else {
 			slot->raw_prog = prog;
+		}
 		bpf_program__set_autoload(prog, false);
 	}
 
 	for (i = 0; i < loader->nr_slots; i++) {
 		struct tracepoint_slot *slot = &loader->slots[i];
 
+		const char *left_out = left_out_by_options(slot->name, opts);
+
 		slot->mode = MODE_SKIP;
-		if (opts->no_page_cache && is_page_cache_tracepoint(slot->name)) {
-			snprintf(slot->skip_reason, sizeof(slot->skip_reason),
-				 "page-cache accounting disabled");
+		slot->left_out = left_out != NULL;
+		if (left_out) {
+			snprintf(slot->skip_reason, sizeof(slot->skip_reason), "%s", left_out);
 			continue;
 		}
+		if (!choose_variant(slot, btfs, opts))
+			continue;
+		if (slot->fentry) {
+			if (level != PLAN_ALL)
+				snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+					 "fentry refused by this kernel, or raw_tp fallback in use");
+			else if (btf__find_by_name_kind(btfs->vmlinux, slot->name, BTF_KIND_FUNC) <= 0)
+				snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+					 "function not in this kernel's BTF");
+			else if (!strcmp(slot->name, MEMORY_CHARGE_HOOK) &&
+				 !memory_controller_enabled())
+				snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+					 "memory controller disabled: nothing is charged");
+			else
+				loader->fentry_planned = true, slot->mode = MODE_TP_BTF;
+			continue;
+		}
+		if (!strcmp(slot->name, "mm_lru_insertion") &&
+		    opts->memory_hook == BPF_MEMORY_HOOK_CHARGE)
+			slot->standby_for = MEMORY_CHARGE_HOOK;
 		snprintf(slot->skip_reason, sizeof(slot->skip_reason),
 			 "tracepoint not in this kernel (module not loaded?)");
 		if (!raw_only && slot->btf_prog && has_btf_tracepoint(btfs, slot->name))

@@ -101,6 +101,8 @@ struct evictd_config {
 	bool validate;
 	bool no_bpf;
 	bool no_page_cache_bpf;
+	bool bpf_inspect;			/* attach the inspection-only BPF programs */
+	bool memory_refault_aware;		/* active file cache reclaimable unless refaulting */
 	bool no_psi;				/* no PSI trigger: poll only (benchmarks) */			/* leave out the per-folio page-cache programs */
 	bool daemonset_last;
 	bool oom_guard;

@@ -39,6 +39,11 @@ struct observations {
 	int64_t mem_total_bytes;
 	int64_t mem_available_kernel_bytes;	/* /proc/meminfo MemAvailable */
 	int64_t memory_working_set_bytes;
+	/* memory.available both ways (v2 only; -1 when not known): the kubelet's, and with active
+	 * file cache counted as reclaimable unless it refaults (signals/memory.c). */
+	int64_t memory_available_kubelet_bytes;
+	int64_t memory_available_refault_aware_bytes;
+	bool file_cache_refaulting;
 };
 
 const char *cgroup_layout_name(enum cgroup_layout layout);

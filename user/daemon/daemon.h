@@ -78,6 +78,10 @@ struct daemon {
 	uint64_t kernel_oom_kills_seen;	/* mark_victim records */
 	int64_t wake_ktime_ns;		/* kernel time of the wake-up being handled; 0: none */
 	int64_t last_wake_latency_ns;	/* kernel event -> our handler, last wake-up */
+	/* Without BPF: the memory signals re-read every 100 ms .. 1 s, the nearer a memory
+	 * threshold the sooner (daemon_bpf.c); NULL with BPF or without the OOM guard. */
+	struct loop_source *adaptive_poll;
+	int64_t adaptive_poll_interval_ns;	/* the interval last armed */
 
 	/* Graceful node shutdown (doc/DESIGN.md §7); kept as started until a restart. */
 	struct shutdown_manager shutdown;

@@ -36,8 +36,14 @@ static int on_wake(void *ctx, const struct evictd_wake *wake)
 		daemon->wake_ktime_ns = (int64_t)wake->ktime_ns;
 	if (wake->type == EVICTD_WAKE_OOM_KILL) {
 		daemon->kernel_oom_kills_seen++;
-		log_warn("the kernel OOM killer chose pid %llu (cgroup id %llu): evictd did not act in time",
-			 (unsigned long long)wake->value, (unsigned long long)wake->cgroup_id);
+		if (wake->cgroup_id == EVICTD_CGROUP_ID_UNKNOWN)
+			log_warn("the kernel OOM killer chose pid %llu (this kernel's mark_victim "
+				 "names no cgroup): evictd did not act in time",
+				 (unsigned long long)wake->value);
+		else
+			log_warn("the kernel OOM killer chose pid %llu (cgroup id %llu): evictd did "
+				 "not act in time", (unsigned long long)wake->value,
+				 (unsigned long long)wake->cgroup_id);
 	}
 	daemon->pending_mask |= wake_group_mask(bpf_loader_wake_group(wake->type));
 	return 0;
@@ -77,6 +83,55 @@ static uint64_t clamp_step(int64_t step, int64_t low, int64_t high)
 	return (uint64_t)(step < low ? low : step > high ? high : step);
 }
 
+/*
+ * Without BPF nothing says that memory is going, and PSI only speaks once tasks stall, which
+ * in a small node is when the kernel OOM killer is about to act (bench/results.md: evictd
+ * --no-bpf lost 20 of 20 races at 256 MiB/s with a 10 s poll). So while the OOM guard is on,
+ * the memory signals are re-read adaptively as earlyoom does (earlyoom's sleep_time_ms(),
+ * main.c: headroom / an assumed fill rate of 6000 KiB per ms, clamped to 100 .. 1000 ms),
+ * paced by the nearest memory threshold, the guard included.
+ */
+#define ADAPTIVE_POLL_MIN_NS (100 * 1000000LL)
+#define ADAPTIVE_POLL_MAX_NS (1000 * 1000000LL)
+#define ASSUMED_FILL_BYTES_PER_MS (6000 * 1024LL)
+
+int64_t daemon_adaptive_poll_interval_ns(int64_t margin_bytes)
+{
+	int64_t ms;
+
+	if (margin_bytes <= 0)
+		return ADAPTIVE_POLL_MIN_NS;
+	ms = margin_bytes / ASSUMED_FILL_BYTES_PER_MS;	/* compared in ms: no overflow */
+	if (ms < ADAPTIVE_POLL_MIN_NS / 1000000LL)
+		return ADAPTIVE_POLL_MIN_NS;
+	if (ms > ADAPTIVE_POLL_MAX_NS / 1000000LL)
+		return ADAPTIVE_POLL_MAX_NS;
+	return ms * 1000000LL;
+}
+
+static void on_adaptive_poll(void *ctx)
+{
+	struct daemon *daemon = ctx;
+
+	daemon->pending_mask |= SIGNAL_MASK_MEMORY;
+}
+
+static void arm_adaptive_poll(struct daemon *daemon)
+{
+	int64_t margin = margin_to_thresholds(daemon->policy, SIGNAL_MASK_MEMORY);
+
+	if (!daemon->adaptive_poll)
+		return;
+	if (margin == INT64_MAX || !daemon->policy->config.oom_guard) {
+		/* Off after a reload that turned the guard off: the housekeeping poll remains. */
+		daemon->adaptive_poll_interval_ns = 0;
+		loop_timer_set(daemon->adaptive_poll, LOOP_NO_DEADLINE);
+		return;
+	}
+	daemon->adaptive_poll_interval_ns = daemon_adaptive_poll_interval_ns(margin);
+	loop_timer_set(daemon->adaptive_poll, clock_monotonic_ns() + daemon->adaptive_poll_interval_ns);
+}
+
 /* Tell the BPF programs how much may happen before we must look again: a quarter of the
  * margin, so checks get denser as a threshold approaches and stay rare far from one. */
 void daemon_bpf_update_steps(struct daemon *daemon)
@@ -101,10 +156,26 @@ void daemon_bpf_update_steps(struct daemon *daemon)
 		.wake_on_reclaim = true,
 	};
 
-	if (!daemon->bpf)
+	if (!daemon->bpf) {
+		arm_adaptive_poll(daemon);
 		return;
+	}
 	if (bpf_loader_set_steps(daemon->bpf, &steps))
 		log_warn("bpf: cannot update the wake-up steps; the poll and PSI remain");
+}
+
+/* BPF off or unavailable: the adaptive memory poll stands in (see above). */
+static void setup_adaptive_poll(struct daemon *daemon)
+{
+	daemon->adaptive_poll = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_adaptive_poll,
+					       daemon);
+	if (!daemon->adaptive_poll) {
+		log_warn("cannot arm the adaptive memory poll; the housekeeping poll and PSI remain");
+		return;
+	}
+	if (daemon->policy->config.oom_guard)
+		log_info("without BPF the memory signals are re-read every 100 ms to 1 s, the "
+			 "nearer a threshold the sooner");
 }
 
 void daemon_bpf_setup(struct daemon *daemon)
@@ -114,21 +185,25 @@ void daemon_bpf_setup(struct daemon *daemon)
 	if (daemon->policy->config.no_bpf) {
 		daemon->bpf_state = "off (--no-bpf)";
 		log_info("BPF off (--no-bpf): running on polling and PSI alone");
+		setup_adaptive_poll(daemon);
 		return;
 	}
 	attached = bpf_loader_open(&daemon->bpf, &(struct bpf_loader_opts){
 		.pin_dir = daemon->policy->config.bpf_pin_dir,
+		.inspect = daemon->policy->config.bpf_inspect,
 		.no_page_cache = daemon->policy->config.no_page_cache_bpf,
 	});
 	if (attached < 0) {
 		daemon->bpf = NULL;
 		daemon->bpf_state = "unavailable (polling and PSI)";
+		setup_adaptive_poll(daemon);
 		return;	/* the loader logged why, once */
 	}
 	if (!loop_add_fd(daemon->loop, bpf_loader_ring_fd(daemon->bpf), EPOLLIN, false, on_bpf, daemon)) {
 		bpf_loader_destroy(daemon->bpf, true);
 		daemon->bpf = NULL;
 		daemon->bpf_state = "unavailable (polling and PSI)";
+		setup_adaptive_poll(daemon);
 		return;
 	}
 	daemon->bpf_state = "on";

@@ -35,6 +35,9 @@ int daemon_reload(struct daemon *daemon);
 /* daemon_bpf.c: load and attach (or say why not), pace the wake-ups by the margins. */
 void daemon_bpf_setup(struct daemon *daemon);
 void daemon_bpf_update_steps(struct daemon *daemon);
+/* Without BPF: how long the memory signals may go unread, margin_bytes from the nearest
+ * memory threshold (earlyoom's pacing: 100 ms .. 1 s). */
+int64_t daemon_adaptive_poll_interval_ns(int64_t margin_bytes);
 
 /* daemon_ops.c */
 int daemon_ops_open(struct daemon *daemon);

@@ -100,6 +100,7 @@ int policy_new(struct policy **out, const struct evictd_config *config, const st
 		.imagefs_dir = policy->config.imagefs_dir,
 		.containerfs_dir = policy->config.containerfs_dir,
 		.kubelet_cgroup_root = policy->config.kubelet_cgroup_root,
+		.memory_refault_aware = policy->config.memory_refault_aware,
 	};
 	policy->now_ns = clock_monotonic_ns;
 	policy->decision.threshold_index = -1;

@@ -112,6 +112,22 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 		fprintf(out, "} %lld\n", (long long)snap->signal_capacity[s]);
 	}
 
+	if (snap->memory_available_kubelet >= 0 && snap->memory_available_refault_aware >= 0) {
+		put_help(out, "evictd_memory_available_bytes", "gauge",
+			 "memory.available two ways: formula=\"kubelet\" (capacity - (usage - inactive_file)), "
+			 "formula=\"refault-aware\" (active file cache counted as free unless it refaults; "
+			 "what thresholds use with --memory-refault-aware).");
+		fputs("evictd_memory_available_bytes{", out);
+		put_label(out, true, "formula", "kubelet");
+		fprintf(out, "} %lld\n", (long long)snap->memory_available_kubelet);
+		fputs("evictd_memory_available_bytes{", out);
+		put_label(out, true, "formula", "refault-aware");
+		fprintf(out, "} %lld\n", (long long)snap->memory_available_refault_aware);
+		put_help(out, "evictd_file_cache_refaulting", "gauge",
+			 "1 while more than 1% of the file cache is read back in per second (workingset_refault_file).");
+		put_int(out, "evictd_file_cache_refaulting", snap->file_cache_refaulting);
+	}
+
 	put_help(out, "evictd_threshold_value", "gauge",
 		 "Eviction threshold resolved against the signal's capacity, in the signal's unit.");
 	for (size_t i = 0; i < snap->n_thresholds; i++) {

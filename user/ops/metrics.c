@@ -85,6 +85,9 @@ void metrics_snapshot_fill(struct metrics_snapshot *snap, const struct eviction_
 		snap->signal_available[s] = obs->signal[s].available;
 		snap->signal_capacity[s] = obs->signal[s].capacity;
 	}
+	snap->memory_available_kubelet = obs->memory_available_kubelet_bytes;
+	snap->memory_available_refault_aware = obs->memory_available_refault_aware_bytes;
+	snap->file_cache_refaulting = obs->file_cache_refaulting;
 	snap->n_thresholds = 0;
 	for (size_t i = 0; i < engine->n_thresholds && i < EV_MAX_THRESHOLDS; i++) {
 		snap->thresholds[i] = (struct metrics_threshold){

@@ -56,6 +56,10 @@ struct metrics_snapshot {
 	bool signal_present[EV_SIGNAL_COUNT];
 	int64_t signal_available[EV_SIGNAL_COUNT];
 	int64_t signal_capacity[EV_SIGNAL_COUNT];
+	/* memory.available by the kubelet's formula and refault-aware (-1: unknown). */
+	int64_t memory_available_kubelet;
+	int64_t memory_available_refault_aware;
+	bool file_cache_refaulting;
 	struct metrics_threshold thresholds[EV_MAX_THRESHOLDS];
 	size_t n_thresholds;
 	bool conditions[EV_CONDITION_COUNT];

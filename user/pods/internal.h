@@ -60,6 +60,20 @@ struct pods {
 	struct pod *prev;
 	size_t n_prev, cap_prev;
 
+	/* cgroup_watch.c: inotify on the directories pods live in; while nothing changed there,
+	 * a refresh reads usage through the directory fds kept since discovery (dir_fds[i] is
+	 * items[i]'s, -1 when none) instead of rediscovering. */
+	int inotify_fd;
+	bool watching;			/* watches are set and the table matches them */
+	int *dir_fds;
+	size_t n_fds, cap_fds;
+	/* Per pod, its usage files kept open too and re-read with pread (file_fds[i * USAGE_FILES
+	 * + k]; USAGE_FD_ABSENT: not there at discovery; -1: not kept). Kept fds of both kinds
+	 * stay under fd_budget (half the RLIMIT_NOFILE soft limit): past it, pods are read by
+	 * path as before. */
+	int *file_fds;
+	size_t fds_open, fd_budget;
+
 	struct warned_key *warned;	/* open addressing, FNV-1a of (kind, key) */
 	size_t n_warned, cap_warned;	/* cap: 0 or a power of two */
 	uint32_t warn_generation;	/* bumped by every pods_refresh */
@@ -74,6 +88,28 @@ int pods_parse_u64_text(const char *text, int64_t *value);
 int pods_read_i64_at(int dir_fd, const char *name, int64_t *value);
 /* pods_read_usage() through the open cgroup dir dir_fd, with no identity check. */
 int pods_read_usage_at(struct pod *pod, int dir_fd);
+/* usage.c: a pod's usage files, kept open since discovery. */
+enum usage_file { USAGE_EVENTS, USAGE_CURRENT, USAGE_STAT, USAGE_PIDS, USAGE_FILES };
+#define USAGE_FD_ABSENT (-2)
+/* Open the usage files of the cgroup at dir_fd into fds (absent ones USAGE_FD_ABSENT, others
+ * that could not be opened -1); returns how many were opened. */
+size_t pods_usage_files_open(int dir_fd, int fds[USAGE_FILES]);
+/* pods_read_usage_at() through the kept files (pread at 0 regenerates a cgroup file). */
+int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES]);
+
+/* cgroup_watch.c. Close the kept directory fds (n_fds = 0). */
+void pods_fds_close(struct pods *pods);
+/* Room for n pods' kept fds. 0 or -ENOMEM. */
+int pods_fds_reserve(struct pods *pods, size_t n);
+/* Drop the last pod added (its cgroup could not be used) and its kept fds. */
+void pods_drop_last(struct pods *pods);
+/* Keep dir_fd (owned from here on) and its usage files for pod index, within the budget. */
+void pods_fds_keep(struct pods *pods, size_t index, int dir_fd);
+/* Close the inotify instance and the kept fds. */
+void pods_watch_close(struct pods *pods);
+/* Must pods_refresh() rediscover (first time, no watching, or a change seen)? When true, the
+ * watches are set anew before returning, so a change during the scan is seen next time. */
+bool pods_watch_need_discovery(struct pods *pods);
 /* The value of `key` in a "key value\n" file held in buf; -ENOENT when absent. */
 int pods_flat_keyed_value(const char *buf, const char *key, int64_t *value);
 /* true the first time (kind, key) is seen and its kind's rate allows a line: the caller logs

@@ -17,7 +17,8 @@
  * metadata is re-parsed only when its source says it changed.
  *
  * This file: the table, discovery of the cgroup tree, the join with metadata. meta.c: the
- * metadata sources; usage.c: per-pod cgroup files; disk.c and crictl.c: disk use.
+ * metadata sources; usage.c: per-pod cgroup files; cgroup_watch.c: when to rediscover (kept
+ * directory fds in between); disk.c and crictl.c: disk use.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -80,6 +81,7 @@ int pods_open(struct pods **out, const struct pods_options *options)
 		return -ENOMEM;
 	}
 	pods->meta_source = options->meta_source;
+	pods->inotify_fd = -1;
 	err = copy_checked(pods->root, sizeof(pods->root), fileio_root_is_host(options->root) ? "" : options->root);
 	if (err)
 		goto fail;
@@ -145,6 +147,7 @@ void pods_close(struct pods *pods)
 	if (pods->meta_source && pods->meta_source->destroy)
 		pods->meta_source->destroy(pods->meta_source);
 	pod_meta_list_free(&pods->meta);
+	pods_watch_close(pods);
 	free(pods->items);
 	free(pods->ptrs);
 	free(pods->prev);
@@ -217,8 +220,10 @@ static bool pod_uid_from_name(const char *name, const char *prefix, const char *
 static void workload_xattrs(struct pods *pods, struct pod *pod, int fd, uid_t owner);
 
 /* workloads: non-NULL for a standalone workload, whose xattrs are read through the same fd
- * (the owner checked is then the owner of the directory the values come from). */
-static int open_cgroup(DIR *d, const char *name, struct pod *pod, struct pods *workloads)
+ * (the owner checked is then the owner of the directory the values come from). The fd is
+ * kept for the pod's later usage reads (cgroup_watch.c). */
+static int open_cgroup(DIR *d, const char *name, struct pod *pod, struct pods *pods,
+		       bool workload)
 {
 	struct stat st;
 	int fd, err = 0;
@@ -233,10 +238,21 @@ static int open_cgroup(DIR *d, const char *name, struct pod *pod, struct pods *w
 	if (!err) {
 		pod->cgroup_id = (uint64_t)st.st_ino;
 		pods_read_usage_at(pod, fd);
-		if (workloads)
-			workload_xattrs(workloads, pod, fd, st.st_uid);
+		if (workload)
+			workload_xattrs(pods, pod, fd, st.st_uid);
 	}
-	close(fd);
+	if (err || pods_fds_reserve(pods, pods->n_items)) {
+		close(fd);
+		fd = -1;
+	}
+	if (!err) {
+		/* items[n_items - 1] is pod: its fds go to the same index. */
+		while (pods->n_fds < pods->n_items) {
+			pods->dir_fds[pods->n_fds] = -1;
+			pods_fds_keep(pods, pods->n_fds++, -1);
+		}
+		pods_fds_keep(pods, pods->n_items - 1, fd);
+	}
 	return err;
 }
 
@@ -278,8 +294,8 @@ static int scan_qos_dir(struct pods *pods, const char *dir, const char *prefix, 
 			return -ENOMEM;
 		}
 		if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", dir, entry->d_name) >=
-		    (int)sizeof(pod->cgroup_path) || open_cgroup(d, entry->d_name, pod, NULL)) {
-			pods->n_items--;
+		    (int)sizeof(pod->cgroup_path) || open_cgroup(d, entry->d_name, pod, pods, false)) {
+			pods_drop_last(pods);
 			continue;
 		}
 		strcpy(pod->uid, uid);
@@ -465,8 +481,8 @@ static int discover_workloads(struct pods *pods)
 			}
 			if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", root,
 				     entry->d_name) >= (int)sizeof(pod->cgroup_path) ||
-			    open_cgroup(d, entry->d_name, pod, pods)) {
-				pods->n_items--;
+			    open_cgroup(d, entry->d_name, pod, pods, true)) {
+				pods_drop_last(pods);
 				continue;
 			}
 			/* The cgroup id is the workload's UID: it is what the BPF side keys its
@@ -648,6 +664,34 @@ static void carry_disk_usage(struct pods *pods)
 	}
 }
 
+/* Nothing changed in the watched tree: the same pods, their usage re-read through the kept
+ * directory fds and the metadata joined again (it may have changed on its own). */
+static int refresh_in_place(struct pods *pods)
+{
+	pods->warn_generation++;
+	for (size_t i = 0; i < pods->n_items; i++) {
+		struct pod *pod = &pods->items[i];
+
+		if (!pods->standalone) {
+			/* Metadata is joined afresh: nothing of the last join may linger. */
+			pod->namespace_[0] = pod->name[0] = '\0';
+			pod->priority = 0;
+			pod->is_static = pod->is_mirror = pod->is_daemonset = false;
+			pod->termination_grace_period_s = -1;
+			pod->memory_request = pod->ephemeral_storage_request = 0;
+		}
+		if (pods->dir_fds[i] >= 0)
+			pods_read_usage_fds(pod, pods->dir_fds[i], &pods->file_fds[i * USAGE_FILES]);
+		else
+			pods_read_usage(pod);
+		pods->ptrs[i] = pod;
+	}
+	if (!pods->standalone)
+		join_metadata(pods);
+	mark_self(pods);
+	return 0;
+}
+
 int pods_refresh(struct pods *pods)
 {
 	struct pod *swap_items;
@@ -656,6 +700,19 @@ int pods_refresh(struct pods *pods)
 
 	if (!pods)
 		return -EINVAL;
+	if (!pods->standalone) {
+		/* Held: static pods cannot be told from others yet (pods.h). */
+		err = update_metadata(pods);
+		if (err) {
+			pods->n_items = 0;
+			pods_fds_close(pods);
+			pods->watching = false;
+			return err;
+		}
+	}
+	if (!pods_watch_need_discovery(pods) && pods->n_fds == pods->n_items)
+		return refresh_in_place(pods);
+	pods_fds_close(pods);
 	/* Keep the last table as prev; the new one is built in prev's old buffer. */
 	swap_items = pods->prev;
 	swap_cap = pods->cap_prev;
@@ -666,17 +723,11 @@ int pods_refresh(struct pods *pods)
 	pods->cap_items = swap_cap;
 	pods->n_items = 0;
 	pods->warn_generation++;
-	if (pods->standalone) {
-		err = discover_workloads(pods);
-	} else {
-		/* Held: static pods cannot be told from others yet (pods.h). */
-		err = update_metadata(pods);
-		if (err)
-			return err;
-		err = discover_kubepods(pods);
-	}
+	err = pods->standalone ? discover_workloads(pods) : discover_kubepods(pods);
 	if (err) {
 		pods->n_items = 0;
+		pods_fds_close(pods);
+		pods->watching = false;	/* try the whole discovery again next time */
 		errno = -err;
 		log_err("pods: discovery failed: %m");
 		return err;
@@ -695,8 +746,13 @@ int pods_refresh_usage(struct pods *pods)
 {
 	if (!pods)
 		return -EINVAL;
-	for (size_t i = 0; i < pods->n_items; i++)
-		pods_read_usage(&pods->items[i]);
+	for (size_t i = 0; i < pods->n_items; i++) {
+		if (i < pods->n_fds && pods->dir_fds[i] >= 0)
+			pods_read_usage_fds(&pods->items[i], pods->dir_fds[i],
+					    &pods->file_fds[i * USAGE_FILES]);
+		else
+			pods_read_usage(&pods->items[i]);
+	}
 	return 0;
 }
 

@@ -9,7 +9,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/magic.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <unistd.h>
 
 #include "sys/cgroupfs.h"
@@ -166,6 +168,21 @@ static int64_t count_threads(int dir_fd)
 	return count;
 }
 
+/* Has the directory behind dir_fd been removed? rmdir(2) clears a directory's link count on
+ * disk filesystems and tmpfs; kernfs keeps it, but every live cgroup v2 directory below the
+ * root has cgroup.events, and a removed one has no names left (lookups in a dead directory
+ * fail with ENOENT). Asked only when cgroup.events could not be read. */
+static bool dir_is_gone(int dir_fd)
+{
+	struct statfs fs;
+	struct stat st;
+
+	if (fstat(dir_fd, &st) == 0 && st.st_nlink == 0)
+		return true;
+	return fstatfs(dir_fd, &fs) == 0 && fs.f_type == CGROUP2_SUPER_MAGIC &&
+	       faccessat(dir_fd, "cgroup.events", F_OK, 0) && errno == ENOENT;
+}
+
 int pods_read_usage_at(struct pod *pod, int dir_fd)
 {
 	char stat_buf[8192];
@@ -173,6 +190,24 @@ int pods_read_usage_at(struct pod *pod, int dir_fd)
 	ssize_t n;
 	int err;
 
+	/* populated 0 is the kernel's word that no live task is left; pids.current still
+	 * counts zombies until they are reaped. */
+	n = fileio_read_at(dir_fd, "cgroup.events", stat_buf, sizeof(stat_buf));
+	if (n < 0 && dir_is_gone(dir_fd)) {
+		/* A kept fd of a cgroup removed since discovery (cgroup_watch.c): nothing is left
+		 * to kill there, and a cgroup made again at its path is another one. */
+		pod->memory_working_set = 0;
+		pod->processes = 0;
+		pod->stats_missing = true;
+		pod->exited = true;
+		return -ENOENT;
+	}
+	{
+		int64_t populated = 1;
+
+		pod->exited = n >= 0 && pods_flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
+			      populated == 0;
+	}
 	err = pods_read_i64_at(dir_fd, "memory.current", &current);
 	if (!err) {
 		n = fileio_read_at(dir_fd, "memory.stat", stat_buf, sizeof(stat_buf));
@@ -186,16 +221,96 @@ int pods_read_usage_at(struct pod *pod, int dir_fd)
 		pod->stats_missing = true;
 	}
 
-	/* populated 0 is the kernel's word that no live task is left; pids.current still
-	 * counts zombies until they are reaped. */
-	n = fileio_read_at(dir_fd, "cgroup.events", stat_buf, sizeof(stat_buf));
-	{
-		int64_t populated = 1;
-
-		pod->exited = n >= 0 && pods_flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
-			      populated == 0;
-	}
 	if (pods_read_i64_at(dir_fd, "pids.current", &tasks) < 0) {
+		tasks = count_threads(dir_fd);
+		if (tasks < 0)
+			tasks = 0;
+	}
+	pod->processes = tasks;
+	return err;
+}
+
+static const char *const usage_file_names[USAGE_FILES] = {
+	[USAGE_EVENTS] = "cgroup.events",
+	[USAGE_CURRENT] = "memory.current",
+	[USAGE_STAT] = "memory.stat",
+	[USAGE_PIDS] = "pids.current",
+};
+
+size_t pods_usage_files_open(int dir_fd, int fds[USAGE_FILES])
+{
+	size_t opened = 0;
+
+	for (int k = 0; k < USAGE_FILES; k++) {
+		/* O_NONBLOCK as in fileio_read_at: a FIFO planted here must not hang a read. */
+		fds[k] = openat(dir_fd, usage_file_names[k], O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+		if (fds[k] >= 0)
+			opened++;
+		else if (errno == ENOENT)
+			fds[k] = USAGE_FD_ABSENT;
+	}
+	return opened;
+}
+
+/* The whole file at offset 0 into buf (NUL-terminated): pread regenerates a cgroup file. */
+static ssize_t reread(int dir_fd, int fd, enum usage_file which, char *buf, size_t len)
+{
+	size_t used = 0;
+
+	if (fd == USAGE_FD_ABSENT)
+		return -ENOENT;
+	if (fd < 0)
+		return fileio_read_at(dir_fd, usage_file_names[which], buf, len);
+	while (used < len - 1) {
+		ssize_t n = pread(fd, buf + used, len - 1 - used, (off_t)used);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return -errno;
+		if (n == 0)
+			break;
+		used += (size_t)n;
+		if (which != USAGE_STAT)
+			break;	/* one short line: one call */
+	}
+	buf[used] = '\0';
+	return (ssize_t)used;
+}
+
+int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES])
+{
+	char stat_buf[8192];
+	int64_t current, inactive = 0, tasks, populated = 1;
+	ssize_t n;
+	int err;
+
+	n = reread(dir_fd, fds[USAGE_EVENTS], USAGE_EVENTS, stat_buf, sizeof(stat_buf));
+	/* kernfs answers ENODEV for a file of a removed cgroup. */
+	if (n < 0 && (n == -ENODEV || dir_is_gone(dir_fd))) {
+		pod->memory_working_set = 0;
+		pod->processes = 0;
+		pod->stats_missing = true;
+		pod->exited = true;
+		return -ENOENT;
+	}
+	pod->exited = n >= 0 && pods_flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
+		      populated == 0;
+	n = reread(dir_fd, fds[USAGE_CURRENT], USAGE_CURRENT, stat_buf, sizeof(stat_buf));
+	err = n < 0 ? (int)n : pods_parse_u64_text(stat_buf, &current);
+	if (!err) {
+		n = reread(dir_fd, fds[USAGE_STAT], USAGE_STAT, stat_buf, sizeof(stat_buf));
+		/* cAdvisor subtracts nothing when inactive_file is missing. */
+		if (n < 0 || pods_flat_keyed_value(stat_buf, "inactive_file", &inactive) < 0)
+			inactive = 0;
+		pod->memory_working_set = current > inactive ? current - inactive : 0;
+		pod->stats_missing = false;
+	} else {
+		pod->memory_working_set = 0;
+		pod->stats_missing = true;
+	}
+	n = reread(dir_fd, fds[USAGE_PIDS], USAGE_PIDS, stat_buf, sizeof(stat_buf));
+	if (n < 0 || pods_parse_u64_text(stat_buf, &tasks) < 0) {
 		tasks = count_threads(dir_fd);
 		if (tasks < 0)
 			tasks = 0;

@@ -125,9 +125,71 @@ static enum cgroup_layout cached_layout(const struct signal_source *source, cons
 	return layout_cache.layout;
 }
 
-static int working_set_v2(const char *memory_dir, int64_t *working_set)
+/*
+ * Refault-aware memory (kubernetes issue 43916: the kubelet counts all of active_file as used,
+ * so a node full of cache nobody reads again evicts pods for nothing). Active file cache is
+ * counted as reclaimable unless the node's file cache is refaulting: pages evicted from it
+ * being read back in (workingset_refault_file, mm/workingset.c workingset_refault()), i.e.
+ * the cache is the working set and reclaiming it would thrash. The rate is taken over at least
+ * REFAULT_WINDOW_NS between baselines; refaulting = more than 1/REFAULT_SHARE of the file
+ * cache coming back per second.
+ */
+#define REFAULT_WINDOW_NS (1000LL * 1000000)
+#define REFAULT_SHARE 100
+
+struct refault_state {
+	bool valid;
+	int64_t at_ns;
+	int64_t refault_pages;		/* workingset_refault_file at at_ns */
+	bool refaulting;		/* the last complete window's verdict */
+};
+
+bool signals_file_cache_refaulting(struct refault_state_view *view)
 {
-	struct key_scan scan = { .keys = { "anon", "file", "inactive_file" }, .nkeys = 3, .sep = ' ' };
+	int64_t elapsed = view->now_ns - view->then_ns;
+	int64_t refaulted_bytes = (view->refault_pages_now - view->refault_pages_then) *
+				  view->page_size;
+
+	if (elapsed <= 0 || refaulted_bytes <= 0 || view->file_cache_bytes <= 0)
+		return false;
+	/* refaulted per second > file cache / REFAULT_SHARE; in 128-bit, no overflow. */
+	return (__int128)refaulted_bytes * 1000000000LL * REFAULT_SHARE >
+	       (__int128)view->file_cache_bytes * elapsed;
+}
+
+static __thread struct refault_state refault;
+
+static bool refaulting_now(int64_t refault_pages, int64_t file_cache_bytes)
+{
+	int64_t now = clock_monotonic_ns();
+	static long page_size;
+
+	if (!page_size)
+		page_size = sysconf(_SC_PAGESIZE);
+	if (!refault.valid || refault_pages < refault.refault_pages) {
+		/* First read, or the counter went back (another root): no rate yet. */
+		refault = (struct refault_state){ .valid = true, .at_ns = now,
+						  .refault_pages = refault_pages };
+		return false;
+	}
+	if (now - refault.at_ns < REFAULT_WINDOW_NS)
+		return refault.refaulting;
+	refault.refaulting = signals_file_cache_refaulting(&(struct refault_state_view){
+		.then_ns = refault.at_ns, .now_ns = now, .refault_pages_then = refault.refault_pages,
+		.refault_pages_now = refault_pages, .page_size = page_size,
+		.file_cache_bytes = file_cache_bytes });
+	refault.at_ns = now;
+	refault.refault_pages = refault_pages;
+	return refault.refaulting;
+}
+
+/* working_set: the kubelet's; refault_aware: without active file cache unless refaulting
+ * (-1 when memory.stat has no refault counters). */
+static int working_set_v2(const char *memory_dir, int64_t *working_set, int64_t *refault_aware,
+			  bool *refaulting)
+{
+	struct key_scan scan = { .keys = { "anon", "file", "inactive_file", "active_file",
+					   "workingset_refault_file" }, .nkeys = 5, .sep = ' ' };
 	char path[PATH_MAX];
 	int64_t usage;
 	int err;
@@ -147,6 +209,14 @@ static int working_set_v2(const char *memory_dir, int64_t *working_set)
 	*working_set = usage;
 	if (scan.found & 4)
 		*working_set = usage < scan.values[2] ? 0 : usage - scan.values[2];
+	*refault_aware = -1;
+	*refaulting = false;
+	if ((scan.found & (8 | 16)) == (8 | 16)) {	/* active_file, workingset_refault_file: 5.9+ */
+		*refaulting = refaulting_now(scan.values[4], scan.values[1]);
+		*refault_aware = *working_set;
+		if (!*refaulting)
+			*refault_aware = *working_set < scan.values[3] ? 0 : *working_set - scan.values[3];
+	}
 	return 0;
 }
 
@@ -176,15 +246,17 @@ static int working_set_v1(const char *memory_dir, int64_t *working_set)
 }
 
 static int read_working_set(const struct signal_source *source, enum cgroup_layout *layout,
-			    int64_t *working_set)
+			    int64_t *working_set, int64_t *refault_aware, bool *refaulting)
 {
 	const char *memory_dir;
 	int err;
 
+	*refault_aware = -1;
+	*refaulting = false;
 	*layout = cached_layout(source, &memory_dir);
 	switch (*layout) {
 	case CGROUP_LAYOUT_V2:
-		err = working_set_v2(memory_dir, working_set);
+		err = working_set_v2(memory_dir, working_set, refault_aware, refaulting);
 		break;
 	case CGROUP_LAYOUT_V1:
 		err = working_set_v1(memory_dir, working_set);
@@ -207,12 +279,17 @@ int sig_read_memory_group(const struct signal_source *source, struct observation
 {
 	struct observation *memory = &obs->signal[EV_SIGNAL_MEMORY_AVAILABLE];
 	struct observation *guard = &obs->signal[EV_SIGNAL_OOM_GUARD];
-	int64_t total, available, working_set;
+	int64_t total, available, working_set, refault_aware;
+	bool refaulting;
 	int err;
 
 	guard->present = false;
-	if (want_cgroup)
+	if (want_cgroup) {
 		memory->present = false;
+		obs->memory_available_kubelet_bytes = -1;
+		obs->memory_available_refault_aware_bytes = -1;
+		obs->file_cache_refaulting = false;
+	}
 	err = signals_read_meminfo(source->root, &total, &available);
 	if (err)
 		return err;
@@ -223,12 +300,19 @@ int sig_read_memory_group(const struct signal_source *source, struct observation
 	if (!want_cgroup)
 		return 0;
 
-	err = read_working_set(source, &obs->cgroup_layout, &working_set);
+	err = read_working_set(source, &obs->cgroup_layout, &working_set, &refault_aware,
+			       &refaulting);
 	if (err)
 		return err;
 	obs->memory_working_set_bytes = working_set;
+	obs->memory_available_kubelet_bytes = total - working_set;
+	obs->memory_available_refault_aware_bytes = refault_aware < 0 ? -1 : total - refault_aware;
+	obs->file_cache_refaulting = refaulting;
 	*memory = (struct observation){ .present = true, .available = total - working_set,
 					.capacity = total, .read_at_ns = clock_monotonic_ns() };
+	/* The opt-in mode: thresholds see the refault-aware value where the kernel has one. */
+	if (source->memory_refault_aware && refault_aware >= 0)
+		memory->available = total - refault_aware;
 	return 0;
 }
 

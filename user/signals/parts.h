@@ -31,7 +31,7 @@ int sig_read_int64(const char *path, int64_t *value);
 
 /* Keyed files: memory.stat ("key value") and meminfo ("Key:   value kB"). The caller's keys
  * must match a whole key, so "anon" never picks up "anon_thp". */
-#define MAX_KEYS 4
+#define MAX_KEYS 8
 struct key_scan {
 	const char *keys[MAX_KEYS];
 	unsigned nkeys;

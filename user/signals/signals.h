@@ -23,6 +23,9 @@ struct signal_source {
 	/* The kubelet's --cgroup-root, where kubepods(.slice) is (allocatableMemory.available);
 	 * NULL or "" = the hierarchy's root. */
 	const char *kubelet_cgroup_root;
+	/* memory.available counts active file cache as reclaimable unless it is refaulting
+	 * (kubernetes issue 43916; signals/memory.c). Off: the kubelet's formula. */
+	bool memory_refault_aware;
 };
 
 /* Read which signals are set in `mask` (SIGNAL_MASK bits; 0 = all) into obs. Signals
@@ -32,6 +35,16 @@ struct signal_source {
  * memory signal in mask: 0 when any requested signal was read, else the first error. A
  * group that keeps failing logs at error level once, then at debug until it recovers. */
 int signals_read(const struct signal_source *source, uint32_t mask, struct observations *obs);
+
+/* Refaulting verdict over one window (signals/memory.c), exposed for tests: more than 1% of
+ * the file cache read back in per second. */
+struct refault_state_view {
+	int64_t then_ns, now_ns;
+	int64_t refault_pages_then, refault_pages_now;	/* workingset_refault_file */
+	int64_t page_size;
+	int64_t file_cache_bytes;			/* memory.stat file */
+};
+bool signals_file_cache_refaulting(struct refault_state_view *view);
 
 /* The individual readers, exposed for tests. Each returns 0 or negative errno and logs
  * the failing path with %m. */

@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Without BPF and with the OOM guard on (the default), evictd re-reads the memory signals
+# adaptively, as earlyoom does: every 100 ms near a memory threshold, every second far from
+# one (daemon_bpf.c arm_adaptive_poll); with the guard off it is the plain housekeeping poller
+# the benchmarks compare against. Counted through evictctl's evaluation count, with the
+# housekeeping poll at 60 s so it cannot account for them.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/cli/tap.sh
+tmp=$(mktemp -d /tmp/evictd-nobpf-XXXXXX)
+pid=""
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+avail=$("$EVICTD" --once --no-bpf --dry-run --output json --state-dir="$tmp/state" 2>/dev/null |
+	jq '.signals["memory.available"].available')
+[ -n "$avail" ] && [ "$avail" -gt $((1 << 30)) ] || { echo "1..0 # skip: cannot read memory.available (or < 1 GiB)"; exit 0; }
+
+# evaluations SECONDS FLAGS...: evaluations of a --no-bpf daemon over SECONDS
+evaluations() {
+	local seconds=$1 before after
+	shift
+	"$EVICTD" --dry-run --no-bpf --housekeeping-interval=60s --state-dir="$tmp/state" \
+		--control-socket="$tmp/evictd.sock" --metrics-address=off --event-log=off "$@" \
+		>"$tmp/out" 2>&1 &
+	pid=$!
+	for _ in $(seq 1 100); do [ -S "$tmp/evictd.sock" ] && break; sleep 0.1; done
+	sleep 0.5
+	before=$("$BUILD_DIR/evictctl" --socket "$tmp/evictd.sock" status --json | jq -r '.evaluations')
+	sleep "$seconds"
+	after=$("$BUILD_DIR/evictctl" --socket "$tmp/evictd.sock" status --json | jq -r '.evaluations')
+	kill -TERM "$pid"; wait "$pid"; pid=""
+	rm -f "$tmp/evictd.sock"
+	echo $((after - before))
+}
+
+# 200 MiB above a threshold: well inside 100 ms of fill at earlyoom's assumed 6000 KiB/ms.
+near=$(evaluations 3 --eviction-hard="memory.available<$((avail - (200 << 20)))")
+check "near a threshold, the memory signals are read about every 100 ms ($near evaluations in 3 s)" \
+	[ "$near" -ge 15 -a "$near" -le 40 ]
+grep -q "re-read every 100 ms to 1 s" "$tmp/out"; check "the daemon says so at start" [ $? -eq 0 ]
+
+far=$(evaluations 3 --eviction-hard="memory.available<100Mi" --oom-guard=5%)
+check "far from every memory threshold, about once a second ($far evaluations in 3 s)" \
+	[ "$far" -ge 2 -a "$far" -le 5 ]
+
+off=$(evaluations 3 --eviction-hard="memory.available<$((avail - (200 << 20)))" --oom-guard=off)
+check "with the OOM guard off, only the housekeeping poll ($off evaluations in 3 s)" [ "$off" -le 1 ]
+
+done_testing

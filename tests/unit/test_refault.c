@@ -1,0 +1,164 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The refault-aware memory signal (--memory-refault-aware, user/signals/memory.c; kubernetes
+ * issue 43916): active file cache counts as reclaimable unless the file cache is refaulting
+ * (more than 1% of it read back in per second, workingset_refault_file), exported beside the
+ * kubelet's value. The verdict's boundaries, and signals_read() on a fixture root whose
+ * memory.stat changes between two reads a window apart. Numbers worked out in the comments.
+ */
+#include "testutil.h"
+
+#include <stdint.h>
+#include <time.h>
+
+#include "signals/signals.h"
+#include "sys/log.h"
+
+#define MI (1024LL * 1024)
+#define SEC 1000000000LL
+
+static void test_refault_verdict_boundaries(void **state)
+{
+	/* 800 MiB of file cache: 1% = 8 MiB per second = 2048 pages of 4 KiB. */
+	struct refault_state_view view = { .then_ns = 0, .now_ns = SEC, .refault_pages_then = 1000,
+					   .refault_pages_now = 1000 + 2048, .page_size = 4096,
+					   .file_cache_bytes = 800 * MI };
+
+	/* Exactly 1% a second: not more than 1%. */
+	assert_false(signals_file_cache_refaulting(&view));
+	/* One page more: refaulting. */
+	view.refault_pages_now++;
+	assert_true(signals_file_cache_refaulting(&view));
+	/* The same pages over two seconds: half the rate. */
+	view.now_ns = 2 * SEC;
+	assert_false(signals_file_cache_refaulting(&view));
+	/* No time passed, no cache, or the counter going back: no verdict of refaulting. */
+	view.now_ns = 0;
+	assert_false(signals_file_cache_refaulting(&view));
+	view.now_ns = SEC;
+	view.file_cache_bytes = 0;
+	assert_false(signals_file_cache_refaulting(&view));
+	view.file_cache_bytes = 800 * MI;
+	view.refault_pages_now = 10;
+	assert_false(signals_file_cache_refaulting(&view));
+	/* Huge counters do not overflow the comparison. */
+	view.refault_pages_then = 0;
+	view.refault_pages_now = INT64_MAX / 4096;
+	view.file_cache_bytes = INT64_MAX;
+	assert_true(signals_file_cache_refaulting(&view));
+}
+
+static int setup_tmp(void **state)
+{
+	char *root = malloc(PATH_MAX);
+
+	if (!root)
+		return -1;
+	fixture_tmpdir(root, "refault");
+	*state = root;
+	return 0;
+}
+
+static int teardown_tmp(void **state)
+{
+	fixture_rm_rf(*state);
+	free(*state);
+	return 0;
+}
+
+/* 1 GiB node: anon 100 MiB, file 800 MiB (inactive 300, active 500). */
+static void write_node(const char *root, long long refaulted_pages)
+{
+	fixture_write(root, "proc/meminfo",
+		      "MemTotal:       1048576 kB\nMemFree:         123456 kB\n"
+		      "MemAvailable:   600000 kB\n");
+	fixture_write(root, "sys/fs/cgroup/cgroup.controllers", "memory pids\n");
+	fixture_write(root, "sys/fs/cgroup/memory.stat",
+		      "anon %lld\nfile %lld\nkernel 0\ninactive_anon 0\nactive_anon %lld\n"
+		      "inactive_file %lld\nactive_file %lld\nworkingset_refault_anon 0\n"
+		      "workingset_refault_file %lld\nworkingset_activate_file 0\n",
+		      100 * MI, 800 * MI, 100 * MI, 300 * MI, 500 * MI, refaulted_pages);
+}
+
+static void sleep_ns(long long ns)
+{
+	struct timespec ts = { ns / SEC, ns % SEC };
+
+	nanosleep(&ts, NULL);
+}
+
+static void test_refault_aware_signal(void **state)
+{
+	const char *root = *state;
+	struct signal_source kubelet = { .root = root }, aware = { .root = root,
+								 .memory_refault_aware = true };
+	struct observations obs = { 0 };
+	long page = sysconf(_SC_PAGESIZE);
+	/* 1% of 800 MiB a second, in pages, over a 1.2 s window: the rate threshold. */
+	long long threshold_pages = 8 * MI * 12 / 10 / page;
+
+	/* Kubelet: 1 GiB - (900 MiB - 300 MiB inactive) = 424 MiB. Refault-aware, cache not
+	 * refaulting: the 500 MiB active file is free too: 924 MiB. */
+	write_node(root, 1000);
+	assert_int_equal(signals_read(&kubelet, SIGNAL_MASK_MEMORY, &obs), 0);
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, 424 * MI);
+	assert_int_equal(obs.memory_available_kubelet_bytes, 424 * MI);
+	assert_int_equal(obs.memory_available_refault_aware_bytes, 924 * MI);
+	assert_false(obs.file_cache_refaulting);
+	assert_int_equal(signals_read(&aware, SIGNAL_MASK_MEMORY, &obs), 0);
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, 924 * MI);
+	assert_int_equal(obs.memory_available_kubelet_bytes, 424 * MI);
+
+	/* Clean cache nobody reads again: a few refaults in a window stay under 1%/s. */
+	sleep_ns(12 * SEC / 10);
+	write_node(root, 1000 + threshold_pages / 4);
+	assert_int_equal(signals_read(&aware, SIGNAL_MASK_MEMORY, &obs), 0);
+	assert_false(obs.file_cache_refaulting);
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, 924 * MI);
+
+	/* Thrashing: twice the threshold's pages back in the next window: the active cache is
+	 * the working set, as the kubelet counts it. */
+	sleep_ns(12 * SEC / 10);
+	write_node(root, 1000 + threshold_pages / 4 + 2 * threshold_pages);
+	assert_int_equal(signals_read(&aware, SIGNAL_MASK_MEMORY, &obs), 0);
+	assert_true(obs.file_cache_refaulting);
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, 424 * MI);
+	assert_int_equal(obs.memory_available_refault_aware_bytes, 424 * MI);
+
+	/* Within a window the last verdict stands; a quiet window ends it. */
+	write_node(root, 1000 + threshold_pages / 4 + 2 * threshold_pages);
+	assert_int_equal(signals_read(&aware, SIGNAL_MASK_MEMORY, &obs), 0);
+	assert_true(obs.file_cache_refaulting);
+	sleep_ns(12 * SEC / 10);
+	assert_int_equal(signals_read(&aware, SIGNAL_MASK_MEMORY, &obs), 0);
+	assert_false(obs.file_cache_refaulting);
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, 924 * MI);
+}
+
+/* A kernel without the refault counters (< 5.9): the kubelet's value in both modes. */
+static void test_refault_counters_missing(void **state)
+{
+	const char *root = *state;
+	struct signal_source aware = { .root = root, .memory_refault_aware = true };
+	struct observations obs = { 0 };
+
+	fixture_write(root, "proc/meminfo", "MemTotal:       1048576 kB\nMemAvailable:   600000 kB\n");
+	fixture_write(root, "sys/fs/cgroup/cgroup.controllers", "memory\n");
+	fixture_write(root, "sys/fs/cgroup/memory.stat", "anon %lld\nfile %lld\ninactive_file %lld\n",
+		      100 * MI, 800 * MI, 300 * MI);
+	assert_int_equal(signals_read(&aware, SIGNAL_MASK_MEMORY, &obs), 0);
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, 424 * MI);
+	assert_int_equal(obs.memory_available_refault_aware_bytes, -1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_refault_verdict_boundaries),
+		cmocka_unit_test_setup_teardown(test_refault_aware_signal, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_refault_counters_missing, setup_tmp, teardown_tmp),
+	};
+
+	log_set_level(LOGLEVEL_ERR - 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,103 @@
+#!/bin/sh
+# 18-refault: the refault-aware memory signal (--memory-refault-aware; kubernetes issue 43916).
+#  Clean: a BestEffort pod ("cache") reads a 400 MiB file twice and sleeps: 400 MiB of clean
+#     active file cache that nobody reads again. A threshold between the kubelet's
+#     memory.available (which counts active_file as used) and the refault-aware one: the
+#     kubelet formula decides an eviction, the refault-aware mode does not.
+#  Thrash: a second pod ("thrash", memory.max 96 MiB) reads a 320 MiB file over and over: its
+#     cache refaults all the time. The refault-aware daemon sees the file cache refaulting
+#     (evictd_file_cache_refaulting 1) and counts the cache as the kubelet does: with the
+#     threshold again between the two values, it decides an eviction.
+# Everything --dry-run: the decisions are read from --once's JSON and the decision log.
+# vm-mem: 1024M
+# vm-smp: 2
+# vm-timeout: 420
+# vm-disk: 1024M ext4 -m 0
+# vm-bins: evictd
+# vm-add: tests/vm/lib/kubepods.sh:/usr/lib/evictd-vm/kubepods.sh
+# vm-add: tests/vm/data:/usr/lib/evictd-vm/data
+# vm-expect: disk-mounted pods-running cache-active
+# vm-expect: clean-kubelet-evicts clean-refault-aware-keeps
+# vm-expect: thrash-refaulting thrash-refault-aware-evicts evictd-alive
+. /usr/lib/evictd-vm/vm-lib.sh
+. /usr/lib/evictd-vm/kubepods.sh
+. /usr/lib/evictd-vm/data/evictd-vm.sh
+
+DATA=/mnt/data
+PODS=/run/pods.json
+MiB=1048576
+
+mkdir -p $DATA
+if vm_wait_for 10 test -b /dev/vda && mount -t ext4 /dev/vda $DATA; then
+    vm_pass disk-mounted
+else
+    vm_fail disk-mounted "cannot mount /dev/vda on $DATA"
+fi
+dd if=/dev/zero of=$DATA/cold bs=1M count=400 2>/dev/null
+dd if=/dev/zero of=$DATA/hot bs=1M count=320 2>/dev/null
+sync
+echo 3 >/proc/sys/vm/drop_caches
+
+kp_init systemd || vm_fail pods-running "kp_init systemd failed"
+kp_pod cache BestEffort
+kp_pod thrash BestEffort
+kp_podlist $PODS
+kp_run cache sh -c "cat $DATA/cold >/dev/null; cat $DATA/cold >/dev/null; echo read >/tmp/cache.done; exec sleep 100000"
+vm_wait_for 120 test -f /tmp/cache.done && vm_pass pods-running || vm_fail pods-running "the cache pod did not finish reading"
+
+active=$(awk '$1 == "active_file" { print $2 }' /sys/fs/cgroup/memory.stat)
+vm_info "root active_file $(mib "$active") MiB, $(grep -E 'inactive_file|workingset_refault_file' /sys/fs/cgroup/memory.stat | tr '\n' ' ')"
+[ "$active" -gt $((300 * MiB)) ] && vm_pass cache-active || vm_fail cache-active "only $(mib "$active") MiB of active file cache"
+
+# once MODE_FLAGS...: evictd --once --dry-run's JSON
+once() {
+    evictd --once --dry-run --pods-file=$PODS --node-name=evictd-vm --output json \
+        --metrics-address=off --event-log=off --control-socket=/run/evictd-once.sock \
+        --state-dir=/run/evictd-once "$@" 2>/dev/null
+}
+# (no jq in the guest: the JSON flattened, then matched)
+avail() {
+    once --eviction-hard="memory.available<1Ki" "$@" | tr -d ' \n' |
+        grep -o '"memory.available":{[^}]*}' | grep -o '"available":[0-9]*' | grep -o '[0-9]*$'
+}
+victim() {
+    _v=$(once "$@" | tr -d ' \n' | grep -o '"victim":{[^}]*}' | grep -o '"name":"[^"]*"' | cut -d'"' -f4)
+    echo "${_v:-none}"
+}
+
+K=$(avail)
+R=$(avail --memory-refault-aware)
+T=$(( (K + R) / 2 ))
+vm_info "clean cache: memory.available kubelet $(mib "$K") MiB, refault-aware $(mib "$R") MiB; threshold $(mib "$T") MiB"
+d=$(victim --eviction-hard="memory.available<$T")
+[ "$d" = cache ] && vm_pass clean-kubelet-evicts || vm_fail clean-kubelet-evicts "kubelet formula decided: $d"
+d=$(victim --eviction-hard="memory.available<$T" --memory-refault-aware)
+[ "$d" = none ] && vm_pass clean-refault-aware-keeps || vm_fail clean-refault-aware-keeps "refault-aware decided: $d"
+
+# Thrash: the hot file through a 96 MiB memcg, over and over.
+echo $((96 * MiB)) >"$(kp_path thrash)/memory.max"
+kp_run thrash sh -c "while :; do cat $DATA/hot >/dev/null; done"
+THRASH_PID=$KP_PID
+sleep 3
+K=$(avail)
+R=$(avail --memory-refault-aware)	# one read: no rate yet, so the not-refaulting value
+T=$(( (K + R) / 2 ))
+vm_info "thrashing: memory.available kubelet $(mib "$K") MiB, refault-aware before any rate $(mib "$R") MiB; threshold $(mib "$T") MiB"
+ev_start --dry-run --pods-file=$PODS --node-name=evictd-vm --memory-refault-aware \
+    --eviction-hard="memory.available<$T" --housekeeping-interval=1s --event-log=/tmp/ev.jsonl \
+    || vm_fail thrash-refault-aware-evicts "evictd did not start"
+if vm_wait_for 30 sh -c "wget -q -O - http://127.0.0.1:9808/metrics | grep -q '^evictd_file_cache_refaulting 1'"; then
+    vm_pass thrash-refaulting
+else
+    vm_fail thrash-refaulting "$(wget -q -O - http://127.0.0.1:9808/metrics | grep -E 'refault|memory_available' | tr '\n' ' ')"
+fi
+vm_info "metrics: $(wget -q -O - http://127.0.0.1:9808/metrics | grep -E '^evictd_memory_available_bytes' | tr '\n' ' ')"
+if vm_wait_for 30 grep -q '"memory.available"' /tmp/ev.jsonl; then
+    vm_pass thrash-refault-aware-evicts
+else
+    vm_fail thrash-refault-aware-evicts "no decision in the log: $(tail -c 400 /tmp/ev.jsonl)"
+fi
+kill $THRASH_PID 2>/dev/null
+ev_alive && vm_pass evictd-alive || vm_fail evictd-alive "evictd exited"
+ev_stop
+exit 0
