@@ -23,38 +23,6 @@
 #include "kube/report_internal.h"
 #include "sys/log.h"
 
-char *kube_pod_disruption_patch(const char *uid, const char *message, int64_t now_unix_ns)
-{
-	struct json_object *doc = json_object_new_object();
-	struct json_object *metadata = json_object_new_object();
-	struct json_object *status = json_object_new_object();
-	struct json_object *conditions = json_object_new_array();
-	struct json_object *condition = json_object_new_object();
-
-	if (!doc || !metadata || !status || !conditions || !condition) {
-		json_object_put(doc);
-		json_object_put(metadata);
-		json_object_put(status);
-		json_object_put(conditions);
-		json_object_put(condition);
-		return NULL;
-	}
-	/* The uid precondition: a 409 when the pod of this name is another one. */
-	kube_json_add_string(metadata, "uid", uid);
-	json_object_object_add(doc, "metadata", metadata);
-	/* Only the condition, as the taint manager patches it: phase and reason stay the
-	 * kubelet's to write as it terminates the deleted pod. */
-	kube_json_add_string(condition, "type", KUBE_CONDITION_DISRUPTION_TARGET);
-	kube_json_add_string(condition, "status", "True");
-	kube_json_add_time(condition, "lastTransitionTime", now_unix_ns);
-	kube_json_add_string(condition, "reason", KUBE_REASON_TERMINATION_BY_KUBELET);
-	kube_json_add_string(condition, "message", message);
-	json_object_array_add(conditions, condition);
-	json_object_object_add(status, "conditions", conditions);
-	json_object_object_add(doc, "status", status);
-	return kube_json_take(doc);
-}
-
 char *kube_pod_delete_options(const char *uid, int64_t grace_period_s)
 {
 	struct json_object *doc = json_object_new_object();

@@ -172,7 +172,9 @@ void kube_json_add_time(struct json_object *obj, const char *key, int64_t unix_n
 	kube_json_add_string(obj, key, text);
 }
 
-char *kube_pod_failed_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns)
+/* A pods/status patch with the DisruptionTarget condition and, when reason is set, phase Failed
+ * with that reason and message. */
+static char *pod_status_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns)
 {
 	struct json_object *doc = json_object_new_object();
 	struct json_object *metadata = json_object_new_object();
@@ -191,9 +193,11 @@ char *kube_pod_failed_patch(const char *uid, const char *reason, const char *mes
 	/* A precondition: the API server answers 409 when the pod of this name is another one. */
 	kube_json_add_string(metadata, "uid", uid);
 	json_object_object_add(doc, "metadata", metadata);
-	kube_json_add_string(status, "phase", "Failed");
-	kube_json_add_string(status, "reason", reason);
-	kube_json_add_string(status, "message", message);
+	if (reason) {
+		kube_json_add_string(status, "phase", "Failed");
+		kube_json_add_string(status, "reason", reason);
+		kube_json_add_string(status, "message", message);
+	}
 	/* conditions merge by type in a strategic-merge patch: the others are kept. */
 	kube_json_add_string(condition, "type", KUBE_CONDITION_DISRUPTION_TARGET);
 	kube_json_add_string(condition, "status", "True");
@@ -204,6 +208,18 @@ char *kube_pod_failed_patch(const char *uid, const char *reason, const char *mes
 	json_object_object_add(status, "conditions", conditions);
 	json_object_object_add(doc, "status", status);
 	return kube_json_take(doc);
+}
+
+char *kube_pod_failed_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns)
+{
+	return pod_status_patch(uid, reason ? reason : "", message, now_unix_ns);
+}
+
+/* Only the condition, as the taint manager patches it: phase and reason stay the kubelet's to
+ * write as it terminates the deleted pod. */
+char *kube_pod_disruption_patch(const char *uid, const char *message, int64_t now_unix_ns)
+{
+	return pod_status_patch(uid, NULL, message, now_unix_ns);
 }
 
 char *kube_event_body(const struct kube_event *event)
