@@ -14,7 +14,8 @@
 # Also: cgroup.kill -> MemAvailable 90% back, with and without process_mrelease(2), for one
 # 700 MiB process and for 500 MiB in 1,000 processes (scale-bench memkill).
 # Environment: SCALE_PODS (1000), SCALE_PROCS (1000), SCALE_ITERATIONS (host 100, guest 10),
-#              SCALE_REPEAT (host 5, guest 3), SCALE_MEMKILL_REPEAT (host 8, guest 4).
+#              SCALE_REPEAT (host 5, guest 3), SCALE_MEMKILL_REPEAT (host 8, guest 4),
+#              SCALE_GUEST_PARTS (guest: "eval kill memkill", any of them).
 # Prints "scale ..." lines (host) and "guest: scale ..." lines (guest). Needs root.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -58,8 +59,9 @@ for part in "${parts[@]}"; do
 	guest)
 		work=$(mktemp -d /tmp/evictd-scale.XXXXXX)
 		trap 'rm -rf "$work"' EXIT
-		printf 'PODS=%s\nPROCS=%s\nITERATIONS=%s\nREPEAT=%s\nMEMKILL_REPEAT=%s\n' "$PODS" "$PROCS" \
-			"${SCALE_ITERATIONS:-10}" "${SCALE_REPEAT:-3}" "${SCALE_MEMKILL_REPEAT:-4}" >"$work/scale.conf"
+		printf 'PODS=%s\nPROCS=%s\nITERATIONS=%s\nREPEAT=%s\nMEMKILL_REPEAT=%s\nGUEST_PARTS="%s"\n' "$PODS" "$PROCS" \
+			"${SCALE_ITERATIONS:-10}" "${SCALE_REPEAT:-3}" "${SCALE_MEMKILL_REPEAT:-4}" \
+			"${SCALE_GUEST_PARTS:-eval kill memkill}" >"$work/scale.conf"
 		kernel=$(tools/vm/fetch-kernel.sh 2>"$work/fetch.log") || { echo "scale.sh: fetch-kernel.sh failed" >&2; exit 1; }
 		tools/vm/build-initramfs.sh "$work/initramfs.cpio.gz" --init tools/bench/scale-guest.sh \
 			--add "$bin:/usr/bin/scale-bench" --add "$racekit:/usr/bin/racekit" --add "$work/scale.conf:/etc/scale.conf" >"$work/build.log" 2>&1 \

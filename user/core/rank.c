@@ -447,37 +447,48 @@ static void add_keys(struct rank_sorter *sorter, const rank_cmp_fn *keys, size_t
 
 #define ADD_KEYS(sorter, keys) add_keys((sorter), (keys), sizeof(keys) / sizeof((keys)[0]))
 
-void rank_pods(enum ev_signal signal, const struct rank_options *options, struct pod **pods,
-	       size_t n_pods)
+static void sorter_init(struct rank_sorter *sorter, enum ev_signal signal,
+			const struct rank_options *options)
 {
-	struct rank_sorter sorter = {
+	*sorter = (struct rank_sorter){
 		.ctx = { .signal = signal, .options = options_or_defaults(options) },
 	};
-	struct pod **scratch;
-
-	sorter.keys[sorter.n_keys++] = cmp_evictable_first;
-	sorter.keys[sorter.n_keys++] = cmp_known_first;
-	sorter.keys[sorter.n_keys++] = cmp_unknown_qos_usage;
-	if (sorter.ctx.options->daemonset_last)
-		sorter.keys[sorter.n_keys++] = cmp_daemonset_last;
+	sorter->keys[sorter->n_keys++] = cmp_evictable_first;
+	sorter->keys[sorter->n_keys++] = cmp_known_first;
+	sorter->keys[sorter->n_keys++] = cmp_unknown_qos_usage;
+	if (sorter->ctx.options->daemonset_last)
+		sorter->keys[sorter->n_keys++] = cmp_daemonset_last;
 
 	switch (signal_rank_kind(signal)) {
 	case RANK_KIND_MEMORY:
-		ADD_KEYS(&sorter, rank_memory_keys);
+		ADD_KEYS(sorter, rank_memory_keys);
 		break;
 	case RANK_KIND_PID:
-		ADD_KEYS(&sorter, rank_pid_keys);
+		ADD_KEYS(sorter, rank_pid_keys);
 		break;
 	case RANK_KIND_DISK_BYTES:
 	case RANK_KIND_DISK_INODES:
-		ADD_KEYS(&sorter, rank_disk_keys);
+		ADD_KEYS(sorter, rank_disk_keys);
 		break;
 	case RANK_KIND_NONE:
 		/* [helpers.go] has no rank function for it either; keep evictd's own keys
 		 * (never-evict, DaemonSet). */
 		break;
 	}
+}
 
+bool rank_by_working_set(enum ev_signal signal)
+{
+	return signal_rank_kind(signal) == RANK_KIND_MEMORY;
+}
+
+void rank_pods(enum ev_signal signal, const struct rank_options *options, struct pod **pods,
+	       size_t n_pods)
+{
+	struct rank_sorter sorter;
+	struct pod **scratch;
+
+	sorter_init(&sorter, signal, options);
 	if (n_pods < 2)
 		return;
 	if (n_pods <= RANK_INSERTION_SORT_MAX) {
@@ -492,6 +503,32 @@ void rank_pods(enum ev_signal signal, const struct rank_options *options, struct
 	}
 	merge_sort(&sorter, pods, scratch, n_pods);
 	free(scratch);
+}
+
+/*
+ * pods[index]'s usage went down (an upper bound replaced by the exact value): every key ranks
+ * a smaller usage no earlier, so it can only move towards the end. Ties keep the order
+ * rank_pods() gives for input in memory order (pods_list(): one table), the earlier pod first.
+ */
+void rank_resettle(enum ev_signal signal, const struct rank_options *options, struct pod **pods,
+		   size_t n_pods, size_t index)
+{
+	struct rank_sorter sorter;
+	struct pod *pod;
+	size_t j;
+
+	if (index >= n_pods)
+		return;
+	sorter_init(&sorter, signal, options);
+	pod = pods[index];
+	for (j = index; j + 1 < n_pods; j++) {
+		int order = rank_compare(&sorter, pods[j + 1], pod);
+
+		if (order > 0 || (order == 0 && (uintptr_t)pods[j + 1] > (uintptr_t)pod))
+			break;
+		pods[j] = pods[j + 1];
+	}
+	pods[j] = pod;
 }
 
 int64_t rank_pod_request(const struct rank_container_request *containers, size_t n_containers,

@@ -61,10 +61,16 @@ struct pod {
 
 	int64_t memory_request;		/* bytes, summed as the kubelet's podRequest */
 	int64_t memory_working_set;	/* bytes: usage - inactive_file */
+	/* memory_working_set still holds memory.current, an upper bound: a cheap refresh left
+	 * memory.stat unread (doc/DESIGN.md §5, "Ranking 1,000 pods"). */
+	bool working_set_unrefined;
 	int64_t ephemeral_storage_request;
 	struct pod_disk_usage disk_bytes;
 	struct pod_disk_usage disk_inodes;
 	int64_t processes;		/* tasks (threads) in the pod's cgroups */
+	/* No pids.current and the threads not counted yet: processes is 1 while the cgroup
+	 * is populated, else 0 (what candidacy needs); ranking by pids counts them. */
+	bool processes_unrefined;
 	struct pod_container containers[POD_MAX_NAMED_CONTAINERS];	/* regular, then init */
 	size_t n_containers;
 	/* No usage could be read for this pod. The kubelet ranks a pod without stats first
@@ -109,6 +115,12 @@ struct rank_options {
  * priority, usage - ephemeral-storage request). */
 void rank_pods(enum ev_signal signal, const struct rank_options *options, struct pod **pods,
 	       size_t n_pods);
+/* Does the signal rank by memory_working_set (memory signals and the OOM guard)? */
+bool rank_by_working_set(enum ev_signal signal);
+/* Move pods[index], whose usage has just gone down, to where rank_pods() would put it; pods
+ * is otherwise in rank order and holds pointers into one table (ties: table order). */
+void rank_resettle(enum ev_signal signal, const struct rank_options *options, struct pod **pods,
+		   size_t n_pods, size_t index);
 
 /* The pod's usage of the starved resource, as the ranking measures it (bytes, inodes or
  * tasks; for disk signals the parts the fs layout counts), and its request for it (0 where

@@ -29,6 +29,8 @@ struct eviction {
 	int64_t grace_ns;
 	const char *reason;		/* a string constant */
 	char victim_name[330];
+	/* Copied from the part of the ranking every evaluation settles. */
+	_Static_assert(EVENTLOG_MAX_CANDIDATES <= POLICY_RANK_SETTLED, "event log shows unsettled pods");
 	struct pod candidates[EVENTLOG_MAX_CANDIDATES];
 	struct pod *candidate_ptrs[EVENTLOG_MAX_CANDIDATES];
 	size_t n_candidates;
@@ -345,13 +347,16 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			pending += frees(threshold->signal, executor_action_pod(a));
 	}
 	for (size_t i = 0; i < policy->n_candidates; i++) {
-		const struct pod *pod = policy->candidates[i];
+		const struct pod *pod;
 		struct exec_action *action;
 		struct eviction *eviction;
 		struct kill_result result;
 		int64_t grace_ns;
 		int err;
 
+		/* Past the pods every evaluation settles: make this one exact too. */
+		policy_rank_settle(policy, i);
+		pod = policy->candidates[i];
 		if (!pod_is_candidate_for(pod, threshold->signal))
 			continue;
 		if (available + pending >= target) {

@@ -44,6 +44,7 @@ struct daemon {
 	/* A PSI trigger on each pod's memory.pressure: a pod stalling in its own limit. */
 	struct pod_psi {
 		char cgroup_path[512];
+		uint64_t cgroup_id;		/* compared first: 1,000 pods x 256 paths */
 		struct loop_source *source;	/* NULL once its cgroup went away */
 		int gone_fd;			/* then: the fd, closed with the next batch */
 		bool seen;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The daemon's operations side: decision log, metrics, control socket, watchdog. */
 #include <errno.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
@@ -104,7 +105,11 @@ static int ops_view(void *ctx, enum control_command command, struct control_view
 	struct daemon *daemon = ctx;
 	struct policy *policy = daemon->policy;
 	size_t n_pods = 0;
-	struct pod **pods = policy->pods ? pods_list(policy->pods, &n_pods) : NULL;
+	struct pod **pods;
+
+	/* evictctl shows every pod: all of them exact (ranked ones re-ranked as such). */
+	policy_rank_settle(policy, SIZE_MAX);
+	pods = policy->pods ? pods_list(policy->pods, &n_pods) : NULL;
 
 	*view = (struct control_view){
 		.config = &policy->config,

@@ -63,7 +63,8 @@ void daemon_sync_pod_psi(struct daemon *daemon)
 		int fd;
 
 		for (size_t i = 0; i < daemon->n_pod_psi && !entry; i++)
-			if (!strcmp(daemon->pod_psi[i].cgroup_path, path))
+			if (daemon->pod_psi[i].cgroup_id == pods[p]->cgroup_id &&
+			    !strcmp(daemon->pod_psi[i].cgroup_path, path))
 				entry = &daemon->pod_psi[i];
 		if (entry) {
 			entry->seen = true;
@@ -77,6 +78,7 @@ void daemon_sync_pod_psi(struct daemon *daemon)
 			continue;
 		entry = &daemon->pod_psi[daemon->n_pod_psi];
 		snprintf(entry->cgroup_path, sizeof(entry->cgroup_path), "%s", path);
+		entry->cgroup_id = pods[p]->cgroup_id;
 		entry->seen = true;
 		entry->gone_fd = -1;
 		entry->source = loop_add_fd(daemon->loop, fd, EPOLLPRI, true, on_pod_psi, daemon);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
 #include <limits.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,7 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 		.workload_roots = workload_roots,
 		.n_workload_roots = config->workload_roots.n,
 		.meta_source = meta,
+		.cheap_usage = true,
 	});
 	if (err) {
 		log_warn("no cgroup v2 hierarchy to evict from (%s): deciding and reporting only",
@@ -161,10 +163,31 @@ int policy_refresh_pods(struct policy *policy)
 	/* Every pointer into the table goes with the refresh. */
 	policy->candidates = NULL;
 	policy->n_candidates = 0;
+	policy->n_settled = 0;
 	policy->decision.victim = NULL;
 	if (!policy->pods)
 		return -ENOENT;
 	return pods_refresh(policy->pods);
+}
+
+static int cmp_table_order(const void *a, const void *b)
+{
+	uintptr_t pa = (uintptr_t)*(struct pod *const *)a, pb = (uintptr_t)*(struct pod *const *)b;
+
+	return pa < pb ? -1 : pa > pb;
+}
+
+/* Every pod's usage exact, ranked from the table's order (as a fresh rank_pods() is). */
+static void rank_settled(struct policy *policy)
+{
+	for (size_t i = 0; i < policy->n_candidates; i++) {
+		pods_refine_usage(policy->pods, policy->candidates[i]);
+		policy->candidates[i]->working_set_unrefined = false;
+		policy->candidates[i]->processes_unrefined = false;
+	}
+	qsort(policy->candidates, policy->n_candidates, sizeof(*policy->candidates), cmp_table_order);
+	rank_pods(policy->ranked_for, &policy->rank_options, policy->candidates, policy->n_candidates);
+	policy->n_settled = policy->n_candidates;
 }
 
 void policy_rank(struct policy *policy, enum ev_signal signal)
@@ -175,7 +198,47 @@ void policy_rank(struct policy *policy, enum ev_signal signal)
 	 * (daemon/disk_usage.c); the refresh keeps them for cgroups that are unchanged. */
 	policy->candidates = pods_list(policy->pods, &policy->n_candidates);
 	policy->rank_options.fs_layout = policy->obs.fs_layout;
+	policy->ranked_for = signal;
+	if (!rank_by_working_set(signal)) {
+		/* Only the working set is refined lazily; the others rank by exact numbers
+		 * (pids: every pod's task count, cgroup.threads walked where pids.current is
+		 * missing). */
+		rank_settled(policy);
+		return;
+	}
 	rank_pods(signal, &policy->rank_options, policy->candidates, policy->n_candidates);
+}
+
+/*
+ * doc/DESIGN.md §5, "Ranking 1,000 pods": the cheap refresh ranks by memory.current, an upper
+ * bound of the working set. Refining a pod lowers its usage, which every key ranks no earlier
+ * (rank_resettle), so once the pod at position i is exact, no pod behind it can overtake it:
+ * positions 0..i are final after at most one memory.stat read per pod passed over.
+ */
+void policy_rank_settle(struct policy *policy, size_t upto)
+{
+	size_t i = policy->n_settled;
+
+	if (!policy->pods || i >= policy->n_candidates || upto < i)
+		return;
+	if (upto == SIZE_MAX) {
+		rank_settled(policy);
+		return;
+	}
+	while (i <= upto && i < policy->n_candidates) {
+		struct pod *pod = policy->candidates[i];
+
+		if (pod->working_set_unrefined || pod->processes_unrefined) {
+			pods_refine_usage(policy->pods, pod);
+			/* Exact now, or as exact as it can be read: never refined twice. */
+			pod->working_set_unrefined = pod->processes_unrefined = false;
+			rank_resettle(policy->ranked_for, &policy->rank_options, policy->candidates,
+				      policy->n_candidates, i);
+			continue;	/* position i now holds the next pod in line */
+		}
+		i++;
+	}
+	policy->n_settled = i;
 }
 
 /*
@@ -220,10 +283,14 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 
 	threshold = policy_threshold(policy);
 	policy_rank(policy, threshold->signal);
+	policy_rank_settle(policy, POLICY_RANK_SETTLED - 1);
 	/* The never-evict set ranks last; the victim is the first candidate outside it. */
 	for (size_t i = 0; i < policy->n_candidates; i++) {
-		const struct pod *pod = policy->candidates[i];
+		const struct pod *pod;
 
+		if (!decision->victim)
+			policy_rank_settle(policy, i);
+		pod = policy->candidates[i];
 		if (pod_is_candidate_for(pod, threshold->signal)) {
 			decision->n_candidates++;
 			if (!decision->victim)

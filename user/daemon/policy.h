@@ -36,6 +36,10 @@ struct policy {
 	struct decision decision;
 	struct pod **candidates;	/* ranked for decision.threshold_index */
 	size_t n_candidates;
+	/* candidates[0 .. n_settled) are in their final order with exact usage; the rest are
+	 * ranked by upper bounds (pods_options.cheap_usage; policy_rank_settle()). */
+	size_t n_settled;
+	enum ev_signal ranked_for;
 	int64_t (*now_ns)(void);	/* monotonic clock; injectable */
 
 	/* NULL when no cgroup v2 tree was found (decisions only). */
@@ -69,6 +73,12 @@ int policy_evaluate(struct policy *policy, uint32_t mask);
 /* Refresh the pods table (and forget the pointers into the old one); rank for signal. */
 int policy_refresh_pods(struct policy *policy);
 void policy_rank(struct policy *policy, enum ev_signal signal);
+/* Make candidates[0 .. upto] exact: refine the usage a cheap refresh left as an upper bound
+ * and move each refined pod to its place, until the first upto + 1 are settled (SIZE_MAX:
+ * every pod, re-ranked from scratch). policy_evaluate() settles POLICY_RANK_SETTLED. */
+void policy_rank_settle(struct policy *policy, size_t upto);
+/* Settled by every evaluation: the victim, the log line and the event log's candidates. */
+#define POLICY_RANK_SETTLED 16
 const struct threshold *policy_threshold(const struct policy *policy);
 /* false while the first pod list from the API server is awaited (at most 5 s after start). */
 bool policy_metadata_ready(const struct policy *policy);

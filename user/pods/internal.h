@@ -47,6 +47,7 @@ struct pods {
 	char workload_roots[PODS_MAX_WORKLOAD_ROOTS][PATH_MAX];
 	size_t n_workload_roots;
 	bool standalone;
+	bool cheap_usage;	/* pods_options.cheap_usage */
 
 	struct pods_meta_source *meta_source;
 	struct pod_meta_list meta;
@@ -87,15 +88,18 @@ int pods_parse_u64_text(const char *text, int64_t *value);
 /* name (relative to dir_fd, AT_FDCWD for a path) holding one such decimal. */
 int pods_read_i64_at(int dir_fd, const char *name, int64_t *value);
 /* pods_read_usage() through the open cgroup dir dir_fd, with no identity check. */
-int pods_read_usage_at(struct pod *pod, int dir_fd);
+int pods_read_usage_at(struct pod *pod, int dir_fd, bool cheap);
 /* usage.c: a pod's usage files, kept open since discovery. */
 enum usage_file { USAGE_EVENTS, USAGE_CURRENT, USAGE_STAT, USAGE_PIDS, USAGE_FILES };
 #define USAGE_FD_ABSENT (-2)
 /* Open the usage files of the cgroup at dir_fd into fds (absent ones USAGE_FD_ABSENT, others
  * that could not be opened -1); returns how many were opened. */
 size_t pods_usage_files_open(int dir_fd, int fds[USAGE_FILES]);
-/* pods_read_usage_at() through the kept files (pread at 0 regenerates a cgroup file). */
-int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES]);
+/* pods_read_usage_at() through the kept files (pread at 0 regenerates a cgroup file). cheap:
+ * leave memory.stat and the thread walk for pods_refine_usage_fds() (pods_options.cheap_usage). */
+int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES], bool cheap);
+/* Read what a cheap read left out (working_set_unrefined, processes_unrefined). */
+int pods_refine_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES]);
 
 /* cgroup_watch.c. Close the kept directory fds (n_fds = 0). */
 void pods_fds_close(struct pods *pods);

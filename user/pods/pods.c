@@ -103,6 +103,7 @@ int pods_open(struct pods **out, const struct pods_options *options)
 	}
 
 	pods->standalone = options->n_workload_roots > 0;
+	pods->cheap_usage = options->cheap_usage;
 	for (size_t i = 0; i < options->n_workload_roots; i++) {
 		const char *dir = options->workload_roots[i];
 
@@ -237,7 +238,7 @@ static int open_cgroup(DIR *d, const char *name, struct pod *pod, struct pods *p
 		err = -EINVAL;	/* 0 means unknown in struct pod */
 	if (!err) {
 		pod->cgroup_id = (uint64_t)st.st_ino;
-		pods_read_usage_at(pod, fd);
+		pods_read_usage_at(pod, fd, pods->cheap_usage);
 		if (workload)
 			workload_xattrs(pods, pod, fd, st.st_uid);
 	}
@@ -681,7 +682,8 @@ static int refresh_in_place(struct pods *pods)
 			pod->memory_request = pod->ephemeral_storage_request = 0;
 		}
 		if (pods->dir_fds[i] >= 0)
-			pods_read_usage_fds(pod, pods->dir_fds[i], &pods->file_fds[i * USAGE_FILES]);
+			pods_read_usage_fds(pod, pods->dir_fds[i], &pods->file_fds[i * USAGE_FILES],
+					    pods->cheap_usage);
 		else
 			pods_read_usage(pod);
 		pods->ptrs[i] = pod;
@@ -749,10 +751,29 @@ int pods_refresh_usage(struct pods *pods)
 	for (size_t i = 0; i < pods->n_items; i++) {
 		if (i < pods->n_fds && pods->dir_fds[i] >= 0)
 			pods_read_usage_fds(&pods->items[i], pods->dir_fds[i],
-					    &pods->file_fds[i * USAGE_FILES]);
+					    &pods->file_fds[i * USAGE_FILES], pods->cheap_usage);
 		else
 			pods_read_usage(&pods->items[i]);
 	}
+	return 0;
+}
+
+int pods_refine_usage(struct pods *pods, struct pod *pod)
+{
+	size_t i;
+
+	if (!pods || !pod || (uintptr_t)pod < (uintptr_t)pods->items)
+		return -EINVAL;
+	i = (size_t)(pod - pods->items);
+	if (i >= pods->n_items)
+		return -EINVAL;
+	if (!pod->working_set_unrefined && !pod->processes_unrefined)
+		return 0;
+	if (i < pods->n_fds && pods->dir_fds[i] >= 0)
+		return pods_refine_usage_fds(pod, pods->dir_fds[i], &pods->file_fds[i * USAGE_FILES]);
+	/* Read by path (over the fd budget): everything, exactly. */
+	pods_read_usage(pod);
+	pod->working_set_unrefined = pod->processes_unrefined = false;
 	return 0;
 }
 

@@ -153,6 +153,11 @@ struct pods_options {
 	 * metadata", see pods_refresh). Owned by the pods table from pods_open() on, even when
 	 * it fails. */
 	struct pods_meta_source *meta_source;
+	/* Refreshes read only what is cheap per pod (cgroup.events, memory.current,
+	 * pids.current): working_set_unrefined / processes_unrefined (rank.h) until
+	 * pods_refine_usage() reads memory.stat and walks cgroup.threads for the pods the
+	 * ranking reaches (doc/DESIGN.md §5, "Ranking 1,000 pods"). false: read everything. */
+	bool cheap_usage;
 };
 
 struct pods;
@@ -197,6 +202,11 @@ int pods_meta_wait(struct pods *pods, int64_t timeout_ns);
  * recreated (another cgroup_id at the path) also exited, with its old cgroup_id kept: it is
  * no victim until pods_refresh() finds the new cgroup. Returns 0. */
 int pods_refresh_usage(struct pods *pods);
+
+/* Read what a cheap refresh left out for pod (a pointer from pods_list()): memory.stat for
+ * its working set, the thread walk for processes without pids.current. 0, or -EINVAL for a
+ * pod not in the table. */
+int pods_refine_usage(struct pods *pods, struct pod *pod);
 
 /* The pods of the last refresh, as an array of pointers the caller may reorder (rank_pods)
  * until the next refresh. */

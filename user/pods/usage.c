@@ -183,13 +183,46 @@ static bool dir_is_gone(int dir_fd)
 	       faccessat(dir_fd, "cgroup.events", F_OK, 0) && errno == ENOENT;
 }
 
-int pods_read_usage_at(struct pod *pod, int dir_fd)
+/* memory.current read: the working set from memory.stat's inactive_file now, or (cheap) the
+ * upper bound memory.current until pods_refine_usage(). */
+static void set_working_set(struct pod *pod, int64_t current, const char *stat_text)
+{
+	int64_t inactive = 0;
+
+	/* cAdvisor subtracts nothing when inactive_file is missing. A negative one (no kernel
+	 * writes that) adds nothing either: the working set never exceeds memory.current, the
+	 * upper bound a cheap read ranks by. */
+	if (!stat_text || pods_flat_keyed_value(stat_text, "inactive_file", &inactive) < 0 ||
+	    inactive < 0)
+		inactive = 0;
+	pod->memory_working_set = current > inactive ? current - inactive : 0;
+	pod->stats_missing = false;
+}
+
+/* No pids.current: walk cgroup.threads, or (cheap) stand in populated for "at least one". */
+static void set_processes_by_threads(struct pod *pod, int dir_fd, bool cheap)
+{
+	int64_t tasks;
+
+	if (cheap) {
+		pod->processes = pod->exited ? 0 : 1;
+		pod->processes_unrefined = true;
+		return;
+	}
+	tasks = count_threads(dir_fd);
+	pod->processes = tasks < 0 ? 0 : tasks;
+	pod->processes_unrefined = false;
+}
+
+int pods_read_usage_at(struct pod *pod, int dir_fd, bool cheap)
 {
 	char stat_buf[8192];
-	int64_t current, inactive = 0, tasks;
+	int64_t current, tasks;
+	bool events_read;
 	ssize_t n;
 	int err;
 
+	pod->working_set_unrefined = pod->processes_unrefined = false;
 	/* populated 0 is the kernel's word that no live task is left; pids.current still
 	 * counts zombies until they are reaped. */
 	n = fileio_read_at(dir_fd, "cgroup.events", stat_buf, sizeof(stat_buf));
@@ -202,6 +235,7 @@ int pods_read_usage_at(struct pod *pod, int dir_fd)
 		pod->exited = true;
 		return -ENOENT;
 	}
+	events_read = n >= 0;
 	{
 		int64_t populated = 1;
 
@@ -209,24 +243,21 @@ int pods_read_usage_at(struct pod *pod, int dir_fd)
 			      populated == 0;
 	}
 	err = pods_read_i64_at(dir_fd, "memory.current", &current);
-	if (!err) {
+	if (!err && cheap) {
+		set_working_set(pod, current, NULL);
+		pod->working_set_unrefined = true;
+	} else if (!err) {
 		n = fileio_read_at(dir_fd, "memory.stat", stat_buf, sizeof(stat_buf));
-		/* cAdvisor subtracts nothing when inactive_file is missing. */
-		if (n < 0 || pods_flat_keyed_value(stat_buf, "inactive_file", &inactive) < 0)
-			inactive = 0;
-		pod->memory_working_set = current > inactive ? current - inactive : 0;
-		pod->stats_missing = false;
+		set_working_set(pod, current, n < 0 ? NULL : stat_buf);
 	} else {
 		pod->memory_working_set = 0;
 		pod->stats_missing = true;
 	}
 
-	if (pods_read_i64_at(dir_fd, "pids.current", &tasks) < 0) {
-		tasks = count_threads(dir_fd);
-		if (tasks < 0)
-			tasks = 0;
-	}
-	pod->processes = tasks;
+	if (pods_read_i64_at(dir_fd, "pids.current", &tasks) < 0)
+		set_processes_by_threads(pod, dir_fd, cheap && events_read);
+	else
+		pod->processes = tasks;
 	return err;
 }
 
@@ -278,13 +309,15 @@ static ssize_t reread(int dir_fd, int fd, enum usage_file which, char *buf, size
 	return (ssize_t)used;
 }
 
-int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES])
+int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES], bool cheap)
 {
 	char stat_buf[8192];
-	int64_t current, inactive = 0, tasks, populated = 1;
+	int64_t current, tasks, populated = 1;
+	bool events_read;
 	ssize_t n;
 	int err;
 
+	pod->working_set_unrefined = pod->processes_unrefined = false;
 	n = reread(dir_fd, fds[USAGE_EVENTS], USAGE_EVENTS, stat_buf, sizeof(stat_buf));
 	/* kernfs answers ENODEV for a file of a removed cgroup. */
 	if (n < 0 && (n == -ENODEV || dir_is_gone(dir_fd))) {
@@ -294,29 +327,44 @@ int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES])
 		pod->exited = true;
 		return -ENOENT;
 	}
+	events_read = n >= 0;
 	pod->exited = n >= 0 && pods_flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
 		      populated == 0;
 	n = reread(dir_fd, fds[USAGE_CURRENT], USAGE_CURRENT, stat_buf, sizeof(stat_buf));
 	err = n < 0 ? (int)n : pods_parse_u64_text(stat_buf, &current);
-	if (!err) {
+	if (!err && cheap) {
+		set_working_set(pod, current, NULL);
+		pod->working_set_unrefined = true;
+	} else if (!err) {
 		n = reread(dir_fd, fds[USAGE_STAT], USAGE_STAT, stat_buf, sizeof(stat_buf));
-		/* cAdvisor subtracts nothing when inactive_file is missing. */
-		if (n < 0 || pods_flat_keyed_value(stat_buf, "inactive_file", &inactive) < 0)
-			inactive = 0;
-		pod->memory_working_set = current > inactive ? current - inactive : 0;
-		pod->stats_missing = false;
+		set_working_set(pod, current, n < 0 ? NULL : stat_buf);
 	} else {
 		pod->memory_working_set = 0;
 		pod->stats_missing = true;
 	}
 	n = reread(dir_fd, fds[USAGE_PIDS], USAGE_PIDS, stat_buf, sizeof(stat_buf));
-	if (n < 0 || pods_parse_u64_text(stat_buf, &tasks) < 0) {
-		tasks = count_threads(dir_fd);
-		if (tasks < 0)
-			tasks = 0;
-	}
-	pod->processes = tasks;
+	if (n < 0 || pods_parse_u64_text(stat_buf, &tasks) < 0)
+		/* populated stands in only when it was read */
+		set_processes_by_threads(pod, dir_fd, cheap && events_read);
+	else
+		pod->processes = tasks;
 	return err;
+}
+
+int pods_refine_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES])
+{
+	char stat_buf[8192];
+	ssize_t n;
+
+	if (pod->working_set_unrefined) {
+		n = reread(dir_fd, fds[USAGE_STAT], USAGE_STAT, stat_buf, sizeof(stat_buf));
+		/* memory_working_set holds memory.current until now */
+		set_working_set(pod, pod->memory_working_set, n < 0 ? NULL : stat_buf);
+		pod->working_set_unrefined = false;
+	}
+	if (pod->processes_unrefined)
+		set_processes_by_threads(pod, dir_fd, false);
+	return 0;
 }
 
 int pods_read_usage(struct pod *pod)
@@ -326,6 +374,7 @@ int pods_read_usage(struct pod *pod)
 
 	if (!pod)
 		return -EINVAL;
+	pod->working_set_unrefined = pod->processes_unrefined = false;
 	/* Every file through one fd of the directory: all of it is the same cgroup's, and the
 	 * one whose id was recorded at discovery. */
 	fd = open(pod->cgroup_path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
@@ -349,7 +398,7 @@ int pods_read_usage(struct pod *pod)
 		pod->exited = true;
 		return -ESTALE;
 	}
-	err = pods_read_usage_at(pod, fd);
+	err = pods_read_usage_at(pod, fd, false);
 	close(fd);
 	return err;
 }
