@@ -199,25 +199,41 @@ static void set_working_set(struct pod *pod, int64_t current, const char *stat_t
 	pod->stats_missing = false;
 }
 
-/* No pids.current: walk cgroup.threads, or (cheap) stand in populated for "at least one". */
-static void set_processes_by_threads(struct pod *pod, int dir_fd, bool cheap)
-{
-	int64_t tasks;
+static ssize_t reread(int dir_fd, int fd, enum usage_file which, char *buf, size_t len);
 
-	if (cheap) {
+/* Tasks: pids.current (through pids_fd, or by name when it is -1), else cgroup.threads walked
+ * through the subtree (no pids controller). */
+static void read_processes(struct pod *pod, int dir_fd, int pids_fd)
+{
+	char buf[64];
+	int64_t tasks;
+	ssize_t n = reread(dir_fd, pids_fd, USAGE_PIDS, buf, sizeof(buf));
+
+	if (n < 0 || pods_parse_u64_text(buf, &tasks) < 0) {
+		tasks = count_threads(dir_fd);
+		if (tasks < 0)
+			tasks = 0;
+	}
+	pod->processes = tasks;
+	pod->processes_unrefined = false;
+}
+
+/* A cheap read counts no task: populated stands in for "at least one" (all candidacy asks),
+ * when cgroup.events could be read. */
+static void set_processes(struct pod *pod, int dir_fd, int pids_fd, bool cheap, bool events_read)
+{
+	if (cheap && events_read) {
 		pod->processes = pod->exited ? 0 : 1;
 		pod->processes_unrefined = true;
 		return;
 	}
-	tasks = count_threads(dir_fd);
-	pod->processes = tasks < 0 ? 0 : tasks;
-	pod->processes_unrefined = false;
+	read_processes(pod, dir_fd, pids_fd);
 }
 
 int pods_read_usage_at(struct pod *pod, int dir_fd, bool cheap)
 {
 	char stat_buf[8192];
-	int64_t current, tasks;
+	int64_t current;
 	bool events_read;
 	ssize_t n;
 	int err;
@@ -254,10 +270,7 @@ int pods_read_usage_at(struct pod *pod, int dir_fd, bool cheap)
 		pod->stats_missing = true;
 	}
 
-	if (pods_read_i64_at(dir_fd, "pids.current", &tasks) < 0)
-		set_processes_by_threads(pod, dir_fd, cheap && events_read);
-	else
-		pod->processes = tasks;
+	set_processes(pod, dir_fd, -1, cheap, events_read);
 	return err;
 }
 
@@ -312,7 +325,7 @@ static ssize_t reread(int dir_fd, int fd, enum usage_file which, char *buf, size
 int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES], bool cheap)
 {
 	char stat_buf[8192];
-	int64_t current, tasks, populated = 1;
+	int64_t current, populated = 1;
 	bool events_read;
 	ssize_t n;
 	int err;
@@ -342,12 +355,7 @@ int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES],
 		pod->memory_working_set = 0;
 		pod->stats_missing = true;
 	}
-	n = reread(dir_fd, fds[USAGE_PIDS], USAGE_PIDS, stat_buf, sizeof(stat_buf));
-	if (n < 0 || pods_parse_u64_text(stat_buf, &tasks) < 0)
-		/* populated stands in only when it was read */
-		set_processes_by_threads(pod, dir_fd, cheap && events_read);
-	else
-		pod->processes = tasks;
+	set_processes(pod, dir_fd, fds[USAGE_PIDS], cheap, events_read);
 	return err;
 }
 
@@ -363,7 +371,7 @@ int pods_refine_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES
 		pod->working_set_unrefined = false;
 	}
 	if (pod->processes_unrefined)
-		set_processes_by_threads(pod, dir_fd, false);
+		read_processes(pod, dir_fd, fds[USAGE_PIDS]);
 	return 0;
 }
 
