@@ -42,8 +42,9 @@ window() {	# window NAME: measure evictd over $seconds
 	e1=$("$BUILD/evictctl" --socket "$tmp/sock" status --json | jq '.evaluations')
 	awk -v d=$((t1 - t0)) -v s="$seconds" -v rss="$(kib "$pid" VmRSS)" \
 		-v hwm="$(kib "$pid" VmHWM)" -v ev=$((e1 - e0)) -v name="$name" \
-		'BEGIN { printf "footprint %s: cpu %.4f%% of a core over %d s, rss %.1f MiB (peak %.1f MiB), evaluations %d\n",
-			name, 100 * d / 1e9 / s, s, rss / 1024, hwm / 1024, ev }'
+		-v anon="$(kib "$pid" RssAnon)" -v file="$(kib "$pid" RssFile)" \
+		'BEGIN { printf "footprint %s: cpu %.4f%% of a core over %d s, rss %.1f MiB (private %.1f, shared library pages %.1f; peak %.1f MiB), evaluations %d\n",
+			name, 100 * d / 1e9 / s, s, rss / 1024, anon / 1024, file / 1024, hwm / 1024, ev }'
 }
 
 window idle
@@ -54,3 +55,19 @@ load_pids+=($!)
 ( f="$tmp/churn"; while :; do head -c 8M /dev/zero > "$f"; cat "$f" > /dev/null; rm -f "$f"; done ) &
 load_pids+=($!)
 window busy
+
+# The floor of the peak: evictd without BPF, and one parse of the kernel's BTF on its own
+# (libbpf must parse it to resolve tp_btf/fentry attach targets: doc/DESIGN.md, "Memory").
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+pid=""
+"$BUILD/evictd" --dry-run --no-bpf --control-socket="$tmp/sock2" --metrics-address=off --event-log=off \
+	>"$tmp/out2" 2>&1 &
+pid=$!
+for _ in $(seq 1 100); do [ -S "$tmp/sock2" ] && break; sleep 0.1; done
+sleep 2
+nobpf_hwm=$(kib "$pid" VmHWM)
+kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true
+pid=""
+${CC:-gcc} -O2 -Wall -Werror tools/bench/btf-peak.c $(pkg-config --cflags --libs libbpf) -o "$tmp/btf-peak"
+btf=$("$tmp/btf-peak")
+awk -v n="$nobpf_hwm" -v b="$btf" 'BEGIN { printf "footprint floor: peak %.1f MiB with --no-bpf; %s\n", n / 1024, b }'
