@@ -5,6 +5,7 @@
  * writable layers). Static PodLists: tests/fixtures/pods; crictl output: tests/fixtures/pods-disk. */
 #include "testutil.h"
 
+#include <dirent.h>
 #include <sys/resource.h>
 
 #include <poll.h>
@@ -2262,6 +2263,81 @@ static void test_kept_fd_of_vanished_and_recreated_cgroup(void **state)
 	pods_close(pods);
 }
 
+static size_t open_fds(void)
+{
+	size_t n = 0;
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+/* A rediscovery (something changed beside the pods) takes over the kept fds of every cgroup it
+ * finds again, same path and same id, instead of opening five files per pod again: none leak,
+ * none are reopened (a kept fd still reads the file it opened, told apart here by replacing a
+ * fixture file), a pod removed meanwhile gives its fds back, a new one opens its own. */
+static void test_rediscovery_reuses_kept_fds(void **state)
+{
+	const char *root = *state;
+	struct pods_options options = { .root = root };
+	char rel[PATH_MAX], uid[64], tmp[2 * PATH_MAX], dst[2 * PATH_MAX], cmd[2 * PATH_MAX + 16];
+	size_t base, with_pods, per_pod, n;
+	struct pods *pods;
+
+	fixture_write(root, CG "/cgroup.controllers", "memory pids\n");
+	fixture_write(root, SLICE "/kubepods-besteffort.slice/cgroup.procs", "%s", "");
+	base = open_fds();
+	for (int i = 0; i < 10; i++) {
+		snprintf(uid, sizeof(uid), "c0ffee00_1234_4abc_8def_%012d", i);
+		snprintf(rel, sizeof(rel), SLICE "/kubepods-besteffort.slice/kubepods-besteffort-pod%s.slice", uid);
+		write_cgroup(root, rel, (i + 1) * MI, 0, 1);
+	}
+	assert_int_equal(pods_open(&pods, &options), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	with_pods = open_fds();
+	per_pod = (with_pods - base - 1) / 10;	/* one inotify instance */
+	assert_true(per_pod >= 2);
+
+	/* Pod 3's memory.current replaced by another file: only a reopened fd would see 99 MiB. */
+	snprintf(rel, sizeof(rel), SLICE "/kubepods-besteffort.slice/kubepods-besteffort-pod"
+		 "c0ffee00_1234_4abc_8def_%012d.slice", 3);
+	snprintf(tmp, sizeof(tmp), "%s/%s/memory.current.new", root, rel);
+	snprintf(dst, sizeof(dst), "%s/%s/memory.current", root, rel);
+	fixture_write(root, tmp + strlen(root) + 1, "%lld\n", 99 * MI);
+	assert_int_equal(rename(tmp, dst), 0);
+	snprintf(tmp, sizeof(tmp), "%s/" SLICE "/kubepods-besteffort.slice/not-a-pod", root);
+	assert_int_equal(mkdir(tmp, 0755), 0);
+	assert_int_equal(pods_refresh(pods), 0);	/* a rediscovery: the directory changed */
+	assert_int_equal(open_fds(), with_pods);
+	pods_list(pods, &n);
+	assert_int_equal(n, 10);
+	assert_int_equal(find_pod(pods, "c0ffee00-1234-4abc-8def-000000000003")->memory_working_set, 4 * MI);
+
+	/* A new pod opens its own; a removed one gives its fds back. */
+	snprintf(rel, sizeof(rel), SLICE "/kubepods-besteffort.slice/kubepods-besteffort-pod"
+		 "c0ffee00_1234_4abc_8def_%012d.slice", 10);
+	write_cgroup(root, rel, 11 * MI, 0, 1);
+	assert_int_equal(pods_refresh(pods), 0);
+	assert_int_equal(open_fds(), with_pods + per_pod);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s'", root, rel);
+	assert_int_equal(system(cmd), 0);
+	snprintf(rel, sizeof(rel), SLICE "/kubepods-besteffort.slice/kubepods-besteffort-pod"
+		 "c0ffee00_1234_4abc_8def_%012d.slice", 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/%s'", root, rel);
+	assert_int_equal(system(cmd), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	assert_int_equal(open_fds(), with_pods - per_pod);
+	pods_list(pods, &n);
+	assert_int_equal(n, 9);
+	assert_null(find_pod(pods, "c0ffee00-1234-4abc-8def-000000000000"));
+	pods_close(pods);
+	assert_int_equal(open_fds(), base);
+}
+
 /* One past the fd budget (half of RLIMIT_NOFILE): pods beyond it are read by path, with the
  * same numbers, and nothing runs out of fds. */
 static void test_kept_fds_within_budget(void **state)
@@ -2358,6 +2434,7 @@ int main(void)
 		TT(test_rediscovery_only_on_change),
 		TT(test_kept_fd_of_vanished_and_recreated_cgroup),
 		TT(test_kept_fds_within_budget),
+		TT(test_rediscovery_reuses_kept_fds),
 	};
 
 	/* Refusals and parse errors are expected here; keep the TAP stream readable. */

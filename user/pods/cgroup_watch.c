@@ -38,6 +38,70 @@ void pods_fds_close(struct pods *pods)
 	pods->fds_open = 0;
 }
 
+void pods_fds_retired_close(struct pods *pods)
+{
+	for (size_t i = 0; i < pods->n_retired; i++) {
+		if (pods->retired_dir_fds[i] >= 0) {
+			close(pods->retired_dir_fds[i]);
+			pods->fds_open--;
+		}
+		for (int k = 0; k < USAGE_FILES; k++)
+			if (pods->retired_file_fds[i * USAGE_FILES + k] >= 0) {
+				close(pods->retired_file_fds[i * USAGE_FILES + k]);
+				pods->fds_open--;
+			}
+	}
+	pods->n_retired = 0;
+}
+
+void pods_fds_retire(struct pods *pods)
+{
+	int *dirs = pods->retired_dir_fds, *files = pods->retired_file_fds;
+	size_t cap = pods->cap_retired;
+
+	pods_fds_retired_close(pods);
+	if (pods->n_fds != pods->n_items) {
+		/* Not one fd slot per pod: index i would not be prev[i]'s. */
+		pods_fds_close(pods);
+		return;
+	}
+	/* Swap the buffers: the new table's fds go into the old retired ones. */
+	pods->retired_dir_fds = pods->dir_fds;
+	pods->retired_file_fds = pods->file_fds;
+	pods->cap_retired = pods->cap_fds;
+	pods->n_retired = pods->n_fds;
+	pods->retired_hint = 0;
+	pods->dir_fds = dirs;
+	pods->file_fds = files;
+	pods->cap_fds = cap;
+	pods->n_fds = 0;
+}
+
+int pods_fds_claim(struct pods *pods, size_t index, const char *path, uint64_t id)
+{
+	size_t n = pods->n_retired < pods->n_prev ? pods->n_retired : pods->n_prev;
+
+	if (!id || index >= pods->cap_fds)
+		return -1;
+	/* readdir order rarely changes between discoveries: try the next one first. */
+	for (size_t k = 0; k < n; k++) {
+		size_t i = (pods->retired_hint + k) % n;
+		int fd = pods->retired_dir_fds[i];
+
+		if (fd < 0 || pods->prev[i].cgroup_id != id || strcmp(pods->prev[i].cgroup_path, path))
+			continue;
+		pods->retired_dir_fds[i] = -1;
+		for (int f = 0; f < USAGE_FILES; f++) {
+			pods->file_fds[index * USAGE_FILES + f] = pods->retired_file_fds[i * USAGE_FILES + f];
+			pods->retired_file_fds[i * USAGE_FILES + f] = -1;
+		}
+		pods->dir_fds[index] = fd;
+		pods->retired_hint = (i + 1) % n;
+		return fd;
+	}
+	return -1;
+}
+
 int pods_fds_reserve(struct pods *pods, size_t n)
 {
 	int *grown;
@@ -108,11 +172,14 @@ void pods_watch_close(struct pods *pods)
 	pods->inotify_fd = -1;
 	pods->watching = false;
 	pods_fds_close(pods);
+	pods_fds_retired_close(pods);
 	free(pods->dir_fds);
 	free(pods->file_fds);
-	pods->dir_fds = NULL;
-	pods->file_fds = NULL;
-	pods->cap_fds = 0;
+	free(pods->retired_dir_fds);
+	free(pods->retired_file_fds);
+	pods->dir_fds = pods->file_fds = NULL;
+	pods->retired_dir_fds = pods->retired_file_fds = NULL;
+	pods->cap_fds = pods->cap_retired = 0;
 }
 
 /* 0 added, 1 the directory does not exist (not an error: a parent watch sees it appear). */

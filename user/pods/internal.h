@@ -74,6 +74,11 @@ struct pods {
 	 * path as before. */
 	int *file_fds;
 	size_t fds_open, fd_budget;
+	/* During a rediscovery: the last table's fds (index i is prev[i]'s), taken over by the
+	 * cgroups found again, the rest closed after (pods_fds_retired_close). Counted in
+	 * fds_open while open. */
+	int *retired_dir_fds, *retired_file_fds;
+	size_t n_retired, cap_retired, retired_hint;
 
 	struct warned_key *warned;	/* open addressing, FNV-1a of (kind, key) */
 	size_t n_warned, cap_warned;	/* cap: 0 or a power of two */
@@ -109,6 +114,13 @@ int pods_fds_reserve(struct pods *pods, size_t n);
 void pods_drop_last(struct pods *pods);
 /* Keep dir_fd (owned from here on) and its usage files for pod index, within the budget. */
 void pods_fds_keep(struct pods *pods, size_t index, int dir_fd);
+/* Before a rediscovery: set the table's kept fds aside (the table becomes prev). */
+void pods_fds_retire(struct pods *pods);
+/* The retired dir fd of the cgroup at path with id (prev's entry: same path, same cgroup id),
+ * with its usage files moved to index's slots; -1 when there is none. */
+int pods_fds_claim(struct pods *pods, size_t index, const char *path, uint64_t id);
+/* After it: close the retired fds nobody claimed. */
+void pods_fds_retired_close(struct pods *pods);
 /* Close the inotify instance and the kept fds. */
 void pods_watch_close(struct pods *pods);
 /* Must pods_refresh() rediscover (first time, no watching, or a change seen)? When true, the

@@ -222,13 +222,31 @@ static void workload_xattrs(struct pods *pods, struct pod *pod, int fd, uid_t ow
 
 /* workloads: non-NULL for a standalone workload, whose xattrs are read through the same fd
  * (the owner checked is then the owner of the directory the values come from). The fd is
- * kept for the pod's later usage reads (cgroup_watch.c). */
-static int open_cgroup(DIR *d, const char *name, struct pod *pod, struct pods *pods,
+ * kept for the pod's later usage reads (cgroup_watch.c); a rediscovery takes over the fds of
+ * a cgroup it already had (same path, same id: ino, readdir's d_ino) instead of opening it
+ * again. */
+static int open_cgroup(DIR *d, const char *name, ino_t ino, struct pod *pod, struct pods *pods,
 		       bool workload)
 {
+	size_t index = pods->n_items - 1;	/* items[index] is pod: its fds go there */
+	bool kept = pods_fds_reserve(pods, pods->n_items) == 0;
 	struct stat st;
-	int fd, err = 0;
+	int fd = -1, err = 0;
 
+	if (kept) {
+		while (pods->n_fds < pods->n_items) {
+			pods->dir_fds[pods->n_fds] = -1;
+			pods_fds_keep(pods, pods->n_fds++, -1);
+		}
+		fd = pods_fds_claim(pods, index, pod->cgroup_path, (uint64_t)ino);
+	}
+	if (fd >= 0) {
+		pod->cgroup_id = (uint64_t)ino;
+		pods_read_usage_fds(pod, fd, &pods->file_fds[index * USAGE_FILES], pods->cheap_usage);
+		if (workload && fstat(fd, &st) == 0)
+			workload_xattrs(pods, pod, fd, st.st_uid);
+		return 0;
+	}
 	fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
@@ -242,18 +260,12 @@ static int open_cgroup(DIR *d, const char *name, struct pod *pod, struct pods *p
 		if (workload)
 			workload_xattrs(pods, pod, fd, st.st_uid);
 	}
-	if (err || pods_fds_reserve(pods, pods->n_items)) {
+	if (err || !kept) {
 		close(fd);
 		fd = -1;
 	}
-	if (!err) {
-		/* items[n_items - 1] is pod: its fds go to the same index. */
-		while (pods->n_fds < pods->n_items) {
-			pods->dir_fds[pods->n_fds] = -1;
-			pods_fds_keep(pods, pods->n_fds++, -1);
-		}
-		pods_fds_keep(pods, pods->n_items - 1, fd);
-	}
+	if (!err)
+		pods_fds_keep(pods, index, fd);
 	return err;
 }
 
@@ -295,7 +307,7 @@ static int scan_qos_dir(struct pods *pods, const char *dir, const char *prefix, 
 			return -ENOMEM;
 		}
 		if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", dir, entry->d_name) >=
-		    (int)sizeof(pod->cgroup_path) || open_cgroup(d, entry->d_name, pod, pods, false)) {
+		    (int)sizeof(pod->cgroup_path) || open_cgroup(d, entry->d_name, entry->d_ino, pod, pods, false)) {
 			pods_drop_last(pods);
 			continue;
 		}
@@ -482,7 +494,7 @@ static int discover_workloads(struct pods *pods)
 			}
 			if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", root,
 				     entry->d_name) >= (int)sizeof(pod->cgroup_path) ||
-			    open_cgroup(d, entry->d_name, pod, pods, true)) {
+			    open_cgroup(d, entry->d_name, entry->d_ino, pod, pods, true)) {
 				pods_drop_last(pods);
 				continue;
 			}
@@ -714,7 +726,8 @@ int pods_refresh(struct pods *pods)
 	}
 	if (!pods_watch_need_discovery(pods) && pods->n_fds == pods->n_items)
 		return refresh_in_place(pods);
-	pods_fds_close(pods);
+	/* The old table's fds, for the cgroups the discovery finds again (open_cgroup). */
+	pods_fds_retire(pods);
 	/* Keep the last table as prev; the new one is built in prev's old buffer. */
 	swap_items = pods->prev;
 	swap_cap = pods->cap_prev;
@@ -726,6 +739,7 @@ int pods_refresh(struct pods *pods)
 	pods->n_items = 0;
 	pods->warn_generation++;
 	err = pods->standalone ? discover_workloads(pods) : discover_kubepods(pods);
+	pods_fds_retired_close(pods);	/* cgroups gone, or not found again */
 	if (err) {
 		pods->n_items = 0;
 		pods_fds_close(pods);
@@ -755,25 +769,6 @@ int pods_refresh_usage(struct pods *pods)
 		else
 			pods_read_usage(&pods->items[i]);
 	}
-	return 0;
-}
-
-int pods_refine_usage(struct pods *pods, struct pod *pod)
-{
-	size_t i;
-
-	if (!pods || !pod || (uintptr_t)pod < (uintptr_t)pods->items)
-		return -EINVAL;
-	i = (size_t)(pod - pods->items);
-	if (i >= pods->n_items)
-		return -EINVAL;
-	if (!pod->working_set_unrefined && !pod->processes_unrefined)
-		return 0;
-	if (i < pods->n_fds && pods->dir_fds[i] >= 0)
-		return pods_refine_usage_fds(pod, pods->dir_fds[i], &pods->file_fds[i * USAGE_FILES]);
-	/* Read by path (over the fd budget): everything, exactly. */
-	pods_read_usage(pod);
-	pod->working_set_unrefined = pod->processes_unrefined = false;
 	return 0;
 }
 

@@ -410,3 +410,22 @@ int pods_read_usage(struct pod *pod)
 	close(fd);
 	return err;
 }
+
+int pods_refine_usage(struct pods *pods, struct pod *pod)
+{
+	size_t i;
+
+	if (!pods || !pod || (uintptr_t)pod < (uintptr_t)pods->items)
+		return -EINVAL;
+	i = (size_t)(pod - pods->items);
+	if (i >= pods->n_items)
+		return -EINVAL;
+	if (!pod->working_set_unrefined && !pod->processes_unrefined)
+		return 0;
+	if (i < pods->n_fds && pods->dir_fds[i] >= 0)
+		return pods_refine_usage_fds(pod, pods->dir_fds[i], &pods->file_fds[i * USAGE_FILES]);
+	/* Read by path (over the fd budget): everything, exactly. */
+	pods_read_usage(pod);
+	pod->working_set_unrefined = pod->processes_unrefined = false;
+	return 0;
+}
