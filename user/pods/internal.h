@@ -103,6 +103,9 @@ size_t pods_usage_files_open(int dir_fd, int fds[USAGE_FILES]);
 /* pods_read_usage_at() through the kept files (pread at 0 regenerates a cgroup file). cheap:
  * leave memory.stat and the thread walk for pods_refine_usage_fds() (pods_options.cheap_usage). */
 int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES], bool cheap);
+/* What the kubelet wrote into a pod cgroup about its memory request, for pods without
+ * metadata: memory.max (Guaranteed), memory.min (Burstable with MemoryQoS), else 0. */
+int64_t pods_request_from_cgroup(const struct pod *pod);
 /* Read what a cheap read left out (working_set_unrefined, processes_unrefined). */
 int pods_refine_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES]);
 

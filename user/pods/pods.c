@@ -518,39 +518,6 @@ static const struct pod_meta *find_meta(struct pods *pods, const char *uid)
 	return bsearch(&key, pods->meta.items, pods->meta.n_items, sizeof(key), pods_cmp_meta_cgroup_uid);
 }
 
-/* pod's cgroup file name as a number, 0 when it cannot be read. */
-static int64_t cgroup_i64_or_zero(const struct pod *pod, const char *name)
-{
-	char path[PATH_MAX];
-	int64_t value = 0;
-
-	if (snprintf(path, sizeof(path), "%s/%s", pod->cgroup_path, name) >= (int)sizeof(path) ||
-	    pods_read_i64_at(AT_FDCWD, path, &value))
-		return 0;
-	return value;
-}
-
-/* What the kubelet wrote into a pod cgroup about its request, for pods without metadata. */
-static int64_t request_from_cgroup(const struct pod *pod)
-{
-	int64_t value = 0;
-
-	switch (pod->qos) {
-	case POD_QOS_GUARANTEED:
-		/* Guaranteed: limits == requests, and the pod cgroup's memory.max is their sum
-		 * ("max" when unlimited, which a Guaranteed pod cannot be: read fails, 0). */
-		value = cgroup_i64_or_zero(pod, "memory.max");
-		break;
-	case POD_QOS_BURSTABLE:
-		/* MemoryQoS writes the request to memory.min; 0 without it. */
-		value = cgroup_i64_or_zero(pod, "memory.min");
-		break;
-	case POD_QOS_BESTEFFORT:
-		break;
-	}
-	return value;
-}
-
 static void join_metadata(struct pods *pods)
 {
 	for (size_t i = 0; i < pods->meta.n_items; i++)
@@ -563,7 +530,7 @@ static void join_metadata(struct pods *pods)
 		if (!meta) {
 			/* Fails closed (pods.h, doc/DESIGN.md §5): only the OOM guard may take it. */
 			pod->meta_unknown = true;
-			pod->memory_request = request_from_cgroup(pod);
+			pod->memory_request = pods_request_from_cgroup(pod);
 			snprintf(pod->name, sizeof(pod->name), "%s", strrchr(pod->cgroup_path, '/') + 1);
 			if (pods_first_time(pods, "no-meta", pod->uid))
 				log_warn("pods: cgroup %s has no pod metadata%s%s; no kubelet threshold "

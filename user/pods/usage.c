@@ -429,3 +429,36 @@ int pods_refine_usage(struct pods *pods, struct pod *pod)
 	pod->working_set_unrefined = pod->processes_unrefined = false;
 	return 0;
 }
+
+/* pod's cgroup file name as a number, 0 when it cannot be read. */
+static int64_t cgroup_i64_or_zero(const struct pod *pod, const char *name)
+{
+	char path[PATH_MAX];
+	int64_t value = 0;
+
+	if (snprintf(path, sizeof(path), "%s/%s", pod->cgroup_path, name) >= (int)sizeof(path) ||
+	    pods_read_i64_at(AT_FDCWD, path, &value))
+		return 0;
+	return value;
+}
+
+/* What the kubelet wrote into a pod cgroup about its request, for pods without metadata. */
+int64_t pods_request_from_cgroup(const struct pod *pod)
+{
+	int64_t value = 0;
+
+	switch (pod->qos) {
+	case POD_QOS_GUARANTEED:
+		/* Guaranteed: limits == requests, and the pod cgroup's memory.max is their sum
+		 * ("max" when unlimited, which a Guaranteed pod cannot be: read fails, 0). */
+		value = cgroup_i64_or_zero(pod, "memory.max");
+		break;
+	case POD_QOS_BURSTABLE:
+		/* MemoryQoS writes the request to memory.min; 0 without it. */
+		value = cgroup_i64_or_zero(pod, "memory.min");
+		break;
+	case POD_QOS_BESTEFFORT:
+		break;
+	}
+	return value;
+}
