@@ -5,6 +5,7 @@
  * counts what those in flight will free, is written down in doc/DESIGN.md.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,6 +162,9 @@ static bool reclaim_first(struct daemon *daemon, const struct threshold *thresho
 		request.kind = RECLAIM_DISK;
 	} else if (is_memory_signal(threshold->signal) && policy->config.memory_reclaim_before_kill) {
 		request.kind = RECLAIM_MEMORY;
+		/* Reclaim walks the ranking as far as it needs: all of it in exact order (a slow
+		 * path already: memory.reclaim writes take milliseconds each). */
+		policy_rank_settle(policy, SIZE_MAX);
 		request.candidates = policy->candidates;
 		request.n_candidates = policy->n_candidates;
 	} else {
