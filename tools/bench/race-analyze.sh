@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # race-analyze.sh OUTDIR - turn the memory race's raw guest output (OUTDIR/guest/runs.txt, written
 # by tools/bench/memory-race-guest.sh) into OUTDIR/runs.tsv (one line per run), OUTDIR/summary.tsv
-# and OUTDIR/summary.md (per contender and mode), then plot (tools/bench/plot.sh).
+# and OUTDIR/summary.md (per contender and mode), then plot (tools/bench/plot.sh, OUTDIR.png).
 #
 # Per run, every time on the guest's CLOCK_MONOTONIC (sampler and ftrace share it):
 #   cross      memory.available < X, interpolated between the sampler's last sample above and first
-#              below (earlyoom: its own signal, MemAvailable below its -M, which is set to the same
-#              memory state; cross_avail keeps the memory.available crossing for it too)
+#              below (earlyoom, nohang: their own signal, MemAvailable below their threshold (the
+#              same memory state for earlyoom and nohang-at-x, nohang's default 5% for nohang);
+#              detection_vs_avail_ms keeps the memory.available crossing for them too;
+#              systemd-oomd's signal is PSI, so its detection counts from memory.available's crossing)
 #   act        the contender's first SIGKILL/SIGTERM to the hog (ftrace signal:signal_generate,
 #              sender evictd/earlyoom): the decision taking effect
 #   oom        the kernel OOM killer choosing a victim (oom:mark_victim)
@@ -38,7 +40,7 @@ BEGIN {
 /^run / {
     delete f
     for (i = 2; i <= NF; i++) { n = index($i, "="); f[substr($i, 1, n - 1)] = substr($i, n + 1) }
-    c = f["c"]; cross = (c == "earlyoom") ? v("t_cross_ma") : v("t_cross")
+    c = f["c"]; cross = (c ~ /^(earlyoom|nohang)/) ? v("t_cross_ma") : v("t_cross")
     act = v("c_t"); oom = v("oom_t"); empty = v("e_t"); pop = v("t_pop")
     first = "none"
     if (act >= 0 && (oom < 0 || act < oom)) first = "contender"
@@ -120,4 +122,4 @@ printf '\n"Empty" from the trace in %d of %d runs, from the sampler in %d (the t
 	$((n_all - n_fb)) "$n_all" "$n_fb" >>"$OUTDIR/summary.md"
 cat "$OUTDIR/summary.md"
 
-tools/bench/plot.sh "$OUTDIR" "$(dirname "$OUTDIR")/memory-race.png" || echo "race-analyze: plotting failed" >&2
+tools/bench/plot.sh "$OUTDIR" "${OUTDIR%/}.png" || echo "race-analyze: plotting failed" >&2
