@@ -56,7 +56,9 @@ if [ "${GUEST:-busybox}" = systemd ]; then
     # The packaged peers start at boot (Debian enables their units; nohang's package enables
     # both nohang.service and nohang-desktop.service, which conflict: whichever starts last
     # runs): each runs only in its own block.
+    echo "peer units running at boot (stopped before the race): $(systemctl list-units --state=running --no-legend --plain earlyoom.service nohang.service nohang-desktop.service systemd-oomd.service | cut -d' ' -f1 | tr '\n' ' ')" >>$OUT/commands.txt
     systemctl stop earlyoom.service nohang.service nohang-desktop.service systemd-oomd.service systemd-oomd.socket
+    echo "guest (systemd): $(dpkg-query -W -f '${Package} ${Version}, ' systemd systemd-oomd nohang earlyoom python3 2>/dev/null | sed 's/, $//')" >>$OUT/commands.txt
     _left=$(ps -o pid,comm | grep -E 'earlyoom|nohang|oomd' | tr -s ' ' | tr '\n' ';')
     [ -z "$_left" ] || say "peers still running after systemctl stop: $_left"
     systemctl start kubepods.slice kubepods-burstable.slice kubepods-besteffort.slice || say "cannot start the kubepods slices"
@@ -217,7 +219,7 @@ start_contender() { # NAME
         vm_wait_for 20 sh -c 'oomctl | grep -q "Path: /kubepods.slice"' || say "systemd-oomd does not monitor kubepods.slice: $(oomctl 2>&1 | tr '\n' ' ')"
         {
             echo "$_c: systemctl set-property --runtime kubepods.slice ManagedOOMMemoryPressure=kill; systemctl start systemd-oomd.service"
-            echo "  kubepods.slice: $(systemctl show kubepods.slice -p ManagedOOMMemoryPressure -p ManagedOOMMemoryPressureLimit -p MemoryAccounting | tr '\n' ' ')"
+            echo "  kubepods.slice: $(systemctl show kubepods.slice -p ManagedOOMMemoryPressure -p ManagedOOMMemoryPressureLimit -p MemoryAccounting | tr '\n' ' ')(a limit of 0 = DefaultMemoryPressureLimit)"
             echo "  oomd.conf in effect (systemd-analyze cat-config systemd/oomd.conf, comments dropped): $(systemd-analyze cat-config systemd/oomd.conf 2>/dev/null | grep -v '^#' | grep . | tr '\n' ' ')"
             echo "  oomctl: $(oomctl 2>&1 | grep -E 'Default Memory Pressure|Path:|Memory Pressure Limit' | sed 's/^[[:space:]]*//' | tr '\n' ';')"
         } >>$OUT/commands.txt
@@ -255,10 +257,14 @@ stop_contender() { # NAME
     CPID="" MA_THR=0
 }
 
+# psi_full_us: kubepods' memory "full" stall so far (PSI, microseconds; what systemd-oomd
+# watches on kubepods.slice): the difference over a run is how long all its tasks stalled
+psi_full_us() { sed -n 's/^full .*total=\([0-9]*\).*/\1/p' $KP/memory.pressure 2>/dev/null | grep . || echo 0; }
+
 # ---- one run -----------------------------------------------------------------------------
 SLOT=0
 run_one() { # CONTENDER MODE I
-    local _c=$1 _m=$2 _i=$3 _comm _pod _ctr _rel _rate _max _maxs _t0 _sp _hp _timeout _hogpid _tr _line _delay
+    local _c=$1 _m=$2 _i=$3 _comm _psi0 _psi1 _pod _ctr _rel _rate _max _maxs _t0 _sp _hp _timeout _hogpid _tr _line _delay
     new_pod $BE kubepods-besteffort-pod
     _pod=$POD_DIR _ctr=$CTR_DIR _rel=${POD_DIR#$CG}
     write_pods hog-$SEQ $POD_UID
@@ -283,6 +289,7 @@ run_one() { # CONTENDER MODE I
         esac
     fi
     echo >$T/trace
+    _psi0=$(psi_full_us)
     _t0=$(now_s)
     racekit sample --cgroup $_pod --interval-us $SAMPLE_US --max-s $_maxs --tail-ms 300 \
         --thr $THR --thr-memavail $((MA_THR > 0 ? MA_THR : THR - OFFSET)) \
@@ -292,6 +299,7 @@ run_one() { # CONTENDER MODE I
     in_ctr racekit hog --cgroup $_ctr --rate $_rate ${_max:+--max $_max} --oom-score-adj 1000 >/tmp/hog.out 2>&1 &
     _hp=$!
     wait $_sp
+    _psi1=$(psi_full_us)
     _timeout=0
     if grep -q 'populated 1' $_pod/cgroup.events; then
         _timeout=1
@@ -338,7 +346,7 @@ run_one() { # CONTENDER MODE I
                 ot == "" ? -1 : ot, opid == "" ? "-" : opid, on, et == "" ? -1 : et
         }' $T/trace)
     [ "${TRACE_SYSCALLS:-0}" = 1 ] && cp $T/trace $OUT/trace-$SLOT.txt
-    _line="run c=$_c mode=$_m i=$_i slot=$SLOT hog=$_hogpid timeout=$_timeout plateau_mib=${_max:-0} delay_ms=$_delay $(cat /tmp/sample.out) $_tr"
+    _line="run c=$_c mode=$_m i=$_i slot=$SLOT hog=$_hogpid timeout=$_timeout plateau_mib=${_max:-0} delay_ms=$_delay psi_full_ms=$(( (_psi1 - _psi0) / 1000 )) $(cat /tmp/sample.out) $_tr"
     echo "$_line" >>$OUT/runs.txt
     say "$_c $_m #$_i: $(echo "$_tr" | cut -c1-150) ($(awk -v a=$_t0 -v b=$(now_s) 'BEGIN { printf "%.1f", b - a }') s)"
     rm_pod $_pod $_ctr
