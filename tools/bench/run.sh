@@ -18,7 +18,7 @@
 #   race       the memory race against the peers in the QEMU guest (tools/bench/memory-race.sh)
 #   race-systemd  the same race in a Debian systemd guest, where systemd-oomd and nohang (Python)
 #              can run, beside evictd and earlyoom (tools/bench/memory-race-systemd.sh)
-# Environment: FOOTPRINT_SECONDS (60), RACE_RUNS (12), RACE_SYSTEMD_RUNS (6), HOST_RACE_RUNS (20),
+# Environment: FOOTPRINT_SECONDS (60), RACE_RUNS (12), RACE_SYSTEMD_RUNS (7), HOST_RACE_RUNS (20),
 # and those of each part's script. Parts not run keep nothing: results.md describes this run only.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,7 +27,7 @@ out=bench/results.md
 raw=bench/raw.txt
 env_file=bench/run.env
 export RACE_RUNS=${RACE_RUNS:-12}
-export RACE_SYSTEMD_RUNS=${RACE_SYSTEMD_RUNS:-6}
+export RACE_SYSTEMD_RUNS=${RACE_SYSTEMD_RUNS:-7}
 export HOST_RACE_RUNS=${HOST_RACE_RUNS:-20}
 declare -A took
 report_only=0
@@ -142,12 +142,13 @@ EOF
 		psi=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
 			$h["first"] == "kernel" && $h["psi_full_ms"] != "NA" { n++; v[n] = $h["psi_full_ms"] + 0; if (v[n] > mx) mx = v[n]; d += ($h["t_oom"] - $h["t_pop"]) / 1e6 }
 			END { if (n) { for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }; printf "median %s ms, at most %s ms, over %d runs whose hog ran %.0f ms on average before the kernel OOM killer chose it", (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2, mx, n, d / n } }' $sdir/runs.tsv)
+		skills=$(cat $sdir/guest/systemd-oomd*.log 2>/dev/null | grep -c 'Killed ' || true)
 		sboot=$(sed -n 's/^peer units running at boot (stopped before the race): //p' $sdir/commands.txt)
 		sma=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next } $1 == "nohang" && $2 == "plateau" { v = $h["min_memavail_mib"] + 0; if (m == "" || v < m) m = v } END { print m }' $sdir/runs.tsv)
 		spsi=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next } $1 ~ /^systemd-oomd/ && $2 == "plateau" && $h["psi_full_ms"] != "NA" { v = $h["psi_full_ms"] + 0; if (v > m) m = v } END { print m + 0 }' $sdir/runs.tsv)
 		cat <<EOF
 - Contenders: **evictd** and **earlyoom** as in the busybox race (same command lines). **nohang** = \`nohang --monitor --config /etc/nohang/nohang.conf\`, the package's file unchanged (what its nohang.service runs): SIGTERM when MemAvailable ≤ 5% of MemTotal and swap free ≤ 10% (no swap: always true), SIGKILL at 2% / 4%, checking every 0.1–3 s by how far memory is from the threshold; its *detection* counts from MemAvailable crossing its own 5%, so its overshoot (below X) is large by design. Debian 12 enables both nohang.service and nohang-desktop.service (the same memory thresholds, plus PSI checks over 30 s and GUI notifications), which conflict: whichever starts last runs (running at this boot: ${sboot:-none}). **nohang-at-x** = the same file with \`soft_threshold_min_mem\` and \`hard_threshold_min_mem\` both at K MiB, K derived as earlyoom's (the same memory state as memory.available<X, SIGKILL at once). **systemd-oomd** = \`systemctl set-property --runtime kubepods.slice ManagedOOMMemoryPressure=kill\` and the package's own settings: the default limit (DefaultMemoryPressureLimit=60%) and duration (Debian's drop-in /usr/lib/systemd/oomd.conf.d/10-oomd-defaults.conf: DefaultMemoryPressureDurationSec=20s; compiled-in 30 s). That is systemd-oomd.service(8)'s recommendation: \`ManagedOOMMemoryPressure=\` "tends to work better on the cgroups below the root slice", with 60% for units that "can usually ride out slowdowns" (kubepods.slice is the system.slice of a node); with no swap, the package's \`ManagedOOMSwap=kill\` on -.slice is inert ("Any swap-based actions on systems without swap will be ignored"); only leaf cgroups (the container scopes) are candidates. **systemd-oomd-1s** = the same plus \`DefaultMemoryPressureDurationSec=1s\` in /etc/systemd/oomd.conf.d/, the shortest oomd.conf(5) allows. Exact configuration (\`systemd-analyze cat-config\`, \`oomctl\`): $sdir/commands.txt (below).
-- What systemd-oomd watches: the share of a 10 s window in which every task of kubepods.slice stalled on memory (PSI "full" avg10), polled every second, which must stay above the limit for the duration. Measured in this run, kubepods.slice's memory "full" stall in the runs the kernel OOM killer ended: ${psi:-none}. systemd-oomd.service(8) warns of this case: "Without swap, the system enters a livelocked state much more quickly and may prevent systemd-oomd from responding in a reasonable amount of time".
+- What systemd-oomd watches: the share of a 10 s window in which every task of kubepods.slice stalled on memory (PSI "full" avg10), polled every second, which must stay above the limit for the duration. Measured in this run, kubepods.slice's memory "full" stall in the runs the kernel OOM killer ended: ${psi:-none}; systemd-oomd's journal over its blocks logs ${skills:-0} kills of its own (its "Killed PATH due to memory pressure" lines). systemd-oomd.service(8) warns of this case: "Without swap, the system enters a livelocked state much more quickly and may prevent systemd-oomd from responding in a reasonable amount of time".
 - Tree: kubepods.slice, the QoS slices and each pod's slice are systemd units started with systemctl, each container a transient scope (\`systemd-run --scope\`), as the kubelet's systemd cgroup driver and containerd make them, so systemd-oomd sees units it manages. The peers' packaged units that start at boot (earlyoom, nohang, nohang-desktop, systemd-oomd) are stopped first; each peer runs only during its own block, and a kill counts as the contender's only when its own process (ftrace comm) sent it.
 - *plateau* for nohang (default) and systemd-oomd: memory.available held 32 MiB below X leaves MemAvailable above nohang's 5% (lowest sampled in nohang's plateau runs: ${sma:-?} MiB) and almost nothing stalls (kubepods' memory "full" stall in systemd-oomd's plateau runs: at most ${spsi:-?} ms), so neither can act by construction; each such run waits out the whole 16 s limit, so fewer runs show it (the cell counts above).
 EOF
