@@ -1,6 +1,13 @@
 #!/bin/sh
 # memory-race-guest.sh - the guest side of tools/bench/memory-race.sh (runs as /scenario.sh in
-# the busybox initramfs; configuration in /etc/race.conf, written by the host script).
+# the busybox initramfs, or with GUEST=systemd as a service of the Debian systemd root once
+# multi-user.target is reached; configuration in /etc/race.conf, written by the host script).
+#
+# In the systemd guest the tree is made of systemd units as the kubelet's systemd cgroup driver
+# and containerd make it: kubepods*.slice and each pod's slice started with systemctl, each
+# container a transient scope (systemd-run --scope), so systemd-oomd sees the units it manages;
+# the peers that ship a unit (earlyoom, nohang, systemd-oomd) are stopped at the start and run
+# only in their own block.
 #
 # A kubelet-like kubepods tree (systemd driver) with a Guaranteed and a Burstable bystander pod,
 # then, per contender (started once, stopped after its block) and per mode, RUNS runs of: a new
@@ -45,16 +52,51 @@ KP=$CG/kubepods.slice
 BU=$KP/kubepods-burstable.slice
 BE=$KP/kubepods-besteffort.slice
 enable() { local ctl; for ctl in memory pids cpu; do grep -qw $ctl "$1/cgroup.controllers" && echo "+$ctl" >"$1/cgroup.subtree_control"; done; }
-mkdir -p $KP && enable $KP
-mkdir -p $BU $BE && enable $BU && enable $BE
+if [ "${GUEST:-busybox}" = systemd ]; then
+    # The packaged peers start at boot (Debian enables their units; nohang's package enables
+    # both nohang.service and nohang-desktop.service, which conflict: whichever starts last
+    # runs): each runs only in its own block.
+    echo "peer units running at boot (stopped before the race): $(systemctl list-units --state=running --no-legend --plain earlyoom.service nohang.service nohang-desktop.service systemd-oomd.service | cut -d' ' -f1 | tr '\n' ' ')" >>$OUT/commands.txt
+    systemctl stop earlyoom.service nohang.service nohang-desktop.service systemd-oomd.service systemd-oomd.socket
+    echo "guest (systemd): $(dpkg-query -W -f '${Package} ${Version}, ' systemd systemd-oomd nohang earlyoom python3 2>/dev/null | sed 's/, $//')" >>$OUT/commands.txt
+    _left=$(ps -o pid,comm | grep -E 'earlyoom|nohang|oomd' | tr -s ' ' | tr '\n' ';')
+    [ -z "$_left" ] || say "peers still running after systemctl stop: $_left"
+    systemctl start kubepods.slice kubepods-burstable.slice kubepods-besteffort.slice || say "cannot start the kubepods slices"
+else
+    mkdir -p $KP && enable $KP
+    mkdir -p $BU $BE && enable $BU && enable $BE
+fi
 SEQ=0
-# new_pod QOSDIR PREFIX: sets POD_UID POD_DIR CTR_DIR
+# new_pod QOSDIR PREFIX: sets POD_UID POD_DIR CTR_DIR (systemd: the pod slice is started, the
+# container scope is made by in_ctr when its process starts)
 new_pod() {
     SEQ=$((SEQ + 1))
     POD_UID=$(printf 'be7c4000-%04x-4000-8000-%012x' $((SEQ % 65536)) $SEQ)
     POD_DIR=$1/$2$(echo $POD_UID | tr - _).slice
     CTR_DIR=$POD_DIR/cri-containerd-$(printf '%064x' $SEQ).scope
-    mkdir $POD_DIR && enable $POD_DIR && mkdir $CTR_DIR
+    if [ "${GUEST:-busybox}" = systemd ]; then
+        systemctl start ${POD_DIR##*/} && [ -d $POD_DIR ]
+    else
+        mkdir $POD_DIR && enable $POD_DIR && mkdir $CTR_DIR
+    fi
+}
+# in_ctr CMD...: run CMD in the current pod's container cgroup (systemd: as a transient scope,
+# which systemd-run execs into, so $! stays the command's pid)
+in_ctr() {
+    if [ "${GUEST:-busybox}" = systemd ]; then
+        systemd-run --quiet --scope --slice=${POD_DIR##*/} --unit=${CTR_DIR##*/} -- "$@"
+    else
+        "$@"
+    fi
+}
+# rm_pod POD CTR: remove a finished pod's cgroups
+rm_pod() {
+    if [ "${GUEST:-busybox}" = systemd ]; then
+        systemctl stop ${1##*/} 2>/dev/null
+        systemctl reset-failed 2>/dev/null
+        return 0
+    fi
+    rmdir $2 $1 2>/dev/null || { sleep 0.5; rmdir $2 $1; }
 }
 pod_json() { # NAME UID QOS PRIORITY RESOURCES
     printf '{"apiVersion":"v1","kind":"Pod","metadata":{"name":"%s","namespace":"bench","uid":"%s"},' "$1" "$2"
@@ -76,10 +118,10 @@ MEMTOTAL=$memtotal
 new_pod $KP kubepods-pod
 echo $((96 * MiB)) >$POD_DIR/memory.max
 DB_JSON=$(pod_json db $POD_UID Guaranteed 1000 '"requests":{"memory":"96Mi","cpu":"100m"},"limits":{"memory":"96Mi","cpu":"100m"}')
-racekit hog --cgroup $CTR_DIR --max 64 --oom-score-adj -997 >/dev/null &
+in_ctr racekit hog --cgroup $CTR_DIR --max 64 --oom-score-adj -997 >/dev/null &
 new_pod $BU kubepods-burstable-pod
 WEB_JSON=$(pod_json web $POD_UID Burstable 500 '"requests":{"memory":"64Mi"}')
-racekit hog --cgroup $CTR_DIR --max 32 --oom-score-adj $((1000 - 1000 * 64 * MiB / MEMTOTAL)) >/dev/null &
+in_ctr racekit hog --cgroup $CTR_DIR --max 32 --oom-score-adj $((1000 - 1000 * 64 * MiB / MEMTOTAL)) >/dev/null &
 write_pods
 sleep 2
 
@@ -105,9 +147,14 @@ settle() {
 
 # ---- contenders --------------------------------------------------------------------------
 CPID=""
-EARLYOOM_KIB=0
+# MA_THR: the contender's own MemAvailable threshold in bytes (earlyoom, nohang: the sampler
+# records when MemAvailable crossed it, their detection starts there); 0 = memory.available's
+MA_THR=0
+# ma_equiv: the MemAvailable that is the same memory state as memory.available<X, in KiB: X minus
+# (memory.available - MemAvailable) measured at rest just before the contender starts
+ma_equiv() { eval "$(racekit avail)"; echo $(( (THR - (avail - memavail)) / 1024 )); }
 start_contender() { # NAME
-    local _c=$1 _args _t0
+    local _c=$1 _args _t0 _k _conf
     _args="--pods-file=$PODS --node-name=evictd-vm --eviction-hard=memory.available<${THRESHOLD_MI}Mi --metrics-address=off --control-socket=/run/evictd-$_c.sock --event-log=$OUT/$_c.events.jsonl --bpf-pin-dir=/sys/fs/bpf/evictd-$_c"
     case $_c in
         evictd) ;;
@@ -115,25 +162,76 @@ start_contender() { # NAME
         poll-10s) _args="$_args --no-bpf --no-psi --housekeeping-interval=10s --oom-guard=off" ;;
         poll-1s) _args="$_args --no-bpf --no-psi --housekeeping-interval=1s --oom-guard=off" ;;
         earlyoom) ;;
+        nohang|nohang-at-x|systemd-oomd|systemd-oomd-1s)
+            [ "${GUEST:-busybox}" = systemd ] || { say "$_c needs the systemd guest (tools/bench/memory-race-systemd.sh)"; return 1; } ;;
         *) say "unknown contender $_c"; return 1 ;;
     esac
     _t0=$(now_s)
-    if [ $_c = earlyoom ]; then
+    case $_c in
+    earlyoom)
         # The same memory state as memory.available<X: MemAvailable < X - (memory.available -
         # MemAvailable at rest); SIGKILL at once (hard), swap ignored (there is none).
         eval "$(racekit avail)"
-        EARLYOOM_KIB=$(( (THR - (avail - memavail)) / 1024 ))
-        echo "$_c: earlyoom -M $EARLYOOM_KIB,$EARLYOOM_KIB -s 100,100 -r 0 (rest: avail=$avail memavail=$memavail)" >>$OUT/commands.txt
-        racekit spawn --oom-score-adj -1000 -- earlyoom -M $EARLYOOM_KIB,$EARLYOOM_KIB -s 100,100 -r 0 >$OUT/$_c.log 2>&1 &
+        _k=$(ma_equiv)
+        MA_THR=$((_k * 1024))
+        echo "$_c: earlyoom -M $_k,$_k -s 100,100 -r 0 (rest: avail=$avail memavail=$memavail)" >>$OUT/commands.txt
+        racekit spawn --oom-score-adj -1000 -- earlyoom -M $_k,$_k -s 100,100 -r 0 >$OUT/$_c.log 2>&1 &
         CPID=$!
         vm_wait_for 20 grep -q 'SIGKILL when' $OUT/$_c.log || say "earlyoom did not start: $(tail -n 3 $OUT/$_c.log)"
-    else
+        ;;
+    nohang|nohang-at-x)
+        # nohang: the Debian package's /etc/nohang/nohang.conf, run as its nohang.service runs it
+        # (nohang --monitor --config FILE). nohang-at-x: the same file with both its SIGTERM
+        # (soft) and SIGKILL (hard) MemAvailable thresholds at the memory state of
+        # memory.available<X, as earlyoom's -M K,K (swap thresholds hold: there is no swap).
+        _conf=/etc/nohang/nohang.conf
+        eval "$(racekit avail)"
+        if [ $_c = nohang-at-x ]; then
+            _k=$(ma_equiv)
+            _conf=/run/nohang-at-x.conf
+            sed -e "s/^soft_threshold_min_mem *=.*/soft_threshold_min_mem = $((_k / 1024)) M/" \
+                -e "s/^hard_threshold_min_mem *=.*/hard_threshold_min_mem = $((_k / 1024)) M/" /etc/nohang/nohang.conf >$_conf
+            MA_THR=$((_k / 1024 * MiB))
+        else
+            # its first action: SIGTERM at soft_threshold_min_mem (percent of MemTotal)
+            _k=$(sed -n 's/^soft_threshold_min_mem *= *\([0-9.]*\) *%.*/\1/p' $_conf)
+            MA_THR=$(awk -v p="$_k" -v t=$MEMTOTAL 'BEGIN { printf "%d", p / 100 * t }')
+        fi
+        echo "$_c: nohang --monitor --config $_conf (rest: avail=$avail memavail=$memavail; its MemAvailable threshold $((MA_THR / MiB)) MiB); its threshold lines: $(grep -E '^(soft|hard)_threshold_min_(mem|swap)' $_conf | tr '\n' ';')" >>$OUT/commands.txt
+        PYTHONUNBUFFERED=1 racekit spawn --oom-score-adj -1000 -- nohang --monitor --config $_conf >$OUT/$_c.log 2>&1 &
+        CPID=$!
+        vm_wait_for 60 grep -q 'Monitoring has started' $OUT/$_c.log || say "nohang did not start: $(tail -n 3 $OUT/$_c.log)"
+        ;;
+    systemd-oomd|systemd-oomd-1s)
+        # As systemd-oomd.service(8) recommends without swap: ManagedOOMMemoryPressure=kill on a
+        # slice below the root (kubepods.slice, like system.slice) with the default limit
+        # (DefaultMemoryPressureLimit=60%) and the Debian package's duration (its drop-in
+        # 10-oomd-defaults.conf: DefaultMemoryPressureDurationSec=20s); the -1s variant sets the
+        # shortest duration oomd.conf(5) allows (1 s). ManagedOOMSwap=kill on -.slice (the
+        # package's drop-in) is ignored without swap.
+        if [ $_c = systemd-oomd-1s ]; then
+            mkdir -p /etc/systemd/oomd.conf.d
+            printf '[OOM]\nDefaultMemoryPressureDurationSec=1s\n' >/etc/systemd/oomd.conf.d/90-race.conf
+        fi
+        systemctl set-property --runtime kubepods.slice ManagedOOMMemoryPressure=kill || say "set-property kubepods.slice failed"
+        systemctl start systemd-oomd.service || say "systemd-oomd did not start: $(systemctl status systemd-oomd 2>&1 | tail -n 3)"
+        CPID=$(systemctl show -p MainPID --value systemd-oomd.service)
+        vm_wait_for 20 sh -c 'oomctl | grep -q "Path: /kubepods.slice"' || say "systemd-oomd does not monitor kubepods.slice: $(oomctl 2>&1 | tr '\n' ' ')"
+        {
+            echo "$_c: systemctl set-property --runtime kubepods.slice ManagedOOMMemoryPressure=kill; systemctl start systemd-oomd.service"
+            echo "  kubepods.slice: $(systemctl show kubepods.slice -p ManagedOOMMemoryPressure -p ManagedOOMMemoryPressureLimit -p MemoryAccounting | tr '\n' ' ')(a limit of 0 = DefaultMemoryPressureLimit)"
+            echo "  oomd.conf in effect (systemd-analyze cat-config systemd/oomd.conf, comments dropped): $(systemd-analyze cat-config systemd/oomd.conf 2>/dev/null | grep -v '^#' | grep . | tr '\n' ' ')"
+            echo "  oomctl: $(oomctl 2>&1 | grep -E 'Default Memory Pressure|Path:|Memory Pressure Limit' | sed 's/^[[:space:]]*//' | tr '\n' ';')"
+        } >>$OUT/commands.txt
+        ;;
+    *)
         echo "$_c: evictd $_args" >>$OUT/commands.txt
         racekit spawn --oom-score-adj -1000 -- evictd $_args >$OUT/$_c.out 2>$OUT/$_c.log &
         CPID=$!
         vm_wait_for 120 grep -q 'evictd running' $OUT/$_c.log || say "evictd did not start: $(tail -n 3 $OUT/$_c.log)"
         say "$_c: $(grep -m1 'evictd running' $OUT/$_c.log | sed 's/^[^ ]* //')"
-    fi
+        ;;
+    esac
     if [ "${TRACE_SYSCALLS:-0}" = 1 ]; then
         # debugging aid: every syscall of the contender, on the same clock (kept per run)
         echo "common_pid == $CPID" >$T/events/raw_syscalls/filter
@@ -141,20 +239,32 @@ start_contender() { # NAME
         echo 1 >$T/events/pagemap/mm_lru_insertion/enable
         echo 8192 >$T/buffer_size_kb
     fi
-    say "$_c started in $(awk -v a=$_t0 -v b=$(now_s) 'BEGIN { printf "%.1f", b - a }') s"
+    say "$_c started in $(awk -v a=$_t0 -v b=$(now_s) 'BEGIN { printf "%.1f", b - a }') s; peers running: $(ps -o pid,comm 2>/dev/null | grep -E 'evictd|earlyoom|nohang|oomd' | tr -s ' ' | tr '\n' ';')"
     sleep 1
 }
-stop_contender() {
-    [ -n "$CPID" ] || return
-    kill $CPID 2>/dev/null
-    wait $CPID 2>/dev/null
-    CPID=""
+stop_contender() { # NAME
+    case $1 in
+    systemd-oomd*)
+        journalctl -b -u systemd-oomd.service --no-pager -o short-monotonic >$OUT/$1.log 2>&1
+        systemctl stop systemd-oomd.service systemd-oomd.socket
+        systemctl set-property --runtime kubepods.slice ManagedOOMMemoryPressure=auto
+        rm -f /etc/systemd/oomd.conf.d/90-race.conf
+        ;;
+    *)
+        [ -n "$CPID" ] && kill $CPID 2>/dev/null && wait $CPID 2>/dev/null
+        ;;
+    esac
+    CPID="" MA_THR=0
 }
+
+# psi_full_us: kubepods' memory "full" stall so far (PSI, microseconds; what systemd-oomd
+# watches on kubepods.slice): the difference over a run is how long all its tasks stalled
+psi_full_us() { sed -n 's/^full .*total=\([0-9]*\).*/\1/p' $KP/memory.pressure 2>/dev/null | grep . || echo 0; }
 
 # ---- one run -----------------------------------------------------------------------------
 SLOT=0
 run_one() { # CONTENDER MODE I
-    local _c=$1 _m=$2 _i=$3 _pod _ctr _rel _rate _max _maxs _t0 _sp _hp _timeout _hogpid _tr _line _delay
+    local _c=$1 _m=$2 _i=$3 _comm _psi0 _psi1 _pod _ctr _rel _rate _max _maxs _t0 _sp _hp _timeout _hogpid _tr _line _delay
     new_pod $BE kubepods-besteffort-pod
     _pod=$POD_DIR _ctr=$CTR_DIR _rel=${POD_DIR#$CG}
     write_pods hog-$SEQ $POD_UID
@@ -175,19 +285,21 @@ run_one() { # CONTENDER MODE I
         # phase uniform, as on a real node.
         case $_c in
             evictd-nobpf|poll-10s) _delay=$(racekit sleep-random 10000) ;;
-            poll-1s|earlyoom) _delay=$(racekit sleep-random 1000) ;;
+            poll-1s|earlyoom|nohang*|systemd-oomd*) _delay=$(racekit sleep-random 1000) ;;
         esac
     fi
     echo >$T/trace
+    _psi0=$(psi_full_us)
     _t0=$(now_s)
     racekit sample --cgroup $_pod --interval-us $SAMPLE_US --max-s $_maxs --tail-ms 300 \
-        --thr $THR --thr-memavail $((EARLYOOM_KIB > 0 ? EARLYOOM_KIB * 1024 : THR - OFFSET)) \
+        --thr $THR --thr-memavail $((MA_THR > 0 ? MA_THR : THR - OFFSET)) \
         --disk $DISK --offset $(( (SLOT_BASE_MIB + SLOT) * MiB )) --size $MiB >/tmp/sample.out &
     _sp=$!
     sleep 0.2
-    racekit hog --cgroup $_ctr --rate $_rate ${_max:+--max $_max} --oom-score-adj 1000 >/tmp/hog.out 2>&1 &
+    in_ctr racekit hog --cgroup $_ctr --rate $_rate ${_max:+--max $_max} --oom-score-adj 1000 >/tmp/hog.out 2>&1 &
     _hp=$!
     wait $_sp
+    _psi1=$(psi_full_us)
     _timeout=0
     if grep -q 'populated 1' $_pod/cgroup.events; then
         _timeout=1
@@ -197,7 +309,14 @@ run_one() { # CONTENDER MODE I
     _hogpid=$(sed -n 's/^hog pid=\([0-9]*\).*/\1/p' /tmp/hog.out)
     # The trace: first SIGKILL/SIGTERM to the hog (when, sent by whom), the first sent by the
     # contender, the kernel's OOM victims, the pod cgroup emptying.
-    _tr=$(awk -v hog="$_hogpid" -v rel="$_rel" '
+    # the contender's kills: those sent by its own process name (ftrace's comm)
+    case $_c in
+        evictd*|poll-*) _comm=evictd ;;
+        nohang*) _comm=nohang ;;
+        systemd-oomd*) _comm=systemd-oomd ;;
+        *) _comm=$_c ;;
+    esac
+    _tr=$(awk -v hog="$_hogpid" -v rel="$_rel" -v comm="$_comm" '
         /^#/ { next }
         {
             ts = ""; ev = ""
@@ -213,7 +332,7 @@ run_one() { # CONTENDER MODE I
                 }
                 if (pid != hog) next
                 if (kt == "") { kt = t; kby = task; ksig = sig }
-                if (ct == "" && (task ~ /^evictd/ || task ~ /^earlyoom/)) { ct = t; cby = task; csig = sig }
+                if (ct == "" && index(task, comm) == 1) { ct = t; cby = task; csig = sig }
             } else if (ev == "mark_victim:") {
                 on++; if (ot == "") { ot = t; s = $0; sub(/.*pid=/, "", s); sub(/[^0-9].*/, "", s); opid = s }
             } else if (ev == "cgroup_notify_populated:") {
@@ -227,10 +346,10 @@ run_one() { # CONTENDER MODE I
                 ot == "" ? -1 : ot, opid == "" ? "-" : opid, on, et == "" ? -1 : et
         }' $T/trace)
     [ "${TRACE_SYSCALLS:-0}" = 1 ] && cp $T/trace $OUT/trace-$SLOT.txt
-    _line="run c=$_c mode=$_m i=$_i slot=$SLOT hog=$_hogpid timeout=$_timeout plateau_mib=${_max:-0} delay_ms=$_delay $(cat /tmp/sample.out) $_tr"
+    _line="run c=$_c mode=$_m i=$_i slot=$SLOT hog=$_hogpid timeout=$_timeout plateau_mib=${_max:-0} delay_ms=$_delay psi_full_ms=$(( (_psi1 - _psi0) / 1000 )) $(cat /tmp/sample.out) $_tr"
     echo "$_line" >>$OUT/runs.txt
     say "$_c $_m #$_i: $(echo "$_tr" | cut -c1-150) ($(awk -v a=$_t0 -v b=$(now_s) 'BEGIN { printf "%.1f", b - a }') s)"
-    rmdir $_ctr $_pod 2>/dev/null || { sleep 0.5; rmdir $_ctr $_pod; }
+    rm_pod $_pod $_ctr
     write_pods
 }
 
@@ -238,14 +357,15 @@ T_START=$(now_s)
 for c in $CONTENDERS; do
     start_contender $c || continue
     for m in $MODES; do
+        n=$RUNS
+        for cell in ${CELL_RUNS:-}; do case $cell in "$c:$m:"*) n=${cell##*:} ;; esac; done
         i=1
-        while [ $i -le $RUNS ]; do
+        while [ $i -le $n ]; do
             run_one $c $m $i
             i=$((i + 1))
         done
     done
-    stop_contender
-    [ $c = earlyoom ] && EARLYOOM_KIB=0
+    stop_contender $c
 done
 say "all runs done in $(awk -v a=$T_START -v b=$(now_s) 'BEGIN { printf "%.0f", b - a }') s"
 dmesg >$OUT/dmesg.txt

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # race-analyze.sh OUTDIR - turn the memory race's raw guest output (OUTDIR/guest/runs.txt, written
 # by tools/bench/memory-race-guest.sh) into OUTDIR/runs.tsv (one line per run), OUTDIR/summary.tsv
-# and OUTDIR/summary.md (per contender and mode), then plot (tools/bench/plot.sh).
+# and OUTDIR/summary.md (per contender and mode), then plot (tools/bench/plot.sh, OUTDIR.png).
 #
 # Per run, every time on the guest's CLOCK_MONOTONIC (sampler and ftrace share it):
 #   cross      memory.available < X, interpolated between the sampler's last sample above and first
-#              below (earlyoom: its own signal, MemAvailable below its -M, which is set to the same
-#              memory state; cross_avail keeps the memory.available crossing for it too)
+#              below (earlyoom, nohang: their own signal, MemAvailable below their threshold (the
+#              same memory state for earlyoom and nohang-at-x, nohang's default 5% for nohang);
+#              detection_vs_avail_ms keeps the memory.available crossing for them too;
+#              systemd-oomd's signal is PSI, so its detection counts from memory.available's crossing)
 #   act        the contender's first SIGKILL/SIGTERM to the hog (ftrace signal:signal_generate,
 #              sender evictd/earlyoom): the decision taking effect
 #   oom        the kernel OOM killer choosing a victim (oom:mark_victim)
@@ -14,7 +16,9 @@
 #   detection = act - cross; kill = empty - act (when the contender acted first; empty_from says
 #              whether the traced event or, when the trace disagrees, the sampler gave "empty");
 #   overshoot = X - the lowest memory.available sampled (0 when it never went below X);
-#   first = contender | kernel | none (nobody acted within the run's time limit).
+#   first = contender | kernel | none (nobody acted within the run's time limit);
+#   psi_full_ms = how long every task in kubepods stalled on memory during the run (the "full"
+#              total of its memory.pressure: the signal systemd-oomd watches).
 # Statistics: median, and p95 by nearest rank (with 10 runs, p95 is the largest value).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -33,12 +37,12 @@ BEGIN {
     OFS = "\t"
     print "contender", "mode", "run", "slot", "rate_mibs", "first", "detection_ms", "detection_vs_avail_ms",
           "kill_ms", "kernel_kill_ms", "overshoot_mib", "min_avail_mib", "min_memavail_mib", "oom_kills",
-          "t_pop", "t_cross", "t_act", "t_oom", "t_empty", "acted_by", "signal", "interval_med_us", "interval_max_us", "timeout", "empty_from", "delay_ms"
+          "t_pop", "t_cross", "t_act", "t_oom", "t_empty", "acted_by", "signal", "interval_med_us", "interval_max_us", "timeout", "empty_from", "delay_ms", "psi_full_ms"
 }
 /^run / {
     delete f
     for (i = 2; i <= NF; i++) { n = index($i, "="); f[substr($i, 1, n - 1)] = substr($i, n + 1) }
-    c = f["c"]; cross = (c == "earlyoom") ? v("t_cross_ma") : v("t_cross")
+    c = f["c"]; cross = (c ~ /^(earlyoom|nohang)/) ? v("t_cross_ma") : v("t_cross")
     act = v("c_t"); oom = v("oom_t"); empty = v("e_t"); pop = v("t_pop")
     first = "none"
     if (act >= 0 && (oom < 0 || act < oom)) first = "contender"
@@ -58,7 +62,7 @@ BEGIN {
     over = v("min_avail") < thr ? sprintf("%.1f", (thr - v("min_avail")) / 1048576) : "0.0"
     print c, f["mode"], f["i"], f["slot"], rate, first, det, detx, kill, kkill, over,
           sprintf("%.1f", v("min_avail") / 1048576), sprintf("%.1f", v("min_memavail") / 1048576), v("oom_n"),
-          sprintf("%.0f", pop), sprintf("%.0f", cross), sprintf("%.0f", act), sprintf("%.0f", oom), sprintf("%.0f", empty), f["c_by"], f["c_sig"], f["interval_med_us"], f["interval_max_us"], f["timeout"], src, ("delay_ms" in f) ? f["delay_ms"] : 0
+          sprintf("%.0f", pop), sprintf("%.0f", cross), sprintf("%.0f", act), sprintf("%.0f", oom), sprintf("%.0f", empty), f["c_by"], f["c_sig"], f["interval_med_us"], f["interval_max_us"], f["timeout"], src, ("delay_ms" in f) ? f["delay_ms"] : 0, ("psi_full_ms" in f) ? f["psi_full_ms"] : "NA"
 }' "$runs" >"$OUTDIR/runs.tsv"
 
 # ---- per contender and mode --------------------------------------------------------------
@@ -80,20 +84,22 @@ NR == 1 { next }
     over[key, ++no[key]] = $11 + 0
     if ($5 != "NA") rate[key, ++nr[key]] = $5 + 0
     oomk[key] += $14
+    if ($27 != "NA" && $27 != "") { psi[key, ++np[key]] = $27 + 0 }
 }
 END {
     OFS = "\t"
     print "contender", "mode", "runs", "contender_first", "kernel_first", "none", "rate_mibs_median",
           "detection_ms_median", "detection_ms_p95", "detected_runs", "kill_ms_median", "kill_ms_p95",
-          "overshoot_mib_median", "overshoot_mib_p95", "oom_kills"
+          "overshoot_mib_median", "overshoot_mib_p95", "oom_kills", "psi_full_ms_median", "psi_full_ms_max"
     for (k = 1; k <= nk; k++) {
         key = order[k]; split(key, kp, SUBSEP)
         delete a; for (i = 1; i <= nd[key]; i++) a[i] = det[key, i]; dm = med(a, nd[key]); dp = p95(a, nd[key])
         delete a; for (i = 1; i <= nkl[key]; i++) a[i] = kill[key, i]; km = med(a, nkl[key]); kq = p95(a, nkl[key])
         delete a; for (i = 1; i <= no[key]; i++) a[i] = over[key, i]; om = med(a, no[key]); oq = p95(a, no[key])
         delete a; for (i = 1; i <= nr[key]; i++) a[i] = rate[key, i]; rm = med(a, nr[key])
+        delete a; for (i = 1; i <= np[key]; i++) a[i] = psi[key, i]; pm = med(a, np[key]); px = np[key] ? a[np[key]] : "NA"
         print kp[1], kp[2], n[key], won[key] + 0, lost[key] + 0, none[key] + 0, fmt(rm, 0),
-              fmt(dm, 2), fmt(dp, 2), nd[key] + 0, fmt(km, 2), fmt(kq, 2), fmt(om, 1), fmt(oq, 1), oomk[key] + 0
+              fmt(dm, 2), fmt(dp, 2), nd[key] + 0, fmt(km, 2), fmt(kq, 2), fmt(om, 1), fmt(oq, 1), oomk[key] + 0, fmt(pm, 0), fmt(px, 0)
     }
 }' "$OUTDIR/runs.tsv" >"$OUTDIR/summary.tsv"
 
@@ -120,4 +126,4 @@ printf '\n"Empty" from the trace in %d of %d runs, from the sampler in %d (the t
 	$((n_all - n_fb)) "$n_all" "$n_fb" >>"$OUTDIR/summary.md"
 cat "$OUTDIR/summary.md"
 
-tools/bench/plot.sh "$OUTDIR" "$(dirname "$OUTDIR")/memory-race.png" || echo "race-analyze: plotting failed" >&2
+tools/bench/plot.sh "$OUTDIR" "${OUTDIR%/}.png" || echo "race-analyze: plotting failed" >&2

@@ -3,7 +3,7 @@
 # the targets, the exact commands) and bench/memory-race.png.
 # Usage: tools/bench/run.sh [PART...]
 #        tools/bench/run.sh --report    (rewrite results.md from the last run, run nothing)
-#   parts: overhead footprint scale host-race race (default: all, in this order)
+#   parts: overhead footprint scale host-race race race-systemd (default: all, in this order)
 #   overhead   BPF programs attached vs not (A/B alternating): fork/exit, page-cache read,
 #              write, create/unlink loops, per configuration (default, --bpf-inspect, the
 #              memory-hook candidates); kernel event -> handler latency
@@ -16,8 +16,10 @@
 #   host-race  crossing -> cgroup.kill on this machine, hog at 1 GiB/s and as fast as it can
 #              (tools/bench/host-race.sh)
 #   race       the memory race against the peers in the QEMU guest (tools/bench/memory-race.sh)
-# Environment: FOOTPRINT_SECONDS (60), RACE_RUNS (12), HOST_RACE_RUNS (20), and those of
-# each part's script. Parts not run keep nothing: results.md describes this run only.
+#   race-systemd  the same race in a Debian systemd guest, where systemd-oomd and nohang (Python)
+#              can run, beside evictd and earlyoom (tools/bench/memory-race-systemd.sh)
+# Environment: FOOTPRINT_SECONDS (60), RACE_RUNS (12), RACE_SYSTEMD_RUNS (7), HOST_RACE_RUNS (20),
+# and those of each part's script. Parts not run keep nothing: results.md describes this run only.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p bench
@@ -25,6 +27,7 @@ out=bench/results.md
 raw=bench/raw.txt
 env_file=bench/run.env
 export RACE_RUNS=${RACE_RUNS:-12}
+export RACE_SYSTEMD_RUNS=${RACE_SYSTEMD_RUNS:-7}
 export HOST_RACE_RUNS=${HOST_RACE_RUNS:-20}
 declare -A took
 report_only=0
@@ -36,7 +39,7 @@ if [ "${1:-}" = --report ]; then
 	. "$env_file"
 else
 	parts=("$@")
-	[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race)
+	[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race race-systemd)
 	: >"$raw"
 	load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 	run_date=$(date -u +%Y-%m-%dT%H:%MZ)
@@ -61,16 +64,17 @@ run_part() {	# run_part NAME COMMAND...: print and keep its output
 	scale) run_part scale tools/bench/scale.sh ;;
 	host-race) run_part host-race tools/bench/host-race.sh bench/host-race ;;
 	race) rm -rf bench/memory-race; run_part race tools/bench/memory-race.sh bench/memory-race ;;
+	race-systemd) rm -rf bench/memory-race-systemd; run_part race-systemd tools/bench/memory-race-systemd.sh bench/memory-race-systemd ;;
 	*) echo "bench: unknown part $part" >&2; exit 2 ;;
 	esac
 done
 if [ $report_only = 0 ]; then
 	total=$(( $(date +%s) - t_start ))
 	load_end=$(cut -d' ' -f1-3 /proc/loadavg)
-	RACE_RUNS_USED=$RACE_RUNS HOST_RACE_RUNS_USED=$HOST_RACE_RUNS
-	declare -p parts took load_start load_end run_date built_from total RACE_RUNS_USED HOST_RACE_RUNS_USED >"$env_file"
+	RACE_RUNS_USED=$RACE_RUNS HOST_RACE_RUNS_USED=$HOST_RACE_RUNS RACE_SYSTEMD_RUNS_USED=$RACE_SYSTEMD_RUNS
+	declare -p parts took load_start load_end run_date built_from total RACE_RUNS_USED HOST_RACE_RUNS_USED RACE_SYSTEMD_RUNS_USED >"$env_file"
 else
-	RACE_RUNS=$RACE_RUNS_USED HOST_RACE_RUNS=$HOST_RACE_RUNS_USED
+	RACE_RUNS=$RACE_RUNS_USED HOST_RACE_RUNS=$HOST_RACE_RUNS_USED RACE_SYSTEMD_RUNS=${RACE_SYSTEMD_RUNS_USED:-$RACE_SYSTEMD_RUNS}
 fi
 
 # ---- helpers over the raw output --------------------------------------------------------
@@ -108,13 +112,45 @@ rcol() {	# rcol CONTENDER MODE COLUMN: a column of the race summary
 		cat <<'EOF'
 How to read it. *detection* = the contender's own signal crossing its threshold (the sampler's 1 ms series, linearly interpolated between the last sample above and the first below) → the contender's first SIGKILL to the hog (ftrace `signal:signal_generate`, CLOCK_MONOTONIC, the sampler's clock); for evictd that is the cgroup.kill write, which follows its decision by well under 1 ms. *kill* = that SIGKILL → the pod cgroup empty (`cgroup:cgroup_notify_populated`, i.e. the hog's memory is freed). *acted first*: the contender's kill came before the kernel OOM killer's `oom:mark_victim` (kernel OOM), or nobody acted within the run's limit. *overshoot* = how far memory.available (sampled) fell below the threshold, over all runs, kernel OOM runs included. Percentiles: p95 by nearest rank (with 12 runs, the largest value). *× evictd* = the contender's detection median over evictd's in the same mode.
 
-- N: a guest run costs ~4.5 s on average (fill, kill, settle; a plateau run of a 10 s poller ~12 s with its random wait), so 12 runs × 5 contenders × 3 modes take ~17–19 min; with the other parts (~6 min) `make bench` stays near 25 min on this 2-core machine, with room for other load. 20 runs per cell would need ~30 min for the race alone.
+- N: a guest run costs ~4.5 s on average (fill, kill, settle; a plateau run of a 10 s poller ~12 s with its random wait), so 12 runs × 5 contenders × 3 modes take ~17–19 min; with the other parts (~6 min) and the systemd guest's race (~10 min, next section) `make bench` takes about 35 min on this 2-core machine, with room for other load. 20 runs per cell would need ~30 min for the race alone.
 - Order: contender by contender (each started once, its runs back to back). Before each *plateau* run of a poller (evictd-nobpf, poll-10s: up to 10 s; poll-1s, earlyoom: up to 1 s) the guest waits a uniformly random time within one poll period: a plateau run ends at the poller's tick, so without the wait the next crossing falls at the same tick phase every time (a first full run measured 6.46 s ± 0.03 s for the 10 s poller in 14 of 15 runs instead of a uniform 0–10 s).
 - *as fast as it can*: under TCG the hog reaches only ~350–400 MiB/s (the achieved rate is in brackets), so a 1 GiB/s mode would be the same; 1 GiB/s is measured on the host (below). *plateau*: the hog stops 32 MiB below the threshold and holds, so the kernel cannot OOM and every contender eventually acts: pure detection latency (a 10 s poller waits 0–10 s).
 - Contenders: **evictd** = `--pods-file --eviction-hard=memory.available<X` (BPF + PSI, housekeeping 10 s, OOM guard 10%); **evictd-nobpf** = `--no-bpf` with every default (PSI, the adaptive memory poll of 100 ms–1 s that the OOM guard brings without BPF, housekeeping 10 s); **poll-10s / poll-1s** = `--no-bpf --no-psi --housekeeping-interval=10s|1s --oom-guard=off`, the kubelet's model; **earlyoom** 1.7 (Debian) = `-M K,K -s 100,100 -r 0`, K = X minus (memory.available − MemAvailable) measured at rest just before it starts, i.e. SIGKILL at the same memory state as memory.available<X (its own signal is MemAvailable; `-m` in whole percent cannot express it, and X/MemTotal as a percentage would make it fire ~110 MiB earlier than everyone else). Exact command lines: bench/memory-race/commands.txt (below).
 - Why X = 250Mi in a 1 GiB guest: (1) the kernel OOM killer fires while memory.available still reads ~80–110 MiB here (DESIGN.md §1 measured 75–114 MiB): the threshold must be well above that for any contender to be able to win; (2) memory.available reads ~115 MiB above MemAvailable in this guest, so evictd's default OOM guard (MemAvailable < 10% ≈ 96 MiB) corresponds to memory.available ≈ 210 MiB: with X = 150Mi the guard, not the configured threshold, would fire first for evictd and the detection latencies would not compare like with like (tests/vm/scenarios/10-memory.sh chose 250Mi for the same reason). The gap between X and the OOM point (~150 MiB) is the race window: ~0.6 s at 256 MiB/s, ~0.4 s as fast as TCG goes.
-- Not run (issue 14 asks for both; not done in this round): nohang (Python; the busybox guest has no interpreter) and systemd-oomd (needs systemd, its own cgroup layout and managed units; its default is PSI-based with 20 s+ windows, not a memory threshold).
+- nohang (Python: the busybox guest has no interpreter) and systemd-oomd (needs systemd as pid 1 and its managed units) race in the systemd guest: next section, with evictd and earlyoom again in the same boot.
 - TCG caveats: all guest times include emulation; the guest's vCPUs are host threads competing with the host's other load, and the sampler shows gaps of several ms (interval_max_us in bench/memory-race/runs.tsv); the hog's anonymous memory comes in 2 MiB THP steps (THP "always" in the Debian kernel), so memory.available moves in 2 MiB jumps every ~5–8 ms. Timestamps taken on different vCPUs disagree now and then by 20–45 ms (a traced "cgroup empty" stamped before the SIGKILL that caused it, while the sampler still saw the pod populated): "empty" then comes from the sampler (counted under the table), and single runs of *kill* and *detection* can be off by that much; the medians are not affected. evictd's own log gives 9–35 ms from cgroup.kill to empty for every kill it made in the guest.
+EOF
+		echo
+	fi
+
+	sdir=bench/memory-race-systemd
+	if has race-systemd && [ -f $sdir/summary.md ]; then
+		sthr=$(sed -n 's/^guest .*threshold=\([0-9]*\).*/\1/p' $sdir/guest/runs.txt)
+		sginfo=$(sed -n 's/^guest //p' $sdir/guest/runs.txt)
+		spk=$(sed -n 's/^guest (systemd): //p' $sdir/commands.txt)
+		scells=$(sed -n 's/^# memory-race (systemd guest): .*, except \([^)]*\)).*/\1/p' "$raw" | head -n1)
+		echo "## Memory race in a systemd guest: systemd-oomd and nohang"
+		echo
+		echo "The same race (hog, sampler, ftrace, analysis) in a Debian 12 systemd guest (systemd as pid 1, 1 GiB, real cgroup v2, no swap), where the peers that need systemd or Python run: systemd-oomd and nohang, with evictd and earlyoom again in the same boot so the rows compare side by side. N = $RACE_SYSTEMD_RUNS runs per contender and hog mode${scells:+ (except: $scells, as CONTENDER:MODE:N)}; the whole part took ${took[race-systemd]:-?} s. Threshold: \`memory.available<$((sthr / 1048576))Mi\`. Packages: $spk. Guest: $sginfo."
+		echo
+		cat $sdir/summary.md
+		echo
+		echo "![memory.available over time per contender, systemd guest](memory-race-systemd.png)"
+		echo
+		# how long kubepods stalled on memory (PSI "full", what systemd-oomd watches) in the runs
+		# where the kernel OOM killer acted, against the run's length
+		psi=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
+			$h["first"] == "kernel" && $h["psi_full_ms"] != "NA" { n++; v[n] = $h["psi_full_ms"] + 0; if (v[n] > mx) mx = v[n]; d += ($h["t_oom"] - $h["t_pop"]) / 1e6 }
+			END { if (n) { for (i = 2; i <= n; i++) { t = v[i]; for (j = i - 1; j >= 1 && v[j] > t; j--) v[j + 1] = v[j]; v[j + 1] = t }; printf "median %s ms, at most %s ms, over %d runs whose hog ran %.0f ms on average before the kernel OOM killer chose it", (n % 2) ? v[(n + 1) / 2] : (v[n / 2] + v[n / 2 + 1]) / 2, mx, n, d / n } }' $sdir/runs.tsv)
+		skills=$(cat $sdir/guest/systemd-oomd*.log 2>/dev/null | grep -c 'Killed ' || true)
+		sboot=$(sed -n 's/^peer units running at boot (stopped before the race): //p' $sdir/commands.txt)
+		sma=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next } $1 == "nohang" && $2 == "plateau" { v = $h["min_memavail_mib"] + 0; if (m == "" || v < m) m = v } END { print m }' $sdir/runs.tsv)
+		spsi=$(awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next } $1 ~ /^systemd-oomd/ && $2 == "plateau" && $h["psi_full_ms"] != "NA" { v = $h["psi_full_ms"] + 0; if (v > m) m = v } END { print m + 0 }' $sdir/runs.tsv)
+		cat <<EOF
+- Contenders: **evictd** and **earlyoom** as in the busybox race (same command lines). **nohang** = \`nohang --monitor --config /etc/nohang/nohang.conf\`, the package's file unchanged (what its nohang.service runs): SIGTERM when MemAvailable ≤ 5% of MemTotal and swap free ≤ 10% (no swap: always true), SIGKILL at 2% / 4%, checking every 0.1–3 s by how far memory is from the threshold; its *detection* counts from MemAvailable crossing its own 5%, so its overshoot (below X) is large by design. Debian 12 enables both nohang.service and nohang-desktop.service (the same memory thresholds, plus PSI checks over 30 s and GUI notifications), which conflict: whichever starts last runs (running at this boot: ${sboot:-none}). **nohang-at-x** = the same file with \`soft_threshold_min_mem\` and \`hard_threshold_min_mem\` both at K MiB, K derived as earlyoom's (the same memory state as memory.available<X, SIGKILL at once). **systemd-oomd** = \`systemctl set-property --runtime kubepods.slice ManagedOOMMemoryPressure=kill\` and the package's own settings: the default limit (DefaultMemoryPressureLimit=60%) and duration (Debian's drop-in /usr/lib/systemd/oomd.conf.d/10-oomd-defaults.conf: DefaultMemoryPressureDurationSec=20s; compiled-in 30 s). That is systemd-oomd.service(8)'s recommendation: \`ManagedOOMMemoryPressure=\` "tends to work better on the cgroups below the root slice", with 60% for units that "can usually ride out slowdowns" (kubepods.slice is the system.slice of a node); with no swap, the package's \`ManagedOOMSwap=kill\` on -.slice is inert ("Any swap-based actions on systems without swap will be ignored"); only leaf cgroups (the container scopes) are candidates. **systemd-oomd-1s** = the same plus \`DefaultMemoryPressureDurationSec=1s\` in /etc/systemd/oomd.conf.d/, the shortest oomd.conf(5) allows. Exact configuration (\`systemd-analyze cat-config\`, \`oomctl\`): $sdir/commands.txt (below).
+- What systemd-oomd watches: the share of a 10 s window in which every task of kubepods.slice stalled on memory (PSI "full" avg10), polled every second, which must stay above the limit for the duration. Measured in this run, kubepods.slice's memory "full" stall in the runs the kernel OOM killer ended: ${psi:-none}; systemd-oomd's journal over its blocks logs ${skills:-0} kills of its own (its "Killed PATH due to memory pressure" lines). systemd-oomd.service(8) warns of this case: "Without swap, the system enters a livelocked state much more quickly and may prevent systemd-oomd from responding in a reasonable amount of time".
+- Tree: kubepods.slice, the QoS slices and each pod's slice are systemd units started with systemctl, each container a transient scope (\`systemd-run --scope\`), as the kubelet's systemd cgroup driver and containerd make them, so systemd-oomd sees units it manages. The peers' packaged units that start at boot (earlyoom, nohang, nohang-desktop, systemd-oomd) are stopped first; each peer runs only during its own block, and a kill counts as the contender's only when its own process (ftrace comm) sent it.
+- *plateau* for nohang (default) and systemd-oomd: memory.available held 32 MiB below X leaves MemAvailable above nohang's 5% (lowest sampled in nohang's plateau runs: ${sma:-?} MiB) and almost nothing stalls (kubepods' memory "full" stall in systemd-oomd's plateau runs: at most ${spsi:-?} ms), so neither can act by construction; each such run waits out the whole 16 s limit, so fewer runs show it (the cell counts above).
 EOF
 		echo
 	fi
@@ -170,6 +206,26 @@ EOF
 	echo
 	echo "| target | measured | verdict |"
 	echo "|---|---|---|"
+	ssum=bench/memory-race-systemd/summary.tsv
+	if has race-systemd && [ -f "$ssum" ]; then
+		# scol CONTENDER MODE COLUMN: a column of the systemd race's summary
+		scol() { awk -F'\t' -v c="$1" -v m="$2" -v col="$3" 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next } $1 == c && $2 == m { print $h[col] }' "$ssum"; }
+		smodes=$(awk -F'\t' 'NR > 1 && $2 != "plateau" { print $2 }' "$ssum" | awk '!s[$0]++' | tr '\n' ' ')
+		m=""; ok=1
+		for mode in $smodes; do
+			w=$(scol evictd "$mode" contender_first); n=$(scol evictd "$mode" runs)
+			m="$m$w/$n at $mode, "; [ -n "$w" ] && [ "$w" = "$n" ] || ok=0
+		done
+		echo "| evictd acts before the kernel OOM killer in every run, at every rate (systemd guest) | ${m%, } | $( [ $ok = 1 ] && echo met || echo '**not met**') |"
+		for c in nohang nohang-at-x systemd-oomd systemd-oomd-1s; do
+			m=""
+			for mode in $smodes; do
+				n=$(scol "$c" "$mode" runs); [ -n "$n" ] || continue
+				m="$m$mode: $(scol "$c" "$mode" contender_first)/$n first, kernel OOM $(scol "$c" "$mode" kernel_first), nobody $(scol "$c" "$mode" none); "
+			done
+			[ -n "$m" ] && echo "| (peer, systemd guest) $c before the kernel OOM killer | ${m%; } | — |"
+		done
+	fi
 	if has race && [ -f "$rsum" ]; then
 		modes=$(awk -F'\t' 'NR > 1 && $2 != "plateau" { print $2 }' "$rsum" | awk '!s[$0]++' | tr '\n' ' ')
 		m=""; ok=1
@@ -255,6 +311,7 @@ EOF
 	echo "tools/bench/run.sh scale         # tools/bench/scale.sh [host] [guest]"
 	echo "tools/bench/run.sh host-race     # tools/bench/host-race.sh bench/host-race"
 	echo "tools/bench/run.sh race          # tools/bench/memory-race.sh bench/memory-race (RACE_RUNS=$RACE_RUNS)"
+	echo "tools/bench/run.sh race-systemd  # tools/bench/memory-race-systemd.sh bench/memory-race-systemd (RACE_SYSTEMD_RUNS=$RACE_SYSTEMD_RUNS)"
 	echo "tools/bench/race-analyze.sh bench/memory-race   # re-analyse and re-plot a race without re-running it"
 	echo '```'
 	if [ -f bench/memory-race/commands.txt ] && has race; then
@@ -263,6 +320,14 @@ EOF
 		echo
 		echo '```'
 		cat bench/memory-race/commands.txt
+		echo '```'
+	fi
+	if [ -f bench/memory-race-systemd/commands.txt ] && has race-systemd; then
+		echo
+		echo "Contenders in the systemd guest, exactly as started and configured:"
+		echo
+		echo '```'
+		cat bench/memory-race-systemd/commands.txt
 		echo '```'
 	fi
 	echo

@@ -45,7 +45,9 @@ unpacks concatenated archives in order) holding:
   --modules LIST    kernel modules (with dependencies) from fetch-kernel.sh's kernel,
                     loaded at boot by systemd-modules-load
 Other options:
-  --packages LIST   extra Debian packages for the base root (part of the cache key)
+  --packages LIST   extra Debian packages for the base root (part of the cache key:
+                    a root of its own; tools/bench/memory-race.sh's systemd guest adds
+                    the peers this way: systemd-oomd,nohang,earlyoom)
   --base-only       only build/refresh the cached base and print its path
   --rebuild         rebuild the base even if it is cached
   -h, --help        this help
