@@ -56,8 +56,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			abort();
 		if (!threshold->hard && threshold->grace_period_ns < 0)
 			abort();
+		/* parseThresholdStatement keeps "0.0%" and "100.0%" (only "0%" and "100%" as
+		 * written mean no threshold): [0, 1] inclusive. */
 		if (threshold->value.is_percentage &&
-		    (threshold->value.percentage <= 0 || threshold->value.percentage >= 1))
+		    (!(threshold->value.percentage >= 0) || threshold->value.percentage > 1))
 			abort();
 		if (!threshold->value.is_percentage && threshold->value.quantity <= 0)
 			abort();
