@@ -569,9 +569,15 @@ static __always_inline int on_lru_insertion(struct folio *folio, bool direct)
 }
 
 /*
- * A candidate memory hook measured against mm_lru_insertion (tools/bench/bpf-overhead.sh
- * --memory-hook page-alloc; loaded only with bpf_loader_opts.memory_hook): every page
- * allocation, kernel ones (slab, page tables) included, counted by order.
+ * Page allocations counted by order. Two tracepoints share this body:
+ *  - mm_page_alloc_zone_locked: pages taken from the buddy lists under the zone lock
+ *    (rmqueue_bulk refilling a per-CPU list, or a high-order request), not the pages served
+ *    from a per-CPU list. The memory hook where fentry is refused (doc/DESIGN.md "The memory
+ *    hook"): net use the per-CPU lists hide is at most what they held when the step was set,
+ *    and near a threshold the loader attaches mm_lru_insertion beside it.
+ *  - mm_page_alloc: every allocation; a candidate measured by tools/bench/bpf-overhead.sh
+ *    (--memory-hook page-alloc), loaded only with bpf_loader_opts.memory_hook.
+ * Kernel allocations (slab, page tables) are counted too: an earlier wake-up, never a later.
  */
 static __always_inline int on_page_alloc(unsigned int order)
 {
@@ -745,6 +751,8 @@ EVICTD_TP_VARIANT(mark_victim_pid, mark_victim, on_mark_victim_pid(pid), int pid
 
 EVICTD_TP(mm_lru_insertion, on_lru_insertion(folio, direct), struct folio *folio)
 EVICTD_TP(mm_page_alloc, on_page_alloc(order), struct page *page, unsigned int order)
+EVICTD_TP(mm_page_alloc_zone_locked, on_page_alloc(order), struct page *page,
+	  unsigned int order)
 
 /*
  * The default memory hook (doc/DESIGN.md "BPF: what runs by default"): memcg charges, not
@@ -755,7 +763,7 @@ EVICTD_TP(mm_page_alloc, on_page_alloc(order), struct page *page, unsigned int o
  * page-cache read or a fork costs nothing per folio. Pages charged to no memcg (tasks in
  * the root cgroup) are not seen; on cgroup v1 with swap accounting memsw is charged too
  * and counted twice (an earlier wake-up, never a later one). Not a tracepoint: fentry,
- * BTF only; without it the loader attaches mm_lru_insertion instead.
+ * BTF only; without it the loader attaches mm_page_alloc_zone_locked instead.
  */
 SEC("fentry/page_counter_try_charge")
 int BPF_PROG(page_counter_try_charge_fentry, struct page_counter *counter,

@@ -37,7 +37,8 @@ static struct {
 
 /* Every tracepoint evictd has a program for (the shared loader opens with inspect); all must
  * attach (as tp_btf) on 6.1 and 6.18. The memory hook (page_counter_try_charge by fentry, or
- * mm_lru_insertion where fentry is refused) is checked apart. */
+ * mm_page_alloc_zone_locked where fentry is refused, with mm_lru_insertion on demand) is
+ * checked apart. */
 static const char *const core_tracepoints[] = {
 	"mm_vmscan_direct_reclaim_begin", "mm_vmscan_direct_reclaim_end",
 	"mm_vmscan_memcg_reclaim_begin", "mm_vmscan_memcg_reclaim_end",
@@ -220,8 +221,11 @@ static void test_load_attaches_core(void **state)
 			fail_msg("%s not attached as tp_btf (%s)", core_tracepoints[i],
 				 progs[j].attach ? progs[j].attach : progs[j].skip_reason);
 	}
+	/* One memory hook at open: the charge hook, else the buddy hook; mm_lru_insertion
+	 * waits for a step near a threshold. */
 	assert_true(bpf_loader_attached(T.loader, "page_counter_try_charge") !=
-		    bpf_loader_attached(T.loader, "mm_lru_insertion"));
+		    bpf_loader_attached(T.loader, "mm_page_alloc_zone_locked"));
+	assert_false(bpf_loader_attached(T.loader, "mm_lru_insertion"));
 	if (want_ext4) {
 		assert_true(bpf_loader_attached(T.loader, "ext4_allocate_inode"));
 		assert_true(bpf_loader_attached(T.loader, "ext4_free_inode"));
@@ -687,9 +691,10 @@ static void test_raw_tp_fallback(void **state)
 		if (!progs[j].attach || strcmp(progs[j].attach, "raw_tp"))
 			fail_msg("%s not attached as raw_tp", core_tracepoints[i]);
 	}
-	/* fentry needs BTF trampolines: raw_tp means mm_lru_insertion paces memory. */
+	/* fentry needs BTF trampolines: raw_tp means the buddy hook paces memory. */
 	assert_false(bpf_loader_attached(loader, "page_counter_try_charge"));
-	assert_true(bpf_loader_attached(loader, "mm_lru_insertion"));
+	assert_true(bpf_loader_attached(loader, "mm_page_alloc_zone_locked"));
+	assert_false(bpf_loader_attached(loader, "mm_lru_insertion"));
 	before = cgroup_now(loader, T.cg.v2_id);
 	assert_int_equal(fork_and_reap(10), 10);
 	after = cgroup_now(loader, T.cg.v2_id);
@@ -763,7 +768,7 @@ static void test_default_is_wakeups_only(void **state)
 		bool wanted = in_list(default_tracepoints, sizeof(default_tracepoints) /
 				      sizeof(default_tracepoints[0]), progs[i].tracepoint) ||
 			      !strcmp(progs[i].tracepoint, "page_counter_try_charge") ||
-			      !strcmp(progs[i].tracepoint, "mm_lru_insertion") ||
+			      !strcmp(progs[i].tracepoint, "mm_page_alloc_zone_locked") ||
 			      !strcmp(progs[i].tracepoint, "ext4_allocate_inode") ||
 			      !strcmp(progs[i].tracepoint, "xfs_create");
 		bool core = in_list(core_tracepoints, sizeof(core_tracepoints) /
@@ -774,19 +779,19 @@ static void test_default_is_wakeups_only(void **state)
 			      progs[i].skip_reason ? progs[i].skip_reason : "");
 		if (!wanted && progs[i].attach)
 			fail_msg("%s attached by default", progs[i].tracepoint);
-		if (wanted && core && !progs[i].attach &&
-		    strcmp(progs[i].tracepoint, "mm_lru_insertion"))
+		if (wanted && core && !progs[i].attach)
 			fail_msg("%s not attached by default: %s", progs[i].tracepoint,
 				 progs[i].skip_reason);
 	}
 	assert_false(bpf_loader_attached(loader, "mm_page_alloc"));
 	/* Exactly one memory hook: memcg charge batches (fentry) where the kernel allows it,
-	 * else mm_lru_insertion. */
+	 * else buddy allocations; no steps yet, so mm_lru_insertion is not attached. */
 	print_message("# default memory hook: %s\n",
 		      bpf_loader_attached(loader, "page_counter_try_charge") ?
-		      "page_counter_try_charge (fentry)" : "mm_lru_insertion");
+		      "page_counter_try_charge (fentry)" : "mm_page_alloc_zone_locked");
 	assert_true(bpf_loader_attached(loader, "page_counter_try_charge") !=
-		    bpf_loader_attached(loader, "mm_lru_insertion"));
+		    bpf_loader_attached(loader, "mm_page_alloc_zone_locked"));
+	assert_false(bpf_loader_attached(loader, "mm_lru_insertion"));
 
 	/* A fresh child cgroup id: no entry may appear for it (the shared inspect loader is
 	 * attached too, so look at what the default loader's own map holds). */
@@ -830,6 +835,206 @@ static void test_mark_victim_variants(void **state)
 	assert_true(bpf_loader_open(&loader, &opts) > 0);
 	assert_true(bpf_loader_attached(loader, "mark_victim"));
 	bpf_loader_destroy(loader, true);
+}
+
+/* ---- the buddy memory hook and its on-demand companion ---- */
+
+/* A /proc/zoneinfo stand-in whose per-CPU lists hold `pages` (NULL text: remove it). */
+static void write_zoneinfo(const char *path, const char *text, uint64_t pages)
+{
+	FILE *f;
+
+	if (!text && pages == UINT64_MAX) {
+		unlink(path);
+		return;
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	if (text)
+		fputs(text, f);
+	else
+		fprintf(f, "Node 0, zone   Normal\n  pages free     5000\n  pagesets\n"
+			"    cpu: 0\n              count: %llu\n              high:  2000\n"
+			"  vm stats threshold: 24\n", (unsigned long long)pages);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* A fresh path for the stand-in (the pin parent is a bpffs: no regular files there). */
+static void zoneinfo_tmp(char *path)
+{
+	int fd;
+
+	strcpy(path, "/tmp/evictd-zoneinfo-XXXXXX");
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	close(fd);
+}
+
+static uint64_t lru_inserted_now(struct bpf_loader *loader)
+{
+	struct evictd_node_stats node;
+
+	assert_int_equal(bpf_loader_read_node(loader, &node), 0);
+	return node.lru_inserted_pages;
+}
+
+static void touch_anon(size_t size)
+{
+	char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(mem != MAP_FAILED);
+	for (size_t off = 0; off < size; off += (size_t)T.page_size)
+		mem[off] = 1;
+	munmap(mem, size);
+}
+
+/* What the per-CPU lists hold now, from the real /proc/zoneinfo. */
+static uint64_t pcp_pages_now(void)
+{
+	static char text[1 << 20];
+	uint64_t pages = 0;
+	FILE *f = fopen("/proc/zoneinfo", "re");
+	size_t len;
+
+	assert_non_null(f);
+	len = fread(text, 1, sizeof(text) - 1, f);
+	fclose(f);
+	text[len] = '\0';
+	assert_int_equal(bpf_loader_pcp_pages(text, &pages), 0);
+	return pages;
+}
+
+/*
+ * The buddy hook alone (no on-demand companion: the stand-in zoneinfo says the per-CPU lists
+ * are empty) wakes on anonymous memory and on page cache: both need pages from the buddy
+ * lists once the per-CPU lists are used up, so each allocation is made four times what
+ * they hold now.
+ */
+static void test_buddy_hook_sees_anon_and_page_cache(void **state)
+{
+	char zoneinfo[PATH_MAX], path[PATH_MAX];
+	struct bpf_loader_opts opts = { .no_pin = true, .memory_hook = BPF_MEMORY_HOOK_BUDDY,
+					.zoneinfo_path = zoneinfo };
+	uint64_t pcp = pcp_pages_now();
+	size_t size = (size_t)(4 * pcp + 16384) * (size_t)T.page_size;
+	struct bpf_loader_steps steps = { .memory_pages = (uint64_t)(size / 8 / T.page_size) };
+	struct step_values anon = {}, cache = {};
+	struct bpf_loader *loader;
+	int fd;
+
+	NEED_LOADER();
+	zoneinfo_tmp(zoneinfo);
+	write_zoneinfo(zoneinfo, NULL, 0);
+	assert_true(bpf_loader_open(&loader, &opts) > 0);
+	assert_true(bpf_loader_attached(loader, "mm_page_alloc_zone_locked"));
+	assert_false(bpf_loader_attached(loader, "mm_lru_insertion"));
+	assert_false(bpf_loader_attached(loader, "page_counter_try_charge"));
+
+	assert_int_equal(bpf_loader_set_steps(loader, &steps), 0);
+	drain_ring(loader);
+	touch_anon(size);
+	assert_true(bpf_loader_consume(loader, memory_step_values, &anon) >= 0);
+
+	snprintf(path, sizeof(path), "%s/evictd-buddy-XXXXXX", test_dir());
+	fd = mkstemp(path);
+	assert_true(fd >= 0);
+	unlink(path);
+	assert_int_equal(bpf_loader_set_steps(loader, &steps), 0);
+	drain_ring(loader);
+	{
+		static char buf[1 << 20];
+
+		memset(buf, 0x5a, sizeof(buf));
+		for (size_t off = 0; off < size; off += sizeof(buf))
+			assert_int_equal(pwrite(fd, buf, sizeof(buf), (off_t)off), sizeof(buf));
+	}
+	assert_true(bpf_loader_consume(loader, memory_step_values, &cache) >= 0);
+	close(fd);
+	print_message("# buddy hook: per-CPU lists %llu pages; %zu MiB at a %llu-page step: "
+		      "anon %u, page cache %u memory-step wake-ups\n", (unsigned long long)pcp,
+		      size >> 20, (unsigned long long)steps.memory_pages, anon.count, cache.count);
+	assert_true(anon.count >= 1);
+	assert_true(cache.count >= 1);
+	assert_false(bpf_loader_attached(loader, "mm_lru_insertion"));
+	bpf_loader_destroy(loader, true);
+	unlink(zoneinfo);
+}
+
+/*
+ * mm_lru_insertion is attached beside the buddy hook exactly while the memory step is at most
+ * twice what the per-CPU lists hold (boundary included), detached otherwise, never while the
+ * loader is detached, and whenever the lists cannot be read. Its program runs only while
+ * attached (inspect: the node's lru_inserted_pages).
+ */
+static void test_near_hook_on_demand(void **state)
+{
+	char zoneinfo[PATH_MAX];
+	struct bpf_loader_opts opts = { .no_pin = true, .inspect = true, .zoneinfo_path = zoneinfo };
+	struct bpf_loader_steps steps = {};
+	struct bpf_loader *loader;
+	unsigned int at_open;
+	uint64_t before;
+
+	NEED_LOADER();
+	zoneinfo_tmp(zoneinfo);
+	write_zoneinfo(zoneinfo, NULL, 25600);
+	assert_true(bpf_loader_open(&loader, &opts) > 0);
+	at_open = bpf_loader_attached_count(loader);
+	if (bpf_loader_attached(loader, "page_counter_try_charge")) {
+		/* The charge hook sees every charge batch: nothing to add near a threshold. */
+		steps.memory_pages = 1;
+		assert_int_equal(bpf_loader_set_steps(loader, &steps), 0);
+		assert_false(bpf_loader_attached(loader, "mm_lru_insertion"));
+		assert_false(bpf_loader_attached(loader, "mm_page_alloc_zone_locked"));
+		bpf_loader_destroy(loader, true);
+		SKIP_BECAUSE("the charge hook attached (fentry allowed): no on-demand hook");
+	}
+	assert_true(bpf_loader_attached(loader, "mm_page_alloc_zone_locked"));
+
+#define STEP_EXPECT(pages, near)								do {												steps.memory_pages = (pages);								assert_int_equal(bpf_loader_set_steps(loader, &steps), 0);				if (bpf_loader_attached(loader, "mm_lru_insertion") != (near))					fail_msg("step %llu pages: mm_lru_insertion %s", 						 (unsigned long long)(pages), (near) ? "not attached" :					 "attached");								assert_int_equal(bpf_loader_attached_count(loader), at_open + !!(near));	} while (0)
+
+	STEP_EXPECT(262144, false);	/* 1 GiB step, 100 MiB on the lists */
+	STEP_EXPECT(51200, true);	/* twice the lists */
+	STEP_EXPECT(51201, false);	/* one page past */
+	STEP_EXPECT(1, true);
+	STEP_EXPECT(0, false);		/* no memory threshold */
+
+	/* Its program runs only while attached. */
+	STEP_EXPECT(262144, false);
+	before = lru_inserted_now(loader);
+	touch_anon(16 << 20);
+	assert_int_equal(lru_inserted_now(loader), before);
+	STEP_EXPECT(100, true);
+	before = lru_inserted_now(loader);
+	touch_anon(16 << 20);
+	print_message("# near hook attached: %llu pages inserted for 16 MiB touched\n",
+		      (unsigned long long)(lru_inserted_now(loader) - before));
+	/* Not all 4096: the last few folios wait in the per-CPU lru_add batches. */
+	assert_true(lru_inserted_now(loader) - before >= (uint64_t)((8 << 20) / T.page_size));
+
+	/* Detached: nothing comes back with new steps until re-attached. */
+	assert_int_equal(bpf_loader_set_attached(loader, false), 0);
+	assert_false(bpf_loader_attached(loader, "mm_lru_insertion"));
+	steps.memory_pages = 100;
+	assert_int_equal(bpf_loader_set_steps(loader, &steps), 0);
+	assert_false(bpf_loader_attached(loader, "mm_lru_insertion"));
+	assert_int_equal(bpf_loader_attached_count(loader), 0);
+	/* Re-attached: back at once for the last step. */
+	assert_int_equal(bpf_loader_set_attached(loader, true), (int)at_open + 1);
+	assert_true(bpf_loader_attached(loader, "mm_lru_insertion"));
+	STEP_EXPECT(100, true);
+
+	/* Lists that cannot be read: the safe side, every folio seen while a threshold is set. */
+	write_zoneinfo(zoneinfo, "Node 0, zone Normal\n  pagesets\n    cpu: 0\n  count: -1\n", 0);
+	STEP_EXPECT(262144, true);
+	write_zoneinfo(zoneinfo, NULL, UINT64_MAX);
+	STEP_EXPECT(262144, true);
+	STEP_EXPECT(0, false);
+	write_zoneinfo(zoneinfo, NULL, 0);
+	STEP_EXPECT(1, false);		/* empty lists: the buddy hook sees every page */
+#undef STEP_EXPECT
+	bpf_loader_destroy(loader, true);
+	unlink(zoneinfo);
 }
 
 /* The candidate memory hook loads and replaces mm_lru_insertion when asked for. */
@@ -932,6 +1137,8 @@ int main(void)
 		cmocka_unit_test(test_default_is_wakeups_only),
 		cmocka_unit_test(test_mark_victim_variants),
 		cmocka_unit_test(test_page_alloc_hook),
+		cmocka_unit_test(test_buddy_hook_sees_anon_and_page_cache),
+		cmocka_unit_test(test_near_hook_on_demand),
 		cmocka_unit_test(test_wake_latency_measured),
 	};
 

@@ -3,7 +3,8 @@
  * bpf-overhead: what evictd's BPF programs cost, measured A/B in one run.
  *
  *   bpf-overhead [--slices N] [--slice S] [--dir DIR] [--cpu N] [--latency-samples N]
- *                [--inspect] [--no-page-cache] [--memory-hook charge|lru|page-alloc] [--fifo PRIO]
+ *                [--inspect] [--no-page-cache] [--memory-hook charge|lru|page-alloc|buddy]
+ *                [--memory-step-mib N] [--fifo PRIO]
  *                [fork] [read] [cached] [write] [create] [latency]
  *
  * fork:    fork + _exit + waitpid loop (sched_process_fork/exit, LRU insertions of the
@@ -23,8 +24,13 @@
  * the daemon loads them by default (the wake-ups only); --inspect adds the inspection-only
  * programs (evictd --bpf-inspect), --no-page-cache then leaves out the per-memcg page-cache
  * ones (--no-page-cache-bpf); --memory-hook picks what paces memory wake-ups: charge (the
- * default: memcg charge batches by fentry, mm_lru_insertion where fentry is refused), lru
- * (mm_lru_insertion) or page-alloc (mm_page_alloc), the candidates measured side by side.
+ * default: memcg charge batches by fentry; where fentry is refused buddy allocations, with
+ * mm_lru_insertion beside them near a threshold), lru (mm_lru_insertion), page-alloc
+ * (mm_page_alloc) or buddy (mm_page_alloc_zone_locked alone), the candidates measured side
+ * by side. --memory-step-mib: the memory step the programs compare against (default 1024:
+ * the daemon's step is a quarter of the distance to the threshold, capped at 1 GiB, so any
+ * node 4 GiB above its threshold runs with this one; a small step puts the default hook
+ * "near a threshold").
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -71,14 +77,15 @@ static int cmp_u64(const void *a, const void *b)
 static bool no_page_cache, inspect;
 static enum bpf_loader_memory_hook memory_hook = BPF_MEMORY_HOOK_CHARGE;
 static int fifo_priority;	/* --fifo N: the latency handler runs SCHED_FIFO at N */
+static uint64_t memory_step_mib = 1024;
 
 static struct bpf_loader *attach(void)
 {
 	struct bpf_loader_opts opts = { .no_pin = true, .no_page_cache = no_page_cache,
 					.inspect = inspect, .memory_hook = memory_hook };
-	/* Realistic steps: well away from a threshold, 100 ms between wake-ups. */
+	/* The daemon's steps far from a threshold, 100 ms between wake-ups. */
 	struct bpf_loader_steps steps = {
-		.memory_pages = 25600,
+		.memory_pages = memory_step_mib * 256,
 		.pids_tasks = 1000,
 		.inodes = 1000,
 		.min_interval_ns = { 100000000, 100000000, 100000000 },
@@ -95,6 +102,16 @@ static struct bpf_loader *attach(void)
 		fprintf(stderr, "bpf-overhead: setting steps failed\n");
 		exit(1);
 	}
+	printf("# memory hook: %s%s, memory step %llu MiB\n",
+	       bpf_loader_attached(loader, "page_counter_try_charge") ?
+	       "page_counter_try_charge (fentry)" :
+	       bpf_loader_attached(loader, "mm_page_alloc_zone_locked") ? "mm_page_alloc_zone_locked" :
+	       bpf_loader_attached(loader, "mm_page_alloc") ? "mm_page_alloc" : "mm_lru_insertion",
+	       bpf_loader_attached(loader, "mm_lru_insertion") &&
+	       bpf_loader_attached(loader, "mm_page_alloc_zone_locked") ?
+	       " + mm_lru_insertion (near a threshold)" : "",
+	       (unsigned long long)memory_step_mib);
+	fflush(stdout);
 	return loader;
 }
 
@@ -382,8 +399,8 @@ static void latency(size_t wanted)
 static void usage(FILE *out)
 {
 	fprintf(out, "usage: bpf-overhead [--slices N] [--slice SECONDS] [--dir DIR] [--cpu N] "
-		     "[--latency-samples N] [--inspect] [--no-page-cache] [--memory-hook charge|lru|page-alloc] "
-		     "[--fifo PRIO] [fork] [read] [cached] [write] [create] [latency]\n");
+		     "[--latency-samples N] [--inspect] [--no-page-cache] [--memory-hook charge|lru|page-alloc|buddy] "
+		     "[--memory-step-mib N] [--fifo PRIO] [fork] [read] [cached] [write] [create] [latency]\n");
 }
 
 int main(int argc, char **argv)
@@ -398,6 +415,7 @@ int main(int argc, char **argv)
 		{ "inspect", no_argument, NULL, 'I' },
 		{ "memory-hook", required_argument, NULL, 'M' },
 		{ "fifo", required_argument, NULL, 'F' },
+		{ "memory-step-mib", required_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 }
 	};
@@ -408,9 +426,16 @@ int main(int argc, char **argv)
 	int slices = 48, cpu = -1, opt, i;
 	bool all;
 
-	while ((opt = getopt_long(argc, argv, "n:s:d:c:l:PIM:F:h", long_opts, NULL)) != -1) {
+	while ((opt = getopt_long(argc, argv, "n:s:d:c:l:PIM:F:S:h", long_opts, NULL)) != -1) {
 		switch (opt) {
 		case 'F': fifo_priority = atoi(optarg); break;
+		case 'S':
+			memory_step_mib = strtoull(optarg, NULL, 10);
+			if (!memory_step_mib || memory_step_mib > (1ULL << 40)) {
+				usage(stderr);
+				return 2;
+			}
+			break;
 		case 'P': no_page_cache = true; break;
 		case 'I': inspect = true; break;
 		case 'M':
@@ -420,6 +445,8 @@ int main(int argc, char **argv)
 				memory_hook = BPF_MEMORY_HOOK_LRU_INSERTION;
 			else if (!strcmp(optarg, "page-alloc"))
 				memory_hook = BPF_MEMORY_HOOK_PAGE_ALLOC;
+			else if (!strcmp(optarg, "buddy"))
+				memory_hook = BPF_MEMORY_HOOK_BUDDY;
 			else {
 				usage(stderr);
 				return 2;
@@ -456,9 +483,6 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	all = optind == argc;
 	loader = attach();
-	printf("# memory hook: %s\n", bpf_loader_attached(loader, "page_counter_try_charge") ?
-	       "page_counter_try_charge (fentry)" : bpf_loader_attached(loader, "mm_page_alloc") ?
-	       "mm_page_alloc" : "mm_lru_insertion");
 	for (i = 0; i < (int)(sizeof(workloads) / sizeof(workloads[0])); i++) {
 		bool wanted = all;
 		int a;

@@ -41,19 +41,25 @@ if [ $# -gt 0 ]; then
 fi
 # Each configuration is measured against no programs within its own ABBA run; the lines
 # after "# config: NAME" belong to it (tools/bench/run.sh reads them so).
-echo "# config: default (evictd's default: the wake-up programs only)"
+echo "# config: default (evictd's default: the wake-up programs only, 1 GiB memory step)"
 "$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" fork read cached write create
+# Where fentry is refused, a step within twice the per-CPU page lists (here 16 MiB) adds
+# mm_lru_insertion beside the buddy hook: what the default costs near a threshold.
+echo "# config: near a threshold (the default at a 16 MiB memory step)"
+"$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --memory-step-mib 16 fork read write
 echo "# config: --bpf-inspect (every program, per-cgroup counters: the previous default)"
 "$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --inspect fork read cached write create
 echo "# config: --bpf-inspect --no-page-cache-bpf"
 "$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --inspect --no-page-cache read write
-# The memory wake-up's candidate hooks on the loops that allocate memory (the default,
-# memcg charge batches by fentry, falls back to mm_lru_insertion where fentry is refused:
-# tools/bench/overhead-guest.sh measures both on Debian's kernel).
+# The memory wake-up's candidate hooks, each alone, on the loops that allocate memory (the
+# default, memcg charge batches by fentry, falls back to the buddy hook where fentry is
+# refused: tools/bench/overhead-guest.sh measures the fentry hook on Debian's kernel).
 echo "# config: memory hook mm_lru_insertion (candidate)"
 "$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --memory-hook lru fork read write
 echo "# config: memory hook mm_page_alloc (candidate)"
 "$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --memory-hook page-alloc fork read write
+echo "# config: memory hook mm_page_alloc_zone_locked (candidate)"
+"$bin" --dir "$BENCH_DIR" "${cpu_args[@]}" --memory-hook buddy fork read write
 echo "# config: latency"
 "$bin" latency
 # Latency once more with the handler SCHED_FIFO 10, as a daemon may run its loop:

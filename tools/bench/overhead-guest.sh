@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # overhead-guest.sh - tools/bench/bpf-overhead.sh's loops on Debian's kernel (6.1) in the QEMU
 # guest, where fentry is allowed: the default memory hook (memcg charge batches, fentry on
-# page_counter_try_charge) against mm_lru_insertion, each A/B against no programs in its own
+# page_counter_try_charge) against the fallback's buddy hook (mm_page_alloc_zone_locked), each A/B against no programs in its own
 # ABBA run. TCG emulates both sides alike; the ratios compare, the microseconds do not.
 # Usage: tools/bench/overhead-guest.sh [SLICES]   (default 24 slices of 0.25 s per loop)
 set -euo pipefail
@@ -18,8 +18,8 @@ mkdir -p /mnt/disk && mount -t ext4 /dev/vda /mnt/disk
 mkdir -p /sys/fs/cgroup/bench && echo \$\$ > /sys/fs/cgroup/bench/cgroup.procs
 echo "# config: guest default (memory hook: memcg charge batches, fentry)"
 bpf-overhead --dir /mnt/disk --cpu 1 --slices $slices fork read cached write create 2>&1 | sed 's/^/guest: /'
-echo "# config: guest --memory-hook lru (mm_lru_insertion, the fallback)"
-bpf-overhead --dir /mnt/disk --cpu 1 --slices $slices --memory-hook lru fork read cached write create 2>&1 | sed 's/^/guest: /'
+echo "# config: guest --memory-hook buddy (mm_page_alloc_zone_locked, the fallback where fentry is refused)"
+bpf-overhead --dir /mnt/disk --cpu 1 --slices $slices --memory-hook buddy fork read cached write create 2>&1 | sed 's/^/guest: /'
 echo "EVICTD-OVERHEAD-GUEST done"
 SCENARIO
 truncate -s 256M "$work/disk.img"

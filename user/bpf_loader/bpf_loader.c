@@ -97,14 +97,42 @@ static const char *attach_label(const struct tracepoint_slot *slot)
 	return slot->fentry ? "fentry" : "tp_btf";
 }
 
-static bool slot_attached(const struct bpf_loader *loader, const char *name)
+static struct tracepoint_slot *find_slot(struct bpf_loader *loader, const char *name)
 {
 	size_t i;
 
-	for (i = 0; i < loader->nr_slots; i++)
+	for (i = 0; name && i < loader->nr_slots; i++)
 		if (!strcmp(loader->slots[i].name, name))
-			return loader->slots[i].link != NULL;
-	return false;
+			return &loader->slots[i];
+	return NULL;
+}
+
+/* How many slots a standby slot waits for (0: none): attached in that order. */
+static int standby_depth(struct bpf_loader *loader, const struct tracepoint_slot *slot)
+{
+	int depth = 0;
+
+	while (slot && slot->standby_for && depth < 4) {
+		slot = find_slot(loader, slot->standby_for);
+		depth++;
+	}
+	return depth;
+}
+
+/* The first slot along slot's standby chain that attached, and how far along it is. */
+static const struct tracepoint_slot *standby_cover(struct bpf_loader *loader,
+						   const struct tracepoint_slot *slot, int *distance)
+{
+	const struct tracepoint_slot *target = slot;
+
+	for (*distance = 1; *distance <= 4; (*distance)++) {
+		target = find_slot(loader, target->standby_for);
+		if (!target)
+			return NULL;
+		if (target->link)
+			return target;
+	}
+	return NULL;
 }
 
 /* Attach one slot; false (with the reason in the slot) when it is not attached. */
@@ -119,11 +147,25 @@ static bool attach_slot(struct bpf_loader *loader, size_t i)
 	status->skip_reason = slot->skip_reason;
 	if (slot->mode == MODE_SKIP)
 		return false;
-	if (slot->standby_for && slot_attached(loader, slot->standby_for)) {
-		snprintf(slot->skip_reason, sizeof(slot->skip_reason), "standing by for %s",
-			 slot->standby_for);
-		slot->left_out = true;
-		return false;
+	if (slot->standby_for) {
+		const struct tracepoint_slot *cover;
+		int distance;
+
+		cover = standby_cover(loader, slot, &distance);
+		if (cover && slot->on_demand && distance == 1) {
+			/* Attached by bpfl_near_update() near a threshold. */
+			snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+				 "on demand beside %.40s, near a memory threshold", cover->name);
+			slot->left_out = true;
+			loader->near_slot = i + 1;
+			return false;
+		}
+		if (cover) {
+			snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+				 "standing by for %.64s", cover->name);
+			slot->left_out = true;
+			return false;
+		}
 	}
 	prog = slot->mode == MODE_TP_BTF ? slot->btf_prog : slot->raw_prog;
 	slot->link = bpf_program__attach(prog);
@@ -147,12 +189,14 @@ static void attach_programs(struct bpf_loader *loader)
 	int pass;
 
 	loader->nr_attached = 0;
-	/* Standby programs last: they attach only where what they stand in for did not. */
-	for (pass = 0; pass < 2; pass++) {
+	loader->near_slot = 0;
+	loader->near_attached = false;
+	/* Standby programs after what they stand in for: they attach only where it did not. */
+	for (pass = 0; pass < 3; pass++) {
 		for (i = 0; i < loader->nr_slots; i++) {
 			struct tracepoint_slot *slot = &loader->slots[i];
 
-			if ((slot->standby_for != NULL) != (pass == 1))
+			if (standby_depth(loader, slot) != pass)
 				continue;
 			if (attach_slot(loader, i)) {
 				if (slot->mode == MODE_TP_BTF)
@@ -251,6 +295,13 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 		if (err)
 			goto cleanup;
 	}
+	if (opts->zoneinfo_path) {
+		loader->zoneinfo_path = strdup(opts->zoneinfo_path);
+		if (!loader->zoneinfo_path) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 	btfs.vmlinux = btf__load_vmlinux_btf();
 	if (!btfs.vmlinux) {
 		err = -errno;
@@ -258,7 +309,7 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 		goto cleanup;
 	}
 	/* Everything first; if the kernel refuses the fentry program (no trampolines, or a
-	 * sandbox that allows tracepoints only), the same without it (mm_lru_insertion paces
+	 * sandbox that allows tracepoints only), the same without it (buddy allocations pace
 	 * memory instead); if the verifier rejects the tp_btf object (tracepoint BTF that does
 	 * not match), the same bodies as raw_tp, which depend on nothing but CO-RE. */
 	for (level = opts->force_raw_tp ? PLAN_RAW_ONLY : PLAN_ALL; level < PLAN_LEVELS; level++) {
@@ -287,7 +338,7 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 		}
 		if (level == PLAN_ALL)
 			log_info("bpf: the fentry memory hook failed to load (%s), using "
-				 "mm_lru_insertion", strerror(-err));
+				 MEMORY_BUDDY_HOOK, strerror(-err));
 		else if (level == PLAN_NO_FENTRY)
 			log_info("bpf: tp_btf programs failed to load (%s), retrying as raw_tp",
 				 strerror(-err));
@@ -352,6 +403,7 @@ void bpf_loader_destroy(struct bpf_loader *loader, bool unpin)
 	}
 	evictd_bpf__destroy(loader->skel);
 	free(loader->pin_dir);
+	free(loader->zoneinfo_path);
 	free(loader);
 }
 
@@ -365,6 +417,10 @@ int bpf_loader_set_attached(struct bpf_loader *loader, bool attached)
 
 	if (!loader)
 		return -EINVAL;
+	/* Detached means nothing runs; re-attached, the on-demand hook follows the last step. */
+	loader->detached = !attached;
+	if (!attached)
+		bpfl_near_update(loader, 0);
 	for (i = 0; i < loader->nr_slots; i++) {
 		struct tracepoint_slot *slot = &loader->slots[i];
 		struct bpf_loader_prog *status = &loader->progs[i];
@@ -395,8 +451,71 @@ int bpf_loader_set_attached(struct bpf_loader *loader, bool attached)
 		}
 		count++;
 	}
-	loader->nr_attached = count;
-	return err ? err : (int)count;
+	loader->nr_attached = count + (loader->near_attached ? 1 : 0);
+	if (attached)
+		bpfl_near_update(loader, loader->memory_step_pages);
+	return err ? err : (int)loader->nr_attached;
+}
+
+void bpfl_near_update(struct bpf_loader *loader, uint64_t memory_step_pages)
+{
+	struct tracepoint_slot *slot;
+	struct bpf_loader_prog *status;
+	struct bpf_program *prog;
+	uint64_t pcp_pages = 0;
+	bool near = false;
+	int err;
+
+	if (!loader->near_slot)
+		return;
+	slot = &loader->slots[loader->near_slot - 1];
+	status = &loader->progs[loader->near_slot - 1];
+	if (memory_step_pages && !loader->detached) {
+		/* The buddy hook does not see pages handed out from the per-CPU lists: a step
+		 * may be crossed that much late. Within twice that of a step, see every folio. */
+		err = bpfl_read_pcp_pages(loader, &pcp_pages);
+		if (err && !loader->near_read_failed)
+			log_warn("bpf: reading the per-CPU page lists from %s: %s; attaching %s "
+				 "whenever a memory threshold is set",
+				 loader->zoneinfo_path ? loader->zoneinfo_path : "/proc/zoneinfo",
+				 strerror(-err), slot->name);
+		loader->near_read_failed = err != 0;
+		/* 2 * pcp_pages >= step, without overflow; empty lists hide nothing. */
+		near = err || (pcp_pages && pcp_pages >= memory_step_pages / 2 + memory_step_pages % 2);
+		loader->near_pcp_pages = pcp_pages;
+	}
+	if (near == loader->near_attached)
+		return;
+	if (!near) {
+		bpf_link__destroy(slot->link);
+		slot->link = NULL;
+		status->attach = NULL;
+		status->skip_reason = slot->skip_reason;
+		loader->near_attached = false;
+		loader->nr_attached--;
+		log_debug("bpf: %s detached: memory step %llu pages, per-CPU lists %llu pages",
+			  slot->name, (unsigned long long)memory_step_pages,
+			  (unsigned long long)pcp_pages);
+		return;
+	}
+	prog = slot->mode == MODE_TP_BTF ? slot->btf_prog : slot->raw_prog;
+	slot->link = bpf_program__attach(prog);
+	if (!slot->link) {
+		err = -errno;
+		if (!loader->near_attach_failed)
+			log_warn("bpf: attaching %s near a memory threshold: %s; the memory step "
+				 "may be crossed up to %llu pages late", slot->name, strerror(-err),
+				 (unsigned long long)pcp_pages);
+		loader->near_attach_failed = true;
+		return;
+	}
+	loader->near_attach_failed = false;
+	status->attach = attach_label(slot);
+	status->skip_reason = NULL;
+	loader->near_attached = true;
+	loader->nr_attached++;
+	log_debug("bpf: %s attached: memory step %llu pages, per-CPU lists %llu pages", slot->name,
+		  (unsigned long long)memory_step_pages, (unsigned long long)pcp_pages);
 }
 
 int bpf_loader_ring_fd(const struct bpf_loader *loader)

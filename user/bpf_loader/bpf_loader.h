@@ -39,15 +39,21 @@ struct bpf_loader_opts {
 	/* With inspect: leave out the per-memcg page-cache programs (mm_filemap_add_to_page_cache,
 	 * mm_filemap_delete_from_page_cache, mm_lru_activate), which run once per folio. */
 	bool no_page_cache;
-	/* The hook that paces memory wake-ups. Default: memcg charge batches (fentry on
-	 * page_counter_try_charge), mm_lru_insertion where that cannot attach (no such
-	 * function, raw_tp only, the memory controller disabled). The others to measure the
-	 * candidates (tools/bench/bpf-overhead.sh). */
+	/* The hook that paces memory wake-ups (doc/DESIGN.md "The memory hook"). Default:
+	 * memcg charge batches (fentry on page_counter_try_charge); where that cannot attach
+	 * (fentry refused, no such function, raw_tp only, the memory controller disabled),
+	 * buddy allocations (mm_page_alloc_zone_locked) with mm_lru_insertion attached beside
+	 * it only while a step is within twice what the per-CPU page lists hold
+	 * (bpf_loader_set_steps); mm_lru_insertion alone where neither exists. The others
+	 * load one hook alone, to measure the candidates (tools/bench/bpf-overhead.sh). */
 	enum bpf_loader_memory_hook {
 		BPF_MEMORY_HOOK_CHARGE = 0,
 		BPF_MEMORY_HOOK_LRU_INSERTION = 1,
 		BPF_MEMORY_HOOK_PAGE_ALLOC = 2,
+		BPF_MEMORY_HOOK_BUDDY = 3,
 	} memory_hook;
+	/* Where the per-CPU page-list counts are read (NULL: /proc/zoneinfo); tests. */
+	const char *zoneinfo_path;
 	/* Tests: load this mark_victim variant (1 task, 2 pid) instead of the one the kernel's
 	 * BTF names; 0: from the BTF. */
 	int force_mark_victim_shape;
@@ -82,8 +88,8 @@ int bpf_loader_check_pin_dir(const char *pin_dir, bool *mount_needed, char *why,
  * which carries the counters over. NULL is fine. */
 void bpf_loader_destroy(struct bpf_loader *loader, bool unpin);
 
-/* Detach (false) or re-attach (true) every program that attached at open, keeping maps and
- * counters: e.g. a daemon told to stop using BPF on reload, or an A/B overhead benchmark.
+/* Detach (false) or re-attach (true) every program that attached at open, and the on-demand
+ * memory hook as the last steps want it, keeping maps and counters: e.g. a daemon told to stop using BPF on reload, or an A/B overhead benchmark.
  * Returns the number attached afterwards or a negative errno. */
 int bpf_loader_set_attached(struct bpf_loader *loader, bool attached);
 
@@ -106,8 +112,15 @@ struct bpf_loader_steps {
 	bool wake_on_reclaim;		/* direct/memcg reclaim and kswapd wake at once */
 };
 
-/* Write the steps and start a new baseline: counts from before this call are dropped. */
+/* Write the steps and start a new baseline: counts from before this call are dropped.
+ * With the buddy memory hook, also attaches mm_lru_insertion when the memory step is at most
+ * twice the pages on the per-CPU lists (which the buddy hook does not see being handed out),
+ * and detaches it when the step is larger again; a failed attach is logged, not returned. */
 int bpf_loader_set_steps(struct bpf_loader *loader, const struct bpf_loader_steps *steps);
+
+/* Pages on the per-CPU page lists: the sum of every pageset's "count:" in a /proc/zoneinfo
+ * text. 0, or -EINVAL when the text has no pageset at all. */
+int bpf_loader_pcp_pages(const char *zoneinfo, uint64_t *pages);
 
 /* Counters of one cgroup v2 id (stat st_ino of its directory): 0, or -ENOENT when the
  * programs have not seen it yet. */

@@ -24,6 +24,9 @@
 #define MAX_TRACEPOINTS 32
 /* The default memory hook (bpf/evictd.bpf.c page_counter_try_charge_fentry). */
 #define MEMORY_CHARGE_HOOK "page_counter_try_charge"
+/* Its stand-in where fentry is refused, and what joins that one near a threshold. */
+#define MEMORY_BUDDY_HOOK "mm_page_alloc_zone_locked"
+#define MEMORY_NEAR_HOOK "mm_lru_insertion"
 
 enum attach_mode {
 	MODE_SKIP,
@@ -44,9 +47,12 @@ struct tracepoint_slot {
 	char skip_reason[96];
 	bool left_out;			/* skipped by an option, not by the kernel: not logged */
 	bool fentry;			/* SEC("fentry/<function>"): btf_prog only */
-	/* Loaded but attached only when the slot named here did not attach (the memory hook
-	 * fallback: mm_lru_insertion stands by for page_counter_try_charge). */
+	/* Loaded but attached only when the slot named here did not attach, nor what that
+	 * one stands by for (the memory hook fallbacks: mm_page_alloc_zone_locked for
+	 * page_counter_try_charge, mm_lru_insertion for mm_page_alloc_zone_locked). */
 	const char *standby_for;
+	/* When standby_for did attach: attached by bpf_loader_set_steps() near a threshold. */
+	bool on_demand;
 };
 
 struct bpf_loader {
@@ -63,6 +69,15 @@ struct bpf_loader {
 	unsigned int nr_attached;
 	bool inspect;			/* bpf_loader_opts.inspect */
 	bool fentry_planned;		/* the last plan loads an fentry program */
+	/* The on-demand memory hook: its slot index + 1 (0: none), whether it is attached
+	 * now, and the per-CPU list pages it was last compared with. */
+	size_t near_slot;
+	bool near_attached;
+	uint64_t near_pcp_pages;
+	bool near_read_failed, near_attach_failed;	/* warned once */
+	bool detached;			/* bpf_loader_set_attached(false): attach nothing */
+	uint64_t memory_step_pages;	/* the last bpf_loader_set_steps() */
+	char *zoneinfo_path;
 };
 
 /* Kernel BTF: vmlinux, and module BTF loaded on first need. */
@@ -94,6 +109,15 @@ void bpfl_kernel_btfs_free(struct kernel_btfs *k);
  * loading; the others are skipped with a reason. Before load. */
 int bpfl_plan_programs(struct bpf_loader *loader, const struct bpf_loader_opts *opts,
 		       struct kernel_btfs *btfs, enum plan_level level);
+
+/* Pages on the per-CPU page lists now (/proc/zoneinfo or the loader's path): 0 or a
+ * negative errno. */
+int bpfl_read_pcp_pages(const struct bpf_loader *loader, uint64_t *pages);
+
+/* ---- bpf_loader.c ---- */
+
+/* Attach or detach the on-demand memory hook for this memory step (pages; 0: none). */
+void bpfl_near_update(struct bpf_loader *loader, uint64_t memory_step_pages);
 
 /* ---- pins.c ---- */
 

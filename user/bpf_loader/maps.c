@@ -55,6 +55,8 @@ int bpf_loader_set_steps(struct bpf_loader *loader, const struct bpf_loader_step
 		log_err("bpf: writing wake_config: %m");
 		return err;
 	}
+	loader->memory_step_pages = steps->memory_pages;
+	bpfl_near_update(loader, steps->memory_pages);
 	return 0;
 }
 

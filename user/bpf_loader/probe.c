@@ -6,6 +6,7 @@
  * neither (skipped, with the reason shown by evictctl status).
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,7 @@
 #include <bpf/libbpf.h>
 
 #include "bpf_loader/internal.h"
+#include "sys/fileio.h"
 #include "sys/log.h"
 
 /* ---- which tracepoints this kernel has -------------------------------------------------- */
@@ -151,11 +153,17 @@ static bool is_inspect_tracepoint(const char *tp)
 /* Why a tracepoint is left out by the options, or NULL when it is wanted. */
 static const char *left_out_by_options(const char *tp, const struct bpf_loader_opts *opts)
 {
-	if (!strcmp(tp, "mm_page_alloc") && opts->memory_hook != BPF_MEMORY_HOOK_PAGE_ALLOC)
+	enum bpf_loader_memory_hook hook = opts->memory_hook;
+
+	if (!strcmp(tp, "mm_page_alloc") && hook != BPF_MEMORY_HOOK_PAGE_ALLOC)
 		return "not the memory hook";
-	if (!strcmp(tp, "mm_lru_insertion") && opts->memory_hook == BPF_MEMORY_HOOK_PAGE_ALLOC)
+	if (!strcmp(tp, MEMORY_NEAR_HOOK) &&
+	    hook != BPF_MEMORY_HOOK_CHARGE && hook != BPF_MEMORY_HOOK_LRU_INSERTION)
 		return "not the memory hook";
-	if (!strcmp(tp, MEMORY_CHARGE_HOOK) && opts->memory_hook != BPF_MEMORY_HOOK_CHARGE)
+	if (!strcmp(tp, MEMORY_BUDDY_HOOK) &&
+	    hook != BPF_MEMORY_HOOK_CHARGE && hook != BPF_MEMORY_HOOK_BUDDY)
+		return "not the memory hook";
+	if (!strcmp(tp, MEMORY_CHARGE_HOOK) && hook != BPF_MEMORY_HOOK_CHARGE)
 		return "not the memory hook";
 	if (!opts->inspect && is_inspect_tracepoint(tp))
 		return "inspection only (--bpf-inspect)";
@@ -348,9 +356,17 @@ int bpfl_plan_programs(struct bpf_loader *loader, const struct bpf_loader_opts *
 				loader->fentry_planned = true, slot->mode = MODE_TP_BTF;
 			continue;
 		}
-		if (!strcmp(slot->name, "mm_lru_insertion") &&
-		    opts->memory_hook == BPF_MEMORY_HOOK_CHARGE)
-			slot->standby_for = MEMORY_CHARGE_HOOK;
+		/* The memory hook's fallbacks (doc/DESIGN.md "The memory hook"). */
+		slot->standby_for = NULL;
+		slot->on_demand = false;
+		if (opts->memory_hook == BPF_MEMORY_HOOK_CHARGE) {
+			if (!strcmp(slot->name, MEMORY_BUDDY_HOOK)) {
+				slot->standby_for = MEMORY_CHARGE_HOOK;
+			} else if (!strcmp(slot->name, MEMORY_NEAR_HOOK)) {
+				slot->standby_for = MEMORY_BUDDY_HOOK;
+				slot->on_demand = true;
+			}
+		}
 		snprintf(slot->skip_reason, sizeof(slot->skip_reason),
 			 "tracepoint not in this kernel (module not loaded?)");
 		if (!raw_only && slot->btf_prog && has_btf_tracepoint(btfs, slot->name))
@@ -400,4 +416,71 @@ int bpfl_preflight(void)
 	}
 	close(fd);
 	return 0;
+}
+
+/* ---- per-CPU page lists ---- */
+
+int bpf_loader_pcp_pages(const char *zoneinfo, uint64_t *pages)
+{
+	const char *line = zoneinfo;
+	bool in_pagesets = false, found = false;
+	uint64_t sum = 0;
+
+	*pages = 0;
+	/* "  pagesets" opens the per-CPU part of a zone; each "    cpu: N" block there has a
+	 * "count: N" (mm/vmstat.c zoneinfo_show_print); "Node N, zone X" starts the next zone. */
+	while (line && *line) {
+		const char *end = strchr(line, '\n');
+		const char *word = line + strspn(line, " \t");
+		unsigned long long count;
+		char *after;
+
+		if (!strncmp(line, "Node ", 5))
+			in_pagesets = false;
+		else if (!strncmp(word, "pagesets", 8))
+			in_pagesets = true;
+		else if (in_pagesets && !strncmp(word, "count:", 6)) {
+			const char *digits = word + 6 + strspn(word + 6, " \t");
+
+			/* strtoull would take "-1" as 2^64 - 1. */
+			if (*digits < '0' || *digits > '9')
+				return -EINVAL;
+			errno = 0;
+			count = strtoull(digits, &after, 10);
+			if (errno || (*after && *after != '\n' && *after != ' ') || sum + count < sum)
+				return -EINVAL;
+			sum += count;
+			found = true;
+		}
+		line = end ? end + 1 : NULL;
+	}
+	if (!found)
+		return -EINVAL;
+	*pages = sum;
+	return 0;
+}
+
+int bpfl_read_pcp_pages(const struct bpf_loader *loader, uint64_t *pages)
+{
+	const char *path = loader->zoneinfo_path ? loader->zoneinfo_path : "/proc/zoneinfo";
+	/* ~1.5 KiB per zone plus ~100 bytes per CPU and zone: grown until the text fits. */
+	size_t cap = 16384;
+	ssize_t len;
+	int err;
+
+	for (;;) {
+		char *text = malloc(cap);
+
+		if (!text)
+			return -ENOMEM;
+		len = fileio_read_at(AT_FDCWD, path, text, cap);
+		if (len >= 0 && (size_t)len + 1 >= cap && cap < (16u << 20)) {
+			free(text);
+			cap *= 4;
+			continue;
+		}
+		err = len < 0 ? (int)len : bpf_loader_pcp_pages(text, pages);
+		free(text);
+		return err;
+	}
 }
