@@ -18,7 +18,7 @@ mkdir -p /mnt/disk && mount -t ext4 /dev/vda /mnt/disk
 EVICTD_TEST_DIR=/mnt/disk CMOCKA_MESSAGE_OUTPUT=TAP /usr/bin/test_bpf_dataplane 2>&1
 echo "EVICTD-BPF-TEST rc=$?"
 SCENARIO
-truncate -s 128M "$work/disk.img"
+truncate -s 512M "$work/disk.img"
 mkfs.ext4 -q "$work/disk.img"
 tools/vm/build-initramfs.sh "$work/initrd.cpio.gz" --init "$work/scenario.sh" \
 	--add "$bin:/usr/bin/test_bpf_dataplane" --add "$(command -v bpftool):/usr/sbin/" \

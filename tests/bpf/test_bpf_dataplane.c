@@ -13,6 +13,7 @@
 
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/statvfs.h>
 
 #include <bpf/bpf.h>
 
@@ -919,7 +920,9 @@ static void test_buddy_hook_sees_anon_and_page_cache(void **state)
 	size_t size = (size_t)(4 * pcp + 16384) * (size_t)T.page_size;
 	struct bpf_loader_steps steps = { .memory_pages = (uint64_t)(size / 8 / T.page_size) };
 	struct step_values anon = {}, cache = {};
+	size_t cache_size = size;
 	struct bpf_loader *loader;
+	struct statvfs fs;
 	int fd;
 
 	NEED_LOADER();
@@ -939,20 +942,28 @@ static void test_buddy_hook_sees_anon_and_page_cache(void **state)
 	fd = mkstemp(path);
 	assert_true(fd >= 0);
 	unlink(path);
+	/* Page cache: as much, or half the free space of a small test disk (the guest's). */
+	assert_int_equal(fstatvfs(fd, &fs), 0);
+	if (cache_size > (size_t)fs.f_bavail * fs.f_frsize / 2)
+		cache_size = ((size_t)fs.f_bavail * fs.f_frsize / 2) & ~(size_t)((1 << 20) - 1);
+	if (cache_size < (size_t)(4 * pcp + 2048) * (size_t)T.page_size)
+		fail_msg("%s: %zu MiB free, too little beside per-CPU lists of %llu pages", path,
+			 (size_t)fs.f_bavail * fs.f_frsize >> 20, (unsigned long long)pcp);
+	steps.memory_pages = (uint64_t)(cache_size / 8 / T.page_size);
 	assert_int_equal(bpf_loader_set_steps(loader, &steps), 0);
 	drain_ring(loader);
 	{
 		static char buf[1 << 20];
 
 		memset(buf, 0x5a, sizeof(buf));
-		for (size_t off = 0; off < size; off += sizeof(buf))
+		for (size_t off = 0; off < cache_size; off += sizeof(buf))
 			assert_int_equal(pwrite(fd, buf, sizeof(buf), (off_t)off), sizeof(buf));
 	}
 	assert_true(bpf_loader_consume(loader, memory_step_values, &cache) >= 0);
 	close(fd);
-	print_message("# buddy hook: per-CPU lists %llu pages; %zu MiB at a %llu-page step: "
-		      "anon %u, page cache %u memory-step wake-ups\n", (unsigned long long)pcp,
-		      size >> 20, (unsigned long long)steps.memory_pages, anon.count, cache.count);
+	print_message("# buddy hook: per-CPU lists %llu pages; anon %zu MiB, page cache %zu MiB, "
+		      "each at an eighth of it as the step: %u and %u memory-step wake-ups\n",
+		      (unsigned long long)pcp, size >> 20, cache_size >> 20, anon.count, cache.count);
 	assert_true(anon.count >= 1);
 	assert_true(cache.count >= 1);
 	assert_false(bpf_loader_attached(loader, "mm_lru_insertion"));
