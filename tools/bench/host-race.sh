@@ -13,7 +13,9 @@
 # much memory it is irrelevant). The sampler (racekit sample) records memory.available as evictd
 # computes it (cgroup v1 here when the memory controller is on v1: usage_in_bytes -
 # total_inactive_file) every HOST_RACE_SAMPLE_US; the kill time is "cgroup empty" (sampler) minus
-# evictd's own "empty N ms after the kill". Other load on the machine moves memory.available
+# evictd's own "empty N ms after the kill". The sampler runs SCHED_FIFO: on 2 CPUs shared with
+# the hog and evictd, a SCHED_OTHER sampler was late by up to 5 ms at times (interval_max_us),
+# and a late "empty" sample lands in the detection time. Other load on the machine moves memory.available
 # too: a run whose crossing the hog did not cause is still timed from the crossing.
 # Writes OUTDIR/runs.tsv and prints "host-race MODE: ..." lines. Needs root.
 set -euo pipefail
@@ -94,7 +96,7 @@ for mode in $MODES; do
 		mkdir "$w"
 		sleep 0.3	# the last hog's memory is back
 		start_evictd
-		"$racekit" "${v1[@]}" sample --cgroup "$w" --interval-us "$SAMPLE_US" --max-s 10 --tail-ms 100 \
+		"$racekit" "${v1[@]}" sample --cgroup "$w" --interval-us "$SAMPLE_US" --max-s 10 --tail-ms 100 --fifo 50 \
 			--thr "$thr" >"$work/sample.out" &
 		sp=$!
 		sleep 0.05

@@ -10,6 +10,7 @@
  *
  *   racekit sample --cgroup POD [--interval-us 1000] [--max-s 60] [--tail-ms 300]
  *                  [--thr BYTES] [--thr-memavail BYTES] [--disk DEV --offset BYTES --size BYTES]
+ *                  [--fifo PRIO]
  *       Sample memory.available and MemAvailable every interval (CLOCK_MONOTONIC, absolute
  *       ticks) and whether POD is populated (cgroup.events). Stops --tail-ms after POD went
  *       from populated to empty, or after --max-s. Prints one summary line (key=value, times
@@ -21,7 +22,8 @@
  *       the same for MemAvailable below --thr-memavail; -1 = did not happen.
  *       With --disk the series ("t_us avail_KiB memavail_KiB populated" lines, decimated to fit
  *       --size) is written with O_DIRECT at --offset of the raw disk DEV: no page cache, so the
- *       recording itself does not take memory from the race.
+ *       recording itself does not take memory from the race. --fifo: sample as SCHED_FIFO PRIO,
+ *       so that the instrument's own scheduling delay does not land in what it times.
  *
  *   racekit hog --cgroup DIR [--rate MIBPS] [--max MIB] [--oom-score-adj N]
  *       Join DIR (cgroup.procs), set oom_score_adj, rename itself "hog", then allocate and touch
@@ -40,6 +42,7 @@
  */
 #define _GNU_SOURCE
 #include <errno.h>
+#include <sched.h>
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -217,7 +220,7 @@ static int cmd_sample(int argc, char **argv)
 	int64_t thr = 0, thr_ma = 0, offset = 0, size = 0;
 	struct mem_fds m;
 	char path[4096];
-	int ev_fd;
+	int ev_fd, fifo = 0;
 
 	for (int i = 0; i < argc; i++) {
 		const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -244,6 +247,8 @@ static int cmd_sample(int argc, char **argv)
 			offset = atoll(v);
 		else if (!strcmp(a, "--size"))
 			size = atoll(v);
+		else if (!strcmp(a, "--fifo"))
+			fifo = atoi(v);
 		else {
 			fprintf(stderr, "racekit sample: unknown option %s\n", a);
 			return 2;
@@ -253,6 +258,12 @@ static int cmd_sample(int argc, char **argv)
 	if (!cgroup || interval_us <= 0) {
 		fprintf(stderr, "racekit sample: --cgroup is required\n");
 		return 2;
+	}
+	if (fifo > 0) {
+		struct sched_param param = { .sched_priority = fifo };
+
+		if (sched_setscheduler(0, SCHED_FIFO, &param))
+			die("sched_setscheduler");
 	}
 	mem_open(&m);
 	snprintf(path, sizeof(path), "%s/cgroup.events", cgroup);
