@@ -3,7 +3,7 @@
 # of memory.available -> cgroup.kill, with a hog in a standalone workload cgroup.
 #
 # Usage: tools/bench/host-race.sh [OUTDIR]     (default bench/host-race)
-# Environment: HOST_RACE_RUNS (10), HOST_RACE_MODES ("1024 max"; MiB/s, max = as fast as it
+# Environment: HOST_RACE_RUNS (20), HOST_RACE_MODES ("1024 max"; MiB/s, max = as fast as it
 #   can), HOST_RACE_HEADROOM_MI (512: the threshold is set this far below memory.available at
 #   start, so the hog crosses it after ~HEADROOM MiB), HOST_RACE_CAP_MI (1024: the hog never takes
 #   more, whatever happens), HOST_RACE_SAMPLE_US (250).
@@ -22,7 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 OUTDIR=${1:-bench/host-race}
-RUNS=${HOST_RACE_RUNS:-10}
+RUNS=${HOST_RACE_RUNS:-20}
 MODES=${HOST_RACE_MODES:-"1024 max"}
 HEADROOM=${HOST_RACE_HEADROOM_MI:-512}
 CAP=${HOST_RACE_CAP_MI:-1024}

@@ -158,7 +158,7 @@ EOF
 	if has host-race && grep -q '^host-race ' "$raw"; then
 		echo "## Detection on the host (no emulation)"
 		echo
-		echo "evictd in standalone mode (\`--workload-root\`, BPF + PSI, 10 s housekeeping, OOM guard off), restarted per run with \`memory.available<(memory.available at start − 512 MiB)\`; a hog in a workload cgroup allocates at the given rate (capped at 1 GiB). Detection = crossing (sampler, 250 µs) → cgroup.kill (the cgroup-empty time minus evictd's own \"empty N ms after the kill\"). $HOST_RACE_RUNS runs per mode; per run: bench/host-race/runs.tsv."
+		echo "evictd in standalone mode (\`--workload-root\`, BPF + PSI, 10 s housekeeping, OOM guard off), restarted per run with \`memory.available<(memory.available at start − 512 MiB)\`; a hog in a workload cgroup allocates at the given rate (capped at 1 GiB). Detection = crossing (sampler, 250 µs, SCHED_FIFO) → cgroup.kill (the cgroup-empty time minus evictd's own \"empty N ms after the kill\"). $HOST_RACE_RUNS runs per mode; per run: bench/host-race/runs.tsv."
 		echo
 		echo "| hog | evictd acted | achieved MiB/s | detection ms median (p95) | kill ms median (p95) | overshoot MiB median (p95) |"
 		echo "|---|---|---|---|---|---|"
