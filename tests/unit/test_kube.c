@@ -22,6 +22,7 @@
 
 #include "kube/kube.h"
 #include "kube/kube_report.h"
+#include "kube/report_internal.h"	/* report->task: waking the reconciler by hand */
 #include "sys/log.h"
 #include "core/thresholds.h"
 
@@ -414,7 +415,8 @@ struct standin {
 };
 
 static char certs_dir[PATH_MAX];
-/* The stand-in of the running test, stopped by the teardown when an assertion cut it short. */
+/* The stand-in of the running test, stopped by the teardown when an assertion cut it short
+ * (longjmp): every test keeps its stand-in static, so this never points into a dead frame. */
 static struct standin *running;
 
 static bool standin_available(void)
@@ -663,7 +665,7 @@ static void test_eviction_requests(void **state)
 	struct threshold_value value;
 	struct json_object *requests, *r, *doc;
 	struct kube_report *report;
-	struct standin s;
+	static struct standin s;
 	bool disabled;
 
 	SKIP_WITHOUT_STANDIN();
@@ -860,7 +862,7 @@ static void test_event_dedupe(void **state)
 {
 	struct json_object *requests;
 	struct kube_report *report;
-	struct standin s;
+	static struct standin s;
 
 	SKIP_WITHOUT_STANDIN();
 	standin_start(&s, NULL, NULL);
@@ -899,6 +901,37 @@ static void test_event_dedupe(void **state)
 	standin_stop(&s);
 }
 
+/*
+ * The taint reconciler woken again for a generation it has already reconciled (at start the
+ * task's first wake-up and the first conditions' can both land while it runs) reads the node
+ * no second time; a real change still does.
+ */
+static void test_taint_reconciler_skips_a_repeated_wake(void **state)
+{
+	struct kube_report *report;
+	static struct standin s;
+	size_t gets;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL, NULL);
+	standin_client(&s);
+	report = new_report(&s, false, false);
+	drain(&s);
+	gets = count_requests(&s, "GET /api/v1/nodes/" NODE);
+	assert_int_equal(gets, 1);
+	for (int i = 0; i < 3; i++) {
+		kube_task_wake(report->task);
+		drain(&s);
+	}
+	assert_int_equal(count_requests(&s, "GET /api/v1/nodes/" NODE), gets);
+	kube_report_conditions(report, (bool[EV_CONDITION_COUNT]){
+		[EV_CONDITION_MEMORY_PRESSURE] = true });
+	drain(&s);
+	assert_int_equal(count_requests(&s, "GET /api/v1/nodes/" NODE), gets + 1);
+	kube_report_free(report);
+	standin_stop(&s);
+}
+
 #define NODE_FIXTURE "{\"kind\":\"Node\",\"apiVersion\":\"v1\",\"metadata\":{\"name\":\"" NODE "\"}," \
 		     "\"spec\":{\"taints\":[" OTHER_TAINT "]}}"
 #define MAINTENANCE_TAINT "{\"key\":\"example.com/maintenance\",\"effect\":\"NoSchedule\"}"
@@ -921,7 +954,7 @@ static void test_pressure_taints_conflict(void **state)
 	bool conditions[EV_CONDITION_COUNT] = { [EV_CONDITION_MEMORY_PRESSURE] = true };
 	struct json_object *requests, *r;
 	struct kube_report *report;
-	struct standin s;
+	static struct standin s;
 	char rv_get[16], rv_patch[16];
 
 	SKIP_WITHOUT_STANDIN();
@@ -986,7 +1019,7 @@ static void test_shutdown_and_next_start(void **state)
 	struct json_object *requests;
 	struct kube_report *report;
 	char record[PATH_MAX + 64];
-	struct standin s;
+	static struct standin s;
 
 	SKIP_WITHOUT_STANDIN();
 	standin_start(&s, NULL, NODE_FIXTURE);
@@ -1058,7 +1091,7 @@ static void test_out_of_service_guards(void **state)
 {
 	struct json_object *requests;
 	struct kube_report *report;
-	struct standin s;
+	static struct standin s;
 
 	SKIP_WITHOUT_STANDIN();
 	/* An out-of-service taint evictd did not record (an operator's) survives a start. */
@@ -1146,7 +1179,7 @@ static void test_dry_run_writes_nothing(void **state)
 	struct pod pod = make_pod("default", "web-1", UID_WEB);
 	struct json_object *requests;
 	struct kube_report *report;
-	struct standin s;
+	static struct standin s;
 
 	SKIP_WITHOUT_STANDIN();
 	standin_start(&s, NULL, NULL);
@@ -1539,7 +1572,7 @@ static void test_token_rotation(void **state)
 	struct kube_report *report;
 	char path[PATH_MAX + 32], tmp[PATH_MAX + 32];
 	struct kube_client_stats stats;
-	struct standin s;
+	static struct standin s;
 	FILE *f;
 
 	SKIP_WITHOUT_STANDIN();
@@ -1576,7 +1609,7 @@ static void test_retry_500_then_success(void **state)
 	struct json_object *requests;
 	struct kube_report *report;
 	struct kube_client_stats stats;
-	struct standin s;
+	static struct standin s;
 	int64_t start;
 
 	SKIP_WITHOUT_STANDIN();
@@ -1636,7 +1669,7 @@ static void test_api_down_never_blocks(void **state)
 	struct threshold_value value;
 	struct kube_client_stats stats;
 	struct kube_report *report;
-	struct standin s;
+	static struct standin s;
 	int64_t start, took;
 	bool disabled;
 
@@ -1716,7 +1749,7 @@ static void test_queue_full(void **state)
 static void test_idle_notify(void **state)
 {
 	struct json_object *requests;
-	struct standin s;
+	static struct standin s;
 	int64_t start;
 
 	SKIP_WITHOUT_STANDIN();
@@ -1854,6 +1887,7 @@ int main(void)
 		TS(test_eviction_requests),
 		TS(test_eviction_report_window),
 		TS(test_event_dedupe),
+		TS(test_taint_reconciler_skips_a_repeated_wake),
 		TS(test_pressure_taints_conflict),
 		TS(test_shutdown_and_next_start),
 		TS(test_out_of_service_guards),

@@ -56,6 +56,9 @@ struct kube_report {
 	bool conditions_known;
 
 	/* Worker only. */
+	/* The generation the node's taints last matched: a wake-up that finds it unchanged
+	 * (woken again while it ran, for what that run already did) reads nothing. */
+	uint64_t reconciled_generation;
 	struct event_cache_entry events[EVENT_CACHE_SIZE];
 	unsigned taint_attempt;
 	unsigned taint_conflicts;

@@ -152,6 +152,8 @@ static int64_t taint_task_run(struct kube_client *client, void *ctx, int64_t now
 	managed = report->managed;
 	generation = report->generation;
 	pthread_mutex_unlock(&report->lock);
+	if (generation == report->reconciled_generation)
+		return KUBE_TASK_IDLE;
 
 	if ((want & out_of_service) && !report->synced && !report->dry_run) {
 		/* Volumes may be detached right after the taint: flush what the pods wrote, and
@@ -185,6 +187,7 @@ static int64_t taint_task_run(struct kube_client *client, void *ctx, int64_t now
 			 report->taint_attempt + 1);
 	report->taint_attempt = 0;
 	report->taint_warned = false;
+	report->reconciled_generation = generation;
 
 	if (!report->dry_run && (managed & out_of_service)) {
 		if ((after & out_of_service) && !(before & out_of_service))

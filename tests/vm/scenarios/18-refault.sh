@@ -99,5 +99,12 @@ else
 fi
 kill $THRASH_PID 2>/dev/null
 ev_alive && vm_pass evictd-alive || vm_fail evictd-alive "evictd exited"
+# End the thrash before evictd detaches its programs: lift the limit, then kill the pod. Once
+# (1 run in ~3 under TCG) the thrashing cat held a CPU in memcg reclaim for minutes (soft
+# lockup), and a BPF detach waits for every CPU to pass an RCU-tasks quiescent state.
+echo max >"$(kp_path thrash)/memory.max"
+echo 1 >"$(kp_path thrash)/cgroup.kill"
+vm_wait_for 30 grep -q 'populated 0' "$(kp_path thrash)/cgroup.events" ||
+    vm_info "the thrash pod still runs 30 s after cgroup.kill"
 ev_stop
 exit 0
