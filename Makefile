@@ -157,7 +157,7 @@ vmtest: $(BUILD)/evictd
 	@tools/install-deps.sh vm
 	@tests/vm/run.sh
 
-bench: $(BUILD)/evictd
+bench: $(BUILD)/evictd $(BUILD)/evictctl
 	@tools/install-deps.sh vm bench
 	@tools/bench/run.sh
 

@@ -9,7 +9,7 @@ build_pkgs=(make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-
 test_pkgs=(libcmocka-dev libclang-rt-14-dev attr jq e2fsprogs util-linux curl systemd groff-base man-db openssl python3
 	dbus-daemon)
 vm_pkgs=(qemu-system-x86 busybox-static cpio mmdebstrap kmod e2fsprogs)
-bench_pkgs=(earlyoom gnuplot-nox hyperfine)
+bench_pkgs=(earlyoom gnuplot-nox hyperfine jq)
 # make image (buildah; no Docker engine), its test in make test (umoci unpacks it), pushing
 # it (skopeo); busybox-static is the image's /bin/sh, ca-certificates libcurl's CA bundle.
 image_pkgs=(buildah umoci skopeo busybox-static ca-certificates)

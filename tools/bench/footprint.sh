@@ -20,6 +20,7 @@ cleanup() {
 }
 trap cleanup EXIT
 [ -x "$BUILD/evictd" ] || make -s "$BUILD/evictd"
+[ -x "$BUILD/evictctl" ] || make -s "$BUILD/evictctl"	# status --json: evaluations per window
 
 # Nanoseconds on CPU (schedstat), finer than the 10 ms ticks of /proc/PID/stat.
 cpu_ns() { awk '{print $1}' "/proc/$1/schedstat"; }
