@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "act/aftermath.h"
 #include "act/executor.h"
 #include "core/arith.h"
 #include "sys/clock.h"
@@ -18,6 +19,13 @@
 
 /* Without cgroup.kill (< 5.14): SIGKILL every process again this often until it is empty. */
 #define FALLBACK_ROUND_NS (100LL * 1000000)
+/* cgroup.events is re-read on these timers too, not only on its EPOLLPRI: the kernel may
+ * never deliver the last notification of a cgroup that is emptied and removed at once (as a
+ * service manager removes an emptied unit's cgroup), and a completion must not be lost.
+ * After cgroup.kill: 10 ms, doubling to 1 s; in a grace: 100 ms, doubling to 1 s. */
+#define RECHECK_KILLED_NS (10LL * 1000000)
+#define RECHECK_GRACE_NS (100LL * 1000000)
+#define RECHECK_MAX_NS (1000LL * 1000000)
 
 struct exec_action {
 	struct executor *executor;
@@ -33,6 +41,8 @@ struct exec_action {
 	enum exec_phase phase;
 	bool sigkill_rounds;		/* no cgroup.kill: SIGKILL rounds until the deadline */
 	int64_t start_ns, kill_ns, kill_deadline_ns;
+	int64_t grace_deadline_ns;
+	int64_t recheck_ns;		/* the next re-read of cgroup.events comes this long after */
 	struct kill_result result;
 	exec_done_fn done;
 	void *ctx;
@@ -87,7 +97,19 @@ static void finish(struct exec_action *action, int err)
 {
 	int64_t now = clock_monotonic_ns();
 
-	if (!err && action->phase == EXEC_GRACE) {
+	if (!err) {
+		aftermath_measure(action->target.dir_fd, &action->result);
+		/* Empty, yet a process it signalled lives on elsewhere: it left during its grace
+		 * (or before cgroup.kill reached it). It was part of the victim: kill it. */
+		aftermath_escaped(&action->target.tracked, NULL, true, &action->result);
+	}
+	if (!err && action->result.escaped) {
+		log_warn("kill: %zu process(es) signalled in %s left it before it emptied (to %s); "
+			 "%zu SIGKILLed through their pidfds", action->result.escaped, action->pod.cgroup_path,
+			 action->result.escaped_to[0] ? action->result.escaped_to : "another cgroup",
+			 action->result.escaped_killed);
+		action->result.kill_to_empty_ns = now - (action->kill_ns ? action->kill_ns : action->start_ns);
+	} else if (!err && action->phase == EXEC_GRACE) {
 		action->result.exited_in_grace = true;
 		action->result.sigterm_to_empty_ns = now - action->start_ns;
 		log_info("kill: %s emptied %.1f ms after SIGTERM, within its grace", action->pod.cgroup_path,
@@ -108,6 +130,21 @@ static void finish(struct exec_action *action, int err)
 static void arm(struct exec_action *action, int64_t deadline_ns)
 {
 	loop_timer_set(action->timer, deadline_ns);
+}
+
+/* The phase's deadline, or the next re-read of cgroup.events if that comes first. */
+static void arm_recheck(struct exec_action *action, int64_t now, int64_t phase_deadline_ns)
+{
+	int64_t at = sat_add_i64(now, action->recheck_ns);
+
+	arm(action, at < phase_deadline_ns ? at : phase_deadline_ns);
+	action->recheck_ns = action->recheck_ns * 2 < RECHECK_MAX_NS ? action->recheck_ns * 2 : RECHECK_MAX_NS;
+}
+
+/* Empty, or removed (a cgroup can only be removed once empty): the kill is done. */
+static bool emptied(int populated)
+{
+	return populated == 0 || populated == -ENODEV || populated == -ENOENT;
 }
 
 /* cgroup.kill now; the deadline becomes the kill timeout. */
@@ -139,7 +176,8 @@ static int kill_now(struct exec_action *action)
 	}
 	action->result.used_cgroup_kill = true;
 	kill_target_mrelease(&config, action->target.dir_fd);	/* the memory back at once */
-	arm(action, action->kill_deadline_ns);
+	action->recheck_ns = RECHECK_KILLED_NS;
+	arm_recheck(action, action->kill_ns, action->kill_deadline_ns);
 	return 0;
 }
 
@@ -148,8 +186,7 @@ static void on_events(void *ctx, int fd, uint32_t revents)
 	struct exec_action *action = ctx;
 	int populated = kill_target_populated(&action->target);
 
-	/* A cgroup can only be removed once empty: gone counts as emptied. */
-	if (populated == 0 || populated == -ENODEV || populated == -ENOENT)
+	if (emptied(populated))
 		finish(action, 0);
 	else if (populated < 0) {
 		log_err("kill: reading %s/cgroup.events: %s", action->pod.cgroup_path, strerror(-populated));
@@ -164,8 +201,21 @@ static void on_deadline(void *ctx)
 	int populated = kill_target_populated(&action->target);
 	int err;
 
-	if (populated == 0) {
+	if (emptied(populated)) {
 		finish(action, 0);
+		return;
+	}
+	if (populated < 0 && populated != -EINTR) {
+		log_err("kill: reading %s/cgroup.events: %s", action->pod.cgroup_path, strerror(-populated));
+		finish(action, populated);
+		return;
+	}
+	if (action->phase == EXEC_GRACE && now < action->grace_deadline_ns) {
+		arm_recheck(action, now, action->grace_deadline_ns);
+		return;
+	}
+	if (action->phase == EXEC_KILLED && !action->sigkill_rounds && now < action->kill_deadline_ns) {
+		arm_recheck(action, now, action->kill_deadline_ns);
 		return;
 	}
 	if (action->phase == EXEC_GRACE) {
@@ -189,14 +239,6 @@ static void on_deadline(void *ctx)
 	finish(action, -ETIMEDOUT);
 }
 
-static void result_reset(struct kill_result *result)
-{
-	memset(result, 0, sizeof(*result));
-	result->sigterm_to_empty_ns = -1;
-	result->kill_to_empty_ns = -1;
-	result->total_ns = -1;
-}
-
 int executor_start(struct executor *executor, const struct kill_config *config,
 		   const struct exec_request *request, struct kill_result *result)
 {
@@ -210,7 +252,7 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 
 	if (!result)
 		result = &local;
-	result_reset(result);
+	kill_result_init(result);
 	if (!pod)
 		return -EINVAL;
 	if (executor_find(executor, pod)) {
@@ -268,7 +310,7 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 		.kind = request->kind,
 		.start_ns = clock_monotonic_ns(),
 	};
-	result_reset(&action->result);
+	kill_result_init(&action->result);
 	action->result.grace_ns = result->grace_ns;
 	action->events_source = loop_add_fd(executor->loop, target.events_fd, EPOLLPRI, false, on_events, action);
 	action->timer = loop_add_timer(executor->loop, LOOP_NO_DEADLINE, on_deadline, action);
@@ -287,7 +329,7 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 	executor->n++;
 
 	if (mode == KILL_SOFT) {
-		int64_t sent = kill_target_signal(config, &action->target, SIGTERM);
+		int64_t sent = kill_target_signal_tracked(config, &action->target, SIGTERM);
 
 		if (sent < 0) {
 			err = (int)sent;
@@ -300,7 +342,9 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 		action->result.n_sigterm = (size_t)sent;
 		log_info("kill: sent SIGTERM to %zu processes in %s; grace %.0f ms", (size_t)sent,
 			 pod->cgroup_path, ms(request->grace_ns));
-		arm(action, sat_add_i64(action->start_ns, request->grace_ns));
+		action->grace_deadline_ns = sat_add_i64(action->start_ns, request->grace_ns);
+		action->recheck_ns = RECHECK_GRACE_NS;
+		arm_recheck(action, action->start_ns, action->grace_deadline_ns);
 	} else {
 		err = kill_now(action);
 		if (err) {

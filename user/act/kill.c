@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/pidfd.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -263,7 +264,39 @@ struct signal_ctx {
 	int sig;
 	pid_t self;
 	size_t sent;
+	struct kill_tracked *tracked;	/* NULL: keep no pidfd */
 };
+
+/* A pidfd of the process before it is signalled: then the one signalled is the one held. */
+static void track(struct kill_tracked *tracked, pid_t pid)
+{
+	int fd;
+
+	if (tracked->n == KILL_TRACK_MAX) {
+		tracked->truncated = true;
+		return;
+	}
+	if (!tracked->pidfds) {
+		tracked->pidfds = calloc(KILL_TRACK_MAX, sizeof(*tracked->pidfds));
+		tracked->pids = calloc(KILL_TRACK_MAX, sizeof(*tracked->pids));
+		if (!tracked->pidfds || !tracked->pids) {
+			free(tracked->pidfds);
+			free(tracked->pids);
+			tracked->pidfds = NULL;
+			tracked->pids = NULL;
+			tracked->truncated = true;
+			return;
+		}
+	}
+	fd = pidfd_open(pid, 0);
+	if (fd < 0) {
+		if (errno != ESRCH)
+			tracked->truncated = true;	/* no pidfd_open (< 5.3), out of fds */
+		return;
+	}
+	tracked->pidfds[tracked->n] = fd;
+	tracked->pids[tracked->n++] = pid;
+}
 
 /* The pid was listed in cgroup.procs microseconds ago; for it to name another process now
  * it would have to exit and pid_max wrap meanwhile. The hard kill that follows needs no pid. */
@@ -274,6 +307,8 @@ static int signal_one(pid_t pid, void *opaque)
 
 	if (pid == ctx->self)
 		return 0;	/* kill_check_cgroup already keeps evictd out; belt and braces */
+	if (ctx->tracked)
+		track(ctx->tracked, pid);
 	err = ctx->ops->signal_pid(pid, ctx->sig);
 	if (!err)
 		ctx->sent++;
@@ -330,7 +365,7 @@ int kill_open_target(const struct kill_config *config, const char *path, uint64_
 {
 	int err, populated;
 
-	target->dir_fd = target->events_fd = -1;
+	*target = (struct kill_target){ .dir_fd = -1, .events_fd = -1 };
 	err = kill_check_cgroup(config, path, &target->dir_fd);
 	if (err)
 		return err;
@@ -364,6 +399,11 @@ void kill_close_target(struct kill_target *target)
 	if (target->dir_fd >= 0)
 		close(target->dir_fd);
 	target->dir_fd = target->events_fd = -1;
+	for (size_t i = 0; i < target->tracked.n; i++)
+		close(target->tracked.pidfds[i]);
+	free(target->tracked.pidfds);
+	free(target->tracked.pids);
+	target->tracked = (struct kill_tracked){ 0 };
 }
 
 int kill_target_populated(const struct kill_target *target)
@@ -382,6 +422,17 @@ int64_t kill_target_signal(const struct kill_config *config, const struct kill_t
 	return seen < 0 ? seen : (int64_t)ctx.sent;
 }
 
+int64_t kill_target_signal_tracked(const struct kill_config *config, struct kill_target *target, int sig)
+{
+	struct kill_ops ops;
+	struct signal_ctx ctx = { .ops = &ops, .sig = sig, .self = getpid(), .tracked = &target->tracked };
+	int64_t seen;
+
+	resolve_ops(config, &ops);
+	seen = cgroupfs_for_each_pid(target->dir_fd, signal_one, &ctx);
+	return seen < 0 ? seen : (int64_t)ctx.sent;
+}
+
 int kill_target_cgroup_kill(const struct kill_config *config, const struct kill_target *target)
 {
 	struct kill_ops ops;
@@ -390,9 +441,10 @@ int kill_target_cgroup_kill(const struct kill_config *config, const struct kill_
 	return ops.write_file(target->dir_fd, "cgroup.kill", "1");
 }
 
-static void result_init(struct kill_result *result)
+void kill_result_init(struct kill_result *result)
 {
 	memset(result, 0, sizeof(*result));
+	result->memory_left_bytes = result->shmem_left_bytes = result->tasks_left = -1;
 	result->sigterm_to_empty_ns = -1;
 	result->kill_to_empty_ns = -1;
 	result->total_ns = -1;
@@ -408,7 +460,7 @@ static int kill_cgroup_id(const struct kill_config *config, const char *path, ui
 
 	if (!result)
 		result = &local;
-	result_init(result);
+	kill_result_init(result);
 	if (!config)
 		return -EINVAL;
 	err = kill_check_cgroup(config, path, &dir_fd);
@@ -559,7 +611,7 @@ int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_
 	int err;
 
 	if (result)
-		result_init(result);
+		kill_result_init(result);
 	err = kill_pod_announce(config, pod, mode, grace_ns);
 	if (err)
 		return err;

@@ -71,7 +71,17 @@ struct kill_result {
 	int64_t sigterm_to_empty_ns;	/* soft: SIGTERM sent -> populated 0 within the grace */
 	int64_t kill_to_empty_ns;	/* cgroup.kill written -> populated 0 */
 	int64_t total_ns;		/* first action -> populated 0 */
+	/* What the kill left behind (act/aftermath.c), measured when the cgroup emptied; -1 =
+	 * unknown (the cgroup was gone, or no such file). */
+	int64_t memory_left_bytes;	/* memory.current of the emptied cgroup */
+	int64_t shmem_left_bytes;	/* memory.stat shmem: tmpfs and shared memory */
+	int64_t tasks_left;		/* pids.current: zombies not reaped yet */
+	size_t escaped;			/* signalled processes alive outside the cgroup */
+	size_t escaped_killed;		/* of those, SIGKILLed through their pidfds */
+	char escaped_to[128];		/* the cgroup the first one moved to */
 };
+/* Nothing happened yet: the times and measurements -1, the rest 0. */
+void kill_result_init(struct kill_result *result);
 
 /*
  * The never-kill rules for a cgroup directory path, in this order, each refusal logged with
@@ -115,9 +125,20 @@ int kill_cgroup(const struct kill_config *config, const char *path, enum kill_mo
  * cgroup at that path was removed and made again since it was ranked; then cgroup.events is
  * opened. Returns 1 populated, 0 empty, negative errno (nothing left open).
  */
+/* The processes a soft kill signalled, held by pidfd: one that leaves the cgroup during its
+ * grace is still found (act/aftermath.c). */
+#define KILL_TRACK_MAX 1024
+struct kill_tracked {
+	int *pidfds;
+	pid_t *pids;
+	size_t n;
+	bool truncated;		/* more than KILL_TRACK_MAX were signalled */
+};
+
 struct kill_target {
 	int dir_fd;		/* O_PATH fd of the checked directory: no path is resolved again */
 	int events_fd;		/* cgroup.events: POLLPRI/EPOLLPRI on every change */
+	struct kill_tracked tracked;
 };
 int kill_open_target(const struct kill_config *config, const char *path, uint64_t expected_id,
 		     struct kill_target *target);
@@ -126,6 +147,9 @@ void kill_close_target(struct kill_target *target);
 int kill_target_populated(const struct kill_target *target);
 /* Send sig to every process in the subtree; the number sent or negative errno. */
 int64_t kill_target_signal(const struct kill_config *config, const struct kill_target *target, int sig);
+/* The same, and hold a pidfd of each process signalled (up to KILL_TRACK_MAX) in
+ * target->tracked; closed by kill_close_target(). */
+int64_t kill_target_signal_tracked(const struct kill_config *config, struct kill_target *target, int sig);
 /* Write "1" to cgroup.kill: 0, -ENOENT when the kernel has none (< 5.14: the caller sends
  * SIGKILL rounds instead), or another negative errno. */
 int kill_target_cgroup_kill(const struct kill_config *config, const struct kill_target *target);

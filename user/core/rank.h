@@ -77,6 +77,10 @@ struct pod {
 	 * in every usage comparison (helpers.go: "prioritize evicting the pod for which no
 	 * stats were found"); zero-initialised = stats present. */
 	bool stats_missing;
+	/* No memory.current here (a workload root without the memory controller, as on hybrid
+	 * hosts): memory_working_set is the resident memory of its processes (/proc/PID/statm),
+	 * an estimate, never 0 by default (doc/DESIGN.md, "Acting: one victim per need"). */
+	bool memory_estimated;
 	bool exited;		/* cgroup.events says populated 0: nothing left to kill (zombies
 				 * may still count in pids.current) */
 };

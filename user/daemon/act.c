@@ -26,6 +26,8 @@ struct eviction {
 	struct threshold_value threshold;
 	int64_t threshold_quantity;
 	int64_t available;
+	int64_t used;			/* capacity - available at the decision */
+	int64_t expected;		/* what the victim held of the resource then; -1 unknown */
 	int64_t detected_ns;		/* the wake-up, else when the crossing signal was read */
 	int64_t grace_ns;
 	const char *reason;		/* a string constant */
@@ -185,14 +187,42 @@ static bool reclaim_first(struct daemon *daemon, const struct threshold *thresho
 	return true;
 }
 
+static void on_retry(void *ctx)
+{
+	struct daemon *daemon = ctx;
+
+	daemon->pending_mask |= SIGNAL_MASK_ALL;
+}
+
+/* Decide again when a hold or a backoff ends, which no kernel event announces. */
+static void daemon_arm_retry(struct daemon *daemon, int64_t at_ns)
+{
+	if (!daemon->retry_timer)
+		daemon->retry_timer = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_retry, daemon);
+	if (daemon->retry_timer)
+		loop_timer_set(daemon->retry_timer, at_ns);
+}
+
+/* An eviction whose yield cannot be known counts as meeting the whole need until it has
+ * completed and the signal is read again: never as freeing nothing (doc/DESIGN.md, "Acting:
+ * one victim per need"). */
+#define FREES_UNKNOWN (INT64_MAX / 4)
+
 /* What a victim will give back of the starved resource once it is gone. */
 static int64_t frees(enum ev_signal signal, const struct pod *pod)
 {
 	if (is_memory_signal(signal))
-		return pod->memory_working_set > 0 ? pod->memory_working_set : 0;
+		return pod->stats_missing ? FREES_UNKNOWN :
+		       pod->memory_working_set > 0 ? pod->memory_working_set : 0;
 	if (signal == EV_SIGNAL_PID_AVAILABLE)
-		return pod->processes > 0 ? pod->processes : 0;
+		return pod->processes > 0 ? pod->processes : FREES_UNKNOWN;
 	return 0;
+}
+
+static enum ledger_resource ledger_resource_of(enum ev_signal signal)
+{
+	return is_memory_signal(signal) ? LEDGER_MEMORY :
+	       signal == EV_SIGNAL_PID_AVAILABLE ? LEDGER_PIDS : LEDGER_OTHER;
 }
 
 static bool same_resource(enum ev_signal a, enum ev_signal b)
@@ -237,13 +267,21 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 			daemon->evictions_stale++;
 		else
 			daemon->evictions_failed++;
+		kill_ledger_failed(&daemon->ledger, ledger_resource_of(eviction->signal), clock_monotonic_ns());
 		log_err("evicting %s failed: %s", victim->cgroup_path, strerror(-err));
 		entry = eviction_entry(eviction, victim, EVENTLOG_FAILED, -1, strerror(-err));
 		daemon_ops_record(daemon, &entry);
 	} else {
-		int64_t latency = clock_monotonic_ns() - eviction->detected_ns;
+		int64_t now = clock_monotonic_ns(), latency = now - eviction->detected_ns;
+		enum ledger_resource resource = ledger_resource_of(eviction->signal);
 
 		daemon->evictions++;
+		daemon->escaped_processes += result->escaped;
+		kill_ledger_succeeded(&daemon->ledger, resource);
+		/* The next decision for this resource is judged against what this one gave back. */
+		kill_ledger_completed(&daemon->ledger, resource, now, eviction->available, eviction->used,
+				      eviction->expected, result->memory_left_bytes);
+		daemon->ledger_signal[resource] = eviction->signal;
 		entry = eviction_entry(eviction, victim, EVENTLOG_KILLED, latency, NULL);
 		daemon_ops_record(daemon, &entry);
 		/* The pod is gone; tell the API server so its controller replaces it (never
@@ -294,6 +332,8 @@ static struct eviction *eviction_new(struct daemon *daemon, const struct thresho
 		.threshold = threshold->value,
 		.threshold_quantity = policy->eval.threshold_value[index],
 		.available = policy->obs.signal[threshold->signal].available,
+		.used = policy->obs.signal[threshold->signal].capacity - policy->obs.signal[threshold->signal].available,
+		.expected = frees(threshold->signal, victim) == FREES_UNKNOWN ? -1 : frees(threshold->signal, victim),
 		.detected_ns = daemon->wake_ktime_ns ? daemon->wake_ktime_ns :
 			       policy->obs.signal[threshold->signal].read_at_ns,
 		.grace_ns = grace_ns,
@@ -334,8 +374,37 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 {
 	struct policy *policy = daemon->policy;
 	bool urgent = threshold->hard;	/* hard thresholds and the OOM guard (always hard) */
-	int64_t available = policy->obs.signal[threshold->signal].available;
-	int64_t pending = 0;
+	const struct observation *observed = &policy->obs.signal[threshold->signal];
+	int64_t available = observed->available;
+	int64_t pending = 0, now = clock_monotonic_ns(), until;
+	enum ledger_resource resource = ledger_resource_of(threshold->signal);
+
+	if (kill_ledger_backing_off(&daemon->ledger, resource, now, &until)) {
+		if (!daemon->ledger_said_backoff[resource])
+			log_warn("%s: the last eviction failed; retrying in %.1f s (backing off)",
+				 signal_name(threshold->signal), (double)(until - now) / 1e9);
+		daemon->ledger_said_backoff[resource] = true;
+		daemon_arm_retry(daemon, until);
+		return;
+	}
+	daemon->ledger_said_backoff[resource] = false;
+	if (kill_ledger_held(&daemon->ledger, resource, now, available)) {
+		const struct ledger_state *held = &daemon->ledger.r[resource];
+
+		if (!daemon->ledger_said_hold[resource])
+			log_warn("%s: holding evictions: the last one did not give back what it held; the next "
+				 "only once %s < %lld or in %.0f s", signal_name(threshold->signal),
+				 signal_name(threshold->signal), (long long)held->hold_level,
+				 (double)(held->hold_until_ns - now) / 1e9);
+		daemon->ledger_said_hold[resource] = true;
+		daemon_arm_retry(daemon, held->hold_until_ns);
+		return;
+	}
+	daemon->ledger_said_hold[resource] = false;
+	/* Tasks of completed kills that are still zombies count as freed until reaped. */
+	if (resource == LEDGER_PIDS)
+		pending += kill_ledger_reap_credit(&daemon->ledger, resource, now,
+						   observed->capacity - observed->available);
 
 	for (struct exec_action *a = executor_next(daemon->executor, NULL); a;
 	     a = executor_next(daemon->executor, a)) {
@@ -382,6 +451,10 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 				 evictions_in_flight);
 			return;
 		}
+		/* --dry-run: a decision that holds is reported once, not on every evaluation. */
+		if (policy->config.dry_run && daemon->dry_run_reported && daemon->dry_run_cgroup_id == pod->cgroup_id &&
+		    daemon->dry_run_threshold_index == policy->decision.threshold_index)
+			return;
 		/* Hard: --hard-eviction-grace-period (0: none). Soft: min(terminationGracePeriodSeconds,
 		 * evictionMaxPodGracePeriod), at least that (eviction_grace_ns). */
 		grace_ns = eviction_grace_ns(urgent, urgent ? 0 : kill_soft_grace_ns(pod,
@@ -406,6 +479,9 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_DRY_RUN, -1, NULL);
 
 			daemon_ops_record(daemon, &entry);
+			daemon->dry_run_reported = true;
+			daemon->dry_run_cgroup_id = pod->cgroup_id;
+			daemon->dry_run_threshold_index = policy->decision.threshold_index;
 		}
 		if (err == -ENOENT) {
 			/* The cgroup went away by itself since the ranking: no failure, decide again. */
@@ -421,8 +497,11 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 					daemon->evictions_stale++;
 				else
 					daemon->evictions_failed++;
+				kill_ledger_failed(&daemon->ledger, resource, now);
 				log_err("evicting %s failed: %s", pod->cgroup_path, strerror(-err));
 				daemon_ops_record(daemon, &entry);
+				kill_ledger_backing_off(&daemon->ledger, resource, now, &until);
+				daemon_arm_retry(daemon, until);
 			}
 			policy_unref(eviction->policy);
 			free(eviction);
@@ -438,6 +517,75 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 	}
 }
 
+/* The first observation after a memory kill completed says what it gave back: too little
+ * (tmpfs and shared memory outlive their processes) is reported, and holds the next memory
+ * eviction so that a fresh workload is not killed on every wake-up for memory no kill can
+ * return (doc/DESIGN.md, "Acting: one victim per need"). */
+static void judge_followup(struct daemon *daemon)
+{
+	struct policy *policy = daemon->policy;
+	enum ev_signal signal = daemon->ledger_signal[LEDGER_MEMORY];
+	const struct observation *observed = &policy->obs.signal[signal];
+	const struct threshold *threshold = policy_threshold(policy);
+	bool still_met = threshold && is_memory_signal(threshold->signal);
+	struct ledger_verdict verdict;
+	char what[256];
+
+	if (!daemon->ledger.r[LEDGER_MEMORY].followup || !observed->present)
+		return;
+	verdict = kill_ledger_judge(&daemon->ledger, LEDGER_MEMORY, clock_monotonic_ns(), observed->read_at_ns,
+				    observed->available, still_met, LEDGER_MEMORY_NOISE_BYTES);
+	if (!verdict.unreturned)
+		return;
+	daemon->evictions_unreturned++;
+	if (verdict.left >= 0)
+		snprintf(what, sizeof(what), "%lld MiB stayed charged to its emptied cgroup (shmem %lld MiB: "
+			 "tmpfs and shared memory outlive their processes)", (long long)(verdict.left >> 20),
+			 (long long)(daemon->last_kill.shmem_left_bytes > 0 ? daemon->last_kill.shmem_left_bytes >> 20 : 0));
+	else
+		snprintf(what, sizeof(what), "it held %lld MiB; %s rose by %lld MiB", (long long)(verdict.expected >> 20),
+			 signal_name(signal), (long long)(verdict.returned >> 20));
+	log_warn("the last eviction for %s did not give back its memory: %s; no eviction for memory until "
+		 "%s < %lld or for %.0f s", signal_name(signal), what, signal_name(signal),
+		 (long long)verdict.hold_level, (double)(verdict.hold_until_ns - clock_monotonic_ns()) / 1e9);
+	if (still_met) {
+		struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_UNRETURNED, -1, what);
+
+		daemon_ops_record(daemon, &entry);
+	}
+	daemon->ledger_said_hold[LEDGER_MEMORY] = true;
+	daemon_arm_retry(daemon, verdict.hold_until_ns);
+}
+
+/* Said once, and again when it changes: pods whose memory usage cannot be read. */
+static void note_usage_estimates(struct daemon *daemon)
+{
+	struct policy *policy = daemon->policy;
+	const struct pod *example = NULL;
+	size_t n = 0;
+
+	for (size_t i = 0; i < policy->n_candidates; i++) {
+		const struct pod *pod = policy->candidates[i];
+
+		if (pod->memory_estimated || (pod->stats_missing && !pod->exited)) {
+			n++;
+			example = example ? example : pod;
+		}
+	}
+	if (!n == !daemon->usage_estimated_said) {
+		daemon->usage_estimated_said = n;
+		return;
+	}
+	daemon->usage_estimated_said = n;
+	if (n)
+		log_warn("the memory usage of %zu of %zu workloads cannot be read (no %s/memory.current: the "
+			 "memory controller is not enabled there): memory evictions rank them by their processes' "
+			 "resident memory (/proc/PID/statm) and count on each victim to free the whole need "
+			 "until it is gone", n, policy->n_candidates, example->cgroup_path);
+	else
+		log_info("the memory usage of every workload can be read again");
+}
+
 void daemon_handle(struct daemon *daemon, uint32_t mask)
 {
 	struct policy *policy = daemon->policy;
@@ -447,6 +595,8 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 	do {
 		policy_evaluate(policy, mask);
 		daemon->evaluations++;
+		note_usage_estimates(daemon);
+		judge_followup(daemon);
 		daemon_sync_pod_psi(daemon);
 		daemon_log_decision(daemon);
 		threshold = policy_threshold(policy);
@@ -454,6 +604,7 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 			if (daemon->ops)
 				eventlog_pressure_cleared(daemon_ops_eventlog(daemon));
 			memset(daemon->reclaim_tried, 0, sizeof(daemon->reclaim_tried));
+			daemon->dry_run_reported = false;
 			break;
 		}
 		if (daemon->shutdown_ready && shutdown_in_progress(&daemon->shutdown)) {

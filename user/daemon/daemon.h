@@ -11,6 +11,7 @@
 #include "act/executor.h"
 #include "act/shutdown.h"
 #include "bpf_loader/bpf_loader.h"
+#include "core/kill_ledger.h"
 #include "daemon/policy.h"
 #include "sys/loop.h"
 
@@ -56,6 +57,19 @@ struct daemon {
 	uint64_t evictions;
 	uint64_t evictions_failed;
 	uint64_t evictions_stale;	/* refused: the cgroup was not the one ranked (-ESTALE) */
+	uint64_t evictions_unreturned;	/* completed kills that did not give back what they held */
+	uint64_t escaped_processes;	/* left a victim's cgroup during its grace; killed by pidfd */
+	/* What evictions of each resource freed, still owe or failed to return (act.c). */
+	struct kill_ledger ledger;
+	enum ev_signal ledger_signal[LEDGER_RESOURCES];	/* the signal of the last completed kill */
+	bool ledger_said_hold[LEDGER_RESOURCES], ledger_said_backoff[LEDGER_RESOURCES];
+	struct loop_source *retry_timer;	/* the end of a hold or a failure's backoff */
+	/* --dry-run: the would-be eviction last reported, so a held decision is reported once. */
+	bool dry_run_reported;
+	uint64_t dry_run_cgroup_id;
+	int dry_run_threshold_index;
+	/* Pods whose memory usage could not be read (no memory controller there), last said. */
+	size_t usage_estimated_said;
 	struct kill_result last_kill;
 	/* What the last logged decision was, so each decision is logged once. */
 	int logged_threshold_index;

@@ -47,6 +47,7 @@ const char *eventlog_action_name(enum eventlog_action action)
 	case EVENTLOG_DRY_RUN: return "dry_run";
 	case EVENTLOG_NO_VICTIM: return "no_victim";
 	case EVENTLOG_RECLAIMED: return "reclaimed";
+	case EVENTLOG_UNRETURNED: return "unreturned";
 	case EVENTLOG_FAILED: return "failed";
 	}
 	return "unknown";

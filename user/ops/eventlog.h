@@ -35,8 +35,9 @@ enum eventlog_action {
 	EVENTLOG_NO_VICTIM,	/* threshold met, nothing evictable */
 	EVENTLOG_RECLAIMED,	/* node-level reclaim resolved the signal; nobody killed */
 	EVENTLOG_FAILED,	/* the kill failed (error says why) */
+	EVENTLOG_UNRETURNED,	/* a completed kill did not give back what it held (error: what) */
 };
-/* "killed", "dry_run", "no_victim", "reclaimed", "failed". */
+/* "killed", "dry_run", "no_victim", "reclaimed", "failed", "unreturned". */
 const char *eventlog_action_name(enum eventlog_action action);
 
 /* One decision as the daemon made it. Pointers are only read during eventlog_record(). */

@@ -197,9 +197,48 @@ static void set_working_set(struct pod *pod, int64_t current, const char *stat_t
 		inactive = 0;
 	pod->memory_working_set = current > inactive ? current - inactive : 0;
 	pod->stats_missing = false;
+	pod->memory_estimated = false;
 }
 
 static ssize_t reread(int dir_fd, int fd, enum usage_file which, char *buf, size_t len);
+
+struct rss_sum {
+	int64_t bytes;
+	int64_t page_size;
+	size_t read;
+};
+
+static int add_rss(pid_t pid, void *opaque)
+{
+	struct rss_sum *sum = opaque;
+	char path[64], buf[128];
+	long long size, resident;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	if (fileio_read_at(AT_FDCWD, path, buf, sizeof(buf)) <= 0 ||
+	    sscanf(buf, "%lld %lld", &size, &resident) != 2 || resident < 0)
+		return 0;	/* exited meanwhile */
+	sum->bytes += resident * sum->page_size;
+	sum->read++;
+	return 0;
+}
+
+/* Without memory.current: the resident memory of the cgroup's processes, what killing them
+ * gives back at least (pages shared between them are counted once per process, so it errs
+ * high: toward one victim too few, never one too many). */
+static void estimate_working_set(struct pod *pod, int dir_fd)
+{
+	struct rss_sum sum = { .page_size = sysconf(_SC_PAGESIZE) };
+
+	pod->memory_working_set = 0;
+	pod->stats_missing = true;
+	pod->memory_estimated = false;
+	if (cgroupfs_for_each_pid(dir_fd, add_rss, &sum) < 0)
+		return;
+	pod->memory_working_set = sum.bytes;
+	pod->stats_missing = false;
+	pod->memory_estimated = true;
+}
 
 /* Tasks: pids.current (through pids_fd, or by name when it is -1), else cgroup.threads walked
  * through the subtree (no pids controller). */
@@ -266,8 +305,7 @@ int pods_read_usage_at(struct pod *pod, int dir_fd, bool cheap)
 		n = fileio_read_at(dir_fd, "memory.stat", stat_buf, sizeof(stat_buf));
 		set_working_set(pod, current, n < 0 ? NULL : stat_buf);
 	} else {
-		pod->memory_working_set = 0;
-		pod->stats_missing = true;
+		estimate_working_set(pod, dir_fd);
 	}
 
 	set_processes(pod, dir_fd, -1, cheap, events_read);
@@ -352,8 +390,7 @@ int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES],
 		n = reread(dir_fd, fds[USAGE_STAT], USAGE_STAT, stat_buf, sizeof(stat_buf));
 		set_working_set(pod, current, n < 0 ? NULL : stat_buf);
 	} else {
-		pod->memory_working_set = 0;
-		pod->stats_missing = true;
+		estimate_working_set(pod, dir_fd);
 	}
 	set_processes(pod, dir_fd, fds[USAGE_PIDS], cheap, events_read);
 	return err;
