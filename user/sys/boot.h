@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
-/* What survives a restart of evictd but not a reboot: CLOCK_BOOTTIME (counts on across a
- * process restart and through suspend, unlike a new process's view of nothing) and the boot
- * id, which tells a state file written in this boot from one left by the previous. */
+/* What survives a restart of evictd but not a reboot: CLOCK_BOOTTIME (system-wide, and it
+ * counts suspend, unlike MONOTONIC) and the boot id, which tells a state file written in
+ * this boot from one left by the previous. */
 #ifndef EVICTD_SYS_BOOT_H
 #define EVICTD_SYS_BOOT_H
 
