@@ -87,9 +87,10 @@ alive() { local n=0 p; for p in $(cat "$tmp/reclaim.pids" 2>/dev/null); do live 
 start b1 "$EVICTD" -- "${bargs[@]}" --control-socket="$tmp/b1.sock"
 for _ in $(seq 1 100); do [ -s "$tmp/reclaim.pids" ] && break; sleep 0.1; done
 first=$(head -1 "$tmp/reclaim.pids" 2>/dev/null)
-leader=$(ls "$tmp/state/children" 2>/dev/null | grep -v tmp | head -1)
+# The leader: the script's parent (sh -c).
+leader=$(awk '{print $4}' "/proc/$first/stat" 2>/dev/null)
 if [ -z "$first" ] || [ -z "$leader" ]; then
-	fail "reclaim command dies with evictd: it did not start (or was not recorded)" "$(tail -5 "$tmp/b1.err")"
+	fail "reclaim command dies with evictd: it did not start" "$(tail -5 "$tmp/b1.err")"
 else
 	crash "$tpid"
 	start b2 "$EVICTD" -- "${bargs[@]}" --control-socket="$tmp/b2.sock"
