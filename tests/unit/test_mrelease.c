@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * process_mrelease(2) after cgroup.kill (user/act/mrelease.c) on a real cgroup v2 (root only):
- * the killed processes' pidfds are handed to the worker and the cgroup empties; the memory of
+ * every killed process's pidfd is passed to process_mrelease (counted through the syscall
+ * seam, by the pid behind each pidfd), the count is not read from a job the worker freed
+ * (a worker that runs first), and the cgroup empties; the memory of
  * a process whose exit is held up (a stopped parent's vfork child would be exotic: here a
  * plain 128 MiB process) comes back; and a kernel that says no (process_mrelease or
  * pidfd_open returning ENOSYS, made so with a seccomp filter in a child) is told once and
@@ -11,6 +13,8 @@
 
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <pthread.h>
+#include <semaphore.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/mman.h>
@@ -19,6 +23,7 @@
 #include <sys/wait.h>
 
 #include "act/kill.h"
+#include "act/mrelease.h"
 #include "pods/pods.h"
 #include "sys/log.h"
 
@@ -117,9 +122,134 @@ static void cgroup_kill(const char *cgroup)
 	close(fd);
 }
 
+/* ---- the seams: who was reaped, and a worker that runs before the caller goes on ---------- */
+
+#define MAX_CALLS 32
+
+static struct {
+	const char *kill_first;	/* cgroup.kill this in spawn, before the worker runs */
+	pthread_mutex_t lock;
+	sem_t done;		/* posted per process_mrelease call */
+	size_t calls;
+	pid_t pid[MAX_CALLS];	/* whose pidfd each call had */
+	int result[MAX_CALLS];	/* 0 or the errno */
+} seen = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static void cgroup_kill(const char *cgroup);
+
+/* The pid a pidfd refers to: its fdinfo's "Pid:" line. */
+static pid_t pidfd_pid(int pidfd)
+{
+	char path[64], line[128];
+	pid_t pid = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Pid: %d", &pid) == 1)
+			break;
+	fclose(f);
+	return pid;
+}
+
+static long counting_mrelease(int pidfd, unsigned int flags)
+{
+	long ret = syscall(SYS_process_mrelease, pidfd, flags);
+	int saved = errno;
+
+	pthread_mutex_lock(&seen.lock);
+	if (seen.calls < MAX_CALLS) {
+		seen.pid[seen.calls] = pidfd_pid(pidfd);
+		seen.result[seen.calls] = ret ? saved : 0;
+	}
+	seen.calls++;
+	pthread_mutex_unlock(&seen.lock);
+	sem_post(&seen.done);
+	errno = saved;
+	return ret;
+}
+
+/* The scheduler's worst order: the worker runs, and frees its job, before spawn returns. */
+static int spawn_inline(void *(*worker)(void *), void *job)
+{
+	if (seen.kill_first)
+		cgroup_kill(seen.kill_first);
+	worker(job);
+	return 0;
+}
+
+static void seen_reset(void)
+{
+	seen.kill_first = NULL;
+	seen.calls = 0;
+	sem_destroy(&seen.done);
+	assert_int_equal(sem_init(&seen.done, 0, 0), 0);
+}
+
+static size_t count_pid(pid_t pid)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < seen.calls && i < MAX_CALLS; i++)
+		n += seen.pid[i] == pid;
+	return n;
+}
+
+/*
+ * Every killed process's pidfd goes through process_mrelease, once. The pidfds are taken
+ * while the processes live (so all three are listed), the cgroup is killed, then the worker
+ * runs before kill_mrelease_cgroup returns: the count it returns must not be read from the
+ * job the worker freed (heap-use-after-free under ASan before the fix).
+ */
+static void test_mrelease_called_for_each_pidfd(void **state)
+{
+	struct real *real = *state;
+	pid_t pids[3];
+	int dir_fd, status;
+	size_t reaped = 0;
+	int64_t handed;
+
+	if (real->skip) {
+		print_message("# skip: %s\n", real->skip);
+		skip();
+	}
+	for (int i = 0; i < 3; i++)
+		pids[i] = spawn_hog(real->victim, 32 << 20);
+	dir_fd = open(real->victim, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dir_fd >= 0);
+	seen_reset();
+	seen.kill_first = real->victim;
+	kill_mrelease_set_hooks(&(struct kill_mrelease_hooks){ .spawn = spawn_inline,
+							       .mrelease = counting_mrelease });
+	handed = kill_mrelease_cgroup(dir_fd);
+	kill_mrelease_set_hooks(NULL);
+	assert_int_equal(handed, 3);
+	assert_int_equal(seen.calls, 3);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(count_pid(pids[i]), 1);
+		/* 0: its address space reaped here; ESRCH: it ran its exit first. Never EINVAL
+		 * (not dying): the kill came before. */
+		assert_true(seen.result[i] == 0 || seen.result[i] == ESRCH);
+		reaped += seen.result[i] == 0;
+	}
+	print_message("# 3 killed processes handed over, %zu reaped by process_mrelease\n", reaped);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
+		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	}
+	close(dir_fd);
+	assert_true(kill_mrelease_supported());
+}
+
+/* As the daemon does it: cgroup.kill first, then the pidfds of whatever is still listed, in
+ * the detached worker thread. Every pidfd handed over is passed to process_mrelease. */
 static void test_mrelease_after_cgroup_kill(void **state)
 {
 	struct real *real = *state;
+	struct timespec until;
 	pid_t pids[3];
 	int dir_fd, status;
 	int64_t handed;
@@ -132,12 +262,21 @@ static void test_mrelease_after_cgroup_kill(void **state)
 		pids[i] = spawn_hog(real->victim, 32 << 20);
 	dir_fd = open(real->victim, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	assert_true(dir_fd >= 0);
+	seen_reset();
+	kill_mrelease_set_hooks(&(struct kill_mrelease_hooks){ .mrelease = counting_mrelease });
 	cgroup_kill(real->victim);
 	handed = kill_mrelease_cgroup(dir_fd);
-	/* Each process listed and not yet reaped gets a pidfd; some may be gone already. */
 	assert_true(handed >= 0 && handed <= 3);
+	/* A bound against a hang, not a timing assertion. */
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += 30;
+	for (int64_t i = 0; i < handed; i++)
+		assert_int_equal(sem_timedwait(&seen.done, &until), 0);
+	kill_mrelease_set_hooks(NULL);
+	assert_int_equal(seen.calls, (size_t)handed);
 	print_message("# %lld of 3 killed processes handed to process_mrelease\n", (long long)handed);
 	for (int i = 0; i < 3; i++) {
+		assert_true(count_pid(pids[i]) <= 1);
 		assert_int_equal(waitpid(pids[i], &status, 0), pids[i]);
 		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
 	}
@@ -255,6 +394,7 @@ static void test_kernel_without_pidfd_open(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_mrelease_called_for_each_pidfd, setup_real, teardown_real),
 		cmocka_unit_test_setup_teardown(test_mrelease_after_cgroup_kill, setup_real, teardown_real),
 		cmocka_unit_test_setup_teardown(test_many_processes_left_alone, setup_real, teardown_real),
 		cmocka_unit_test_setup_teardown(test_kernel_without_mrelease, setup_real, teardown_real),

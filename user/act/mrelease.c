@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "act/kill.h"
+#include "act/mrelease.h"
 #include "sys/cgroupfs.h"
 #include "sys/log.h"
 
@@ -37,6 +38,35 @@
 #define MRELEASE_MAX_PROCESSES 16
 
 static atomic_bool unsupported;
+static struct kill_mrelease_hooks hooks;
+
+void kill_mrelease_set_hooks(const struct kill_mrelease_hooks *set)
+{
+	hooks = set ? *set : (struct kill_mrelease_hooks){ 0 };
+}
+
+static long do_mrelease(int pidfd)
+{
+	if (hooks.mrelease)
+		return hooks.mrelease(pidfd, 0);
+	return syscall(SYS_process_mrelease, pidfd, 0);
+}
+
+static int spawn_detached(void *(*worker)(void *), void *job)
+{
+	pthread_attr_t attr;
+	pthread_t thread;
+	int err;
+
+	if (hooks.spawn)
+		return hooks.spawn(worker, job);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	err = pthread_create(&thread, &attr, worker, job);
+	pthread_attr_destroy(&attr);
+	return err;
+}
 
 struct mrelease_job {
 	size_t n, cap;
@@ -88,7 +118,7 @@ static void *mrelease_worker(void *arg)
 	for (size_t i = 0; i < job->n; i++) {
 		/* EINVAL: not dying (yet) or its mm shared with a live process; ESRCH: gone. */
 		if (!atomic_load(&unsupported) &&
-		    syscall(SYS_process_mrelease, job->pidfds[i], 0) && errno == ENOSYS)
+		    do_mrelease(job->pidfds[i]) && errno == ENOSYS)
 			say_unsupported("process_mrelease(2) (Linux < 5.15)");
 		close(job->pidfds[i]);
 	}
@@ -100,8 +130,7 @@ static void *mrelease_worker(void *arg)
 int64_t kill_mrelease_cgroup(int dir_fd)
 {
 	struct mrelease_job *job;
-	pthread_attr_t attr;
-	pthread_t thread;
+	size_t handed;
 	int err;
 
 	if (atomic_load(&unsupported))
@@ -120,22 +149,18 @@ int64_t kill_mrelease_cgroup(int dir_fd)
 		free(job);
 		return 0;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	pthread_attr_setstacksize(&attr, 64 * 1024);
-	err = pthread_create(&thread, &attr, mrelease_worker, job);
-	pthread_attr_destroy(&attr);
+	/* The job is the worker's from here: it may be freed before spawn returns. */
+	handed = job->n;
+	err = spawn_detached(mrelease_worker, job);
 	if (err) {
 		/* No thread: the processes still exit on their own; nothing is lost but time. */
-		size_t n = job->n;
-
 		job->n = 0;
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < handed; i++)
 			close(job->pidfds[i]);
 		mrelease_worker(job);
 		return -err;
 	}
-	return (int64_t)job->n;
+	return (int64_t)handed;
 }
 
 bool kill_mrelease_supported(void)

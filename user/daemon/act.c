@@ -262,6 +262,7 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 
 	evictions_in_flight--;
 	daemon->last_kill = *result;
+	grace_store_forget(daemon->grace_store, victim->cgroup_id);
 	if (err) {
 		if (err == -ESTALE)
 			daemon->evictions_stale++;
@@ -460,6 +461,9 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 		grace_ns = eviction_grace_ns(urgent, urgent ? 0 : kill_soft_grace_ns(pod,
 					     policy->config.max_pod_grace_period_s),
 					     policy->config.hard_eviction_grace_ns);
+		/* A restart does not grant a fresh grace (act/grace_store.c). */
+		grace_ns = grace_store_begin(daemon->grace_store, pod->cgroup_id, pod->cgroup_path,
+					     grace_ns, policy->config.dry_run);
 		eviction = eviction_new(daemon, threshold, pod, grace_ns);
 		if (!eviction) {
 			log_err("evicting %s: out of memory", pod->cgroup_path);

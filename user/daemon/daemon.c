@@ -19,6 +19,7 @@
 #include "sys/log.h"
 #include "sys/notify.h"
 #include "sys/psi.h"
+#include "sys/subprocess.h"
 
 int daemon_init(struct daemon *daemon, const struct evictd_config *config, int argc, char **argv)
 {
@@ -33,6 +34,13 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config, int a
 		err = executor_new(&daemon->executor, daemon->loop);
 	if (err)
 		return err;
+	/* The instance lock is held (main.c) unless --once --dry-run, which starts nothing. */
+	if (!(config->once && config->dry_run)) {
+		const char *state_dir = config->state_dir[0] ? config->state_dir : "/run/evictd";
+
+		subprocess_track(state_dir);	/* kills what a crashed evictd left running */
+		grace_store_open(&daemon->grace_store, state_dir, NULL);
+	}
 	/* The API client outlives reloads: made once, from the first configuration. */
 	daemon_resolve_node_name(daemon, config);
 	daemon_kube_setup(daemon, config);
@@ -48,6 +56,9 @@ void daemon_destroy(struct daemon *daemon)
 		daemon_disk_usage_cancel(daemon);
 	executor_free(daemon->executor);
 	daemon->executor = NULL;
+	grace_store_close(daemon->grace_store);
+	daemon->grace_store = NULL;
+	subprocess_track(NULL);
 	policy_unref(daemon->policy);
 	daemon->policy = NULL;
 	loop_free(daemon->loop);

@@ -9,6 +9,7 @@
 #define EVICTD_DAEMON_H
 
 #include "act/executor.h"
+#include "act/grace_store.h"
 #include "act/shutdown.h"
 #include "bpf_loader/bpf_loader.h"
 #include "core/kill_ledger.h"
@@ -36,6 +37,7 @@ struct daemon {
 
 	struct loop *loop;
 	struct executor *executor;
+	struct grace_store *grace_store;	/* soft graces across restarts; NULL: none */
 	struct loop_source *grace_timer;	/* the end of a met soft threshold's grace period */
 	uint32_t pending_mask;		/* signals to re-read after this batch of wake-ups */
 	bool housekeeping_due;

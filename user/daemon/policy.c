@@ -185,7 +185,10 @@ static void rank_settled(struct policy *policy)
 		policy->candidates[i]->working_set_unrefined = false;
 		policy->candidates[i]->processes_unrefined = false;
 	}
-	qsort(policy->candidates, policy->n_candidates, sizeof(*policy->candidates), cmp_table_order);
+	/* An empty table has no array: qsort(NULL, 0) is UB all the same (nonnull). */
+	if (policy->n_candidates > 1)
+		qsort(policy->candidates, policy->n_candidates, sizeof(*policy->candidates),
+		      cmp_table_order);
 	rank_pods(policy->ranked_for, &policy->rank_options, policy->candidates, policy->n_candidates);
 	policy->n_settled = policy->n_candidates;
 }

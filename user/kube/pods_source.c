@@ -91,7 +91,8 @@ void kube_pods_store_publish(struct kube_pods_source *s)
 	list.items = malloc((s->n_store ? s->n_store : 1) * sizeof(*list.items));
 	if (!list.items)
 		return;	/* stays dirty: the next event publishes */
-	memcpy(list.items, s->store, s->n_store * sizeof(*list.items));
+	if (s->n_store)	/* an empty store may have no array: memcpy(NULL, 0) is UB */
+		memcpy(list.items, s->store, s->n_store * sizeof(*list.items));
 	qsort(list.items, s->n_store, sizeof(*list.items), cmp_cgroup_uid);
 	/* pods.c joins by bsearch on cgroup_uid: one entry per cgroup. */
 	for (size_t i = 0; i < s->n_store; i++) {

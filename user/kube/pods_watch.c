@@ -207,7 +207,8 @@ static int list_all(struct kube_pods_source *s, struct kube_conn *conn, enum lis
 			break;
 		}
 		all = grown;
-		memcpy(all + n_all, page.pods.items, page.pods.n_items * sizeof(*all));
+		if (page.pods.n_items)	/* an empty page has no items array: memcpy(NULL) is UB */
+			memcpy(all + n_all, page.pods.items, page.pods.n_items * sizeof(*all));
 		n_all += page.pods.n_items;
 		pod_meta_list_free(&page.pods);
 		if (!page.next[0]) {

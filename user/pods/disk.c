@@ -359,7 +359,7 @@ static struct disk_entry *find_entry(struct disk_entry *entries, size_t n, const
 {
 	struct disk_entry key, *found;
 
-	if (strlen(uid) >= sizeof(key.uid))
+	if (!n || strlen(uid) >= sizeof(key.uid))	/* !n: no array; bsearch(NULL) is UB */
 		return NULL;
 	strcpy(key.uid, uid);
 	found = bsearch(&key, entries, n, sizeof(*entries), cmp_entry_uid);
@@ -608,7 +608,8 @@ static int job_new(struct pods *pods, const struct pods_disk_options *options,
 		job->entries[i].cgroup_id = pods->items[i].cgroup_id;
 	}
 	job->n_entries = pods->n_items;
-	qsort(job->entries, job->n_entries, sizeof(*job->entries), cmp_entry_uid);
+	if (job->n_entries > 1)	/* no pods: no array, and qsort(NULL, 0) is UB */
+		qsort(job->entries, job->n_entries, sizeof(*job->entries), cmp_entry_uid);
 	if (!job->measure)
 		goto done;
 

@@ -10,11 +10,11 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/prctl.h>
 #include <sys/pidfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -96,6 +96,7 @@ static int reap(pid_t pid, int pidfd, int *status)
 	if (info.si_pid == 0)
 		return 0;
 	*status = info.si_code == CLD_EXITED ? info.si_status : 128 + info.si_status;
+	subprocess_track_forget(pid);
 	return 1;
 }
 
@@ -297,47 +298,83 @@ static int move_above_stdio(int fd)
 	return moved;
 }
 
-static int spawn(const struct subprocess_options *o, const char *what, int out_fd, pid_t *pid)
+/*
+ * In the child, between fork and exec: async-signal-safe calls only (the daemon has threads).
+ * Its own group, so a timeout (and the next evictd, sys/subprocess_track.c) kills the whole
+ * pipeline; PR_SET_PDEATHSIG(SIGKILL) so it dies with evictd, and getppid() checked after it
+ * because evictd may have died before the prctl (then nothing would ever send it). Empty mask
+ * and default dispositions: the daemon's blocked SIGTERM/SIGHUP and ignored SIGPIPE must not
+ * reach it. An exec failure goes back to the parent through err_fd (close-on-exec).
+ */
+static __attribute__((noreturn)) void child_exec(const struct subprocess_options *o, pid_t parent,
+						 int out_fd, int err_fd)
 {
 	const char *shell_argv[] = { "sh", "-c", o->shell_command, NULL };
-	posix_spawn_file_actions_t actions;
-	posix_spawnattr_t attr;
-	sigset_t empty, all;
-	int err;
+	struct sigaction dfl = { .sa_handler = SIG_DFL };
+	sigset_t empty;
+	int err, null_fd;
 
+	setpgid(0, 0);
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL) || getppid() != parent)
+		_exit(127);
+	for (int sig = 1; sig < NSIG; sig++)
+		sigaction(sig, &dfl, NULL);	/* EINVAL for SIGKILL, SIGSTOP, glibc's own */
 	sigemptyset(&empty);
-	sigfillset(&all);
-	if ((err = posix_spawn_file_actions_init(&actions)))
-		return -err;
-	if ((err = posix_spawnattr_init(&attr))) {
-		posix_spawn_file_actions_destroy(&actions);
-		return -err;
+	sigprocmask(SIG_SETMASK, &empty, NULL);
+	null_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (null_fd < 0 || dup2(null_fd, STDIN_FILENO) < 0 || dup2(out_fd, STDOUT_FILENO) < 0 ||
+	    dup2(out_fd, STDERR_FILENO) < 0) {
+		err = errno;
+	} else if (o->shell_command) {
+		execve("/bin/sh", (char *const *)shell_argv, environ);
+		err = errno;
+	} else {
+		execvp(o->argv[0], (char *const *)o->argv);
+		err = errno;
 	}
-	/* Own group: a timeout kills the whole pipeline. Empty mask, default dispositions: the
-	 * daemon's blocked SIGTERM/SIGHUP and ignored SIGPIPE must not reach the child. */
-	if (!(err = posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-						     POSIX_SPAWN_SETSIGDEF)) &&
-	    !(err = posix_spawnattr_setpgroup(&attr, 0)) &&
-	    !(err = posix_spawnattr_setsigmask(&attr, &empty)) &&
-	    !(err = posix_spawnattr_setsigdefault(&attr, &all)) &&
-	    !(err = posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0)) &&
-	    !(err = posix_spawn_file_actions_adddup2(&actions, out_fd, STDOUT_FILENO)) &&
-	    !(err = posix_spawn_file_actions_adddup2(&actions, out_fd, STDERR_FILENO))) {
-		/* glibc reports exec failures (ENOENT, EACCES) here, through CLONE_VFORK. */
-		if (o->shell_command)
-			err = posix_spawn(pid, "/bin/sh", &actions, &attr, (char *const *)shell_argv,
-					  environ);
-		else
-			err = posix_spawnp(pid, o->argv[0], &actions, &attr, (char *const *)o->argv,
-					   environ);
+	if (write(err_fd, &err, sizeof(err)) < 0)
+		_exit(126);
+	_exit(127);
+}
+
+static int spawn(const struct subprocess_options *o, const char *what, int out_fd, pid_t *pid)
+{
+	pid_t parent = getpid(), child;
+	int err_pipe[2], err = 0;
+	ssize_t n;
+
+	if (pipe2(err_pipe, O_CLOEXEC))
+		return -errno;
+	child = fork();
+	if (child == 0)
+		child_exec(o, parent, out_fd, err_pipe[1]);
+	if (child < 0) {
+		err = errno;
+	} else {
+		/* The same in the parent: its group exists before anyone signals it. */
+		setpgid(child, child);
+		close(err_pipe[1]);
+		err_pipe[1] = -1;
+		/* EOF at the exec (close-on-exec), an errno when it failed: as posix_spawn's. */
+		do
+			n = read(err_pipe[0], &err, sizeof(err));
+		while (n < 0 && errno == EINTR);
+		if (n != sizeof(err))
+			err = 0;
+		if (err)
+			waitpid(child, NULL, 0);	/* it is at _exit already */
 	}
-	posix_spawnattr_destroy(&attr);
-	posix_spawn_file_actions_destroy(&actions);
+	close(err_pipe[0]);
+	if (err_pipe[1] >= 0)
+		close(err_pipe[1]);
 	if (err) {
 		errno = err;
 		log_err("subprocess: spawning \"%s\": %m", what);
+		return -err;
 	}
-	return -err;
+	*pid = child;
+	subprocess_track_add(child);
+	return 0;
 }
 
 int subprocess_start(struct loop *loop, const struct subprocess_options *o,

@@ -1,9 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The one way evictd runs an external program (reclaim commands, hooks). posix_spawn with an
+ * The one way evictd runs an external program (reclaim commands, hooks). fork and exec with an
  * empty signal mask and every signal at its default (main() blocks SIGTERM/SIGINT/SIGHUP and
  * ignores SIGPIPE; children must not inherit that), in its own process group, stdin from
  * /dev/null, stdout and stderr into a pipe whose last bytes are kept for the log.
+ * Children die with evictd: PR_SET_PDEATHSIG(SIGKILL) for the leader (sent when the thread
+ * that started it exits: the loop's, which lives as long as the process), and the group,
+ * recorded in the state dir, is killed by the next start (subprocess_track).
  *
  * Its exit is a pidfd in the loop; at the deadline the group gets SIGTERM, kill_grace later
  * SIGKILL, and kill_grace after that a child that still has not exited (uninterruptible
@@ -82,5 +85,19 @@ int64_t subprocess_bound_ns(const struct subprocess_options *options);
  * errno when it could not be started. options->done is ignored.
  */
 int subprocess_run_sync(const struct subprocess_options *options, struct subprocess_result *result);
+
+/*
+ * sys/subprocess_track.c. Record every started group in <dir>/children/<pgid> (the boot id,
+ * pgid, session and the leader's start time) until the group is empty; but first SIGKILL
+ * what a previous evictd recorded there and is still the same: a process of the recorded
+ * group and session that started no earlier than its leader, the leader itself only with
+ * its recorded start time; a recycled pid is never killed. Call once the instance lock is
+ * held. Returns the number of processes killed or negative errno (logged; then nothing is
+ * recorded). NULL or "": stop recording.
+ */
+int subprocess_track(const char *dir);
+/* For sys/subprocess.c: a group started, a leader reaped. */
+void subprocess_track_add(pid_t pgid);
+void subprocess_track_forget(pid_t pgid);
 
 #endif
