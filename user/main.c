@@ -11,13 +11,17 @@
 
 #include "config/coexist.h"
 #include "config/config.h"
+#include "act/can_evict.h"
 #include "daemon/daemon.h"
+#include "ops/control.h"
 #include "ops/report.h"
 #include "bpf_loader/bpf_loader.h"
 #include "sys/lockfile.h"
 #include "sys/log.h"
 
 #define EXIT_CONFIG 2
+/* --once without --dry-run on a node where evictd cannot evict (doc/DESIGN.md "Cannot act"). */
+#define EXIT_CANNOT_EVICT 3
 
 /* Before anything else, and before any thread exists (the API client, libmicrohttpd and
  * libcurl start threads): every thread inherits this mask, so SIGTERM, SIGINT and SIGHUP
@@ -114,16 +118,28 @@ int main(int argc, char **argv)
 	}
 	if (config.once) {
 		struct policy *policy = daemon.policy;
+		const struct can_evict_state *can = daemon_can_evict_check(&daemon);
+		struct metrics_can_evict shown;
 		int status = daemon_once(&daemon);
 
+		/* It could not have acted, needed or not: a check run from a timer must fail.
+		 * --dry-run acts on nothing and only reports it. */
+		if (can && !can->can_evict && !config.dry_run)
+			status = EXIT_CANNOT_EVICT;
+		daemon_can_evict_view(&daemon, &shown);
 		if (config.output == OUTPUT_JSON) {
 			struct json_object *doc = report_json(&policy->config, &policy->engine, &policy->obs,
 							      &policy->eval, &policy->decision);
+
+			control_json_can_evict(doc, &shown);
 
 			puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
 									 JSON_C_TO_STRING_NOSLASHESCAPE));
 			json_object_put(doc);
 		} else {
+			for (size_t i = 0; i < shown.n_reasons; i++)
+				if (shown.reasons[i].fatal)
+					printf("CANNOT EVICT: %s (%s)\n", shown.reasons[i].text, shown.reasons[i].key);
 			report_text(stdout, &policy->engine, &policy->obs, &policy->eval, &policy->decision);
 		}
 		daemon_destroy(&daemon);

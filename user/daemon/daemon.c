@@ -61,6 +61,8 @@ void daemon_destroy(struct daemon *daemon)
 	subprocess_track(NULL);
 	policy_unref(daemon->policy);
 	daemon->policy = NULL;
+	free(daemon->can_evict);
+	daemon->can_evict = NULL;
 	loop_free(daemon->loop);
 	daemon->loop = NULL;
 }
@@ -77,6 +79,9 @@ static void on_signal(void *ctx, int fd, uint32_t revents)
 				eventlog_reopen(daemon_ops_eventlog(daemon));
 			if (daemon_reload(daemon) == 0)
 				daemon->pending_mask |= SIGNAL_MASK_ALL;
+			/* New roots, maybe a fixed mount: forget a refused kill and look again. */
+			daemon_can_evict_note_kill_error(daemon, 0, NULL);
+			daemon_can_evict_check(daemon);
 			notify_ready("reloaded: %zu thresholds", daemon->policy->config.n_thresholds);
 			continue;
 		}
@@ -192,6 +197,9 @@ static void after_batch(void *ctx)
 
 	metrics_set_loop(daemon_ops_metrics(daemon), loop_longest_iteration_ns(daemon->loop),
 			 loop_last_iteration_ns(daemon->loop), executor_in_flight(daemon->executor));
+	/* doc/DESIGN.md "Cannot act": each tick, and at once after a kill refused for permission. */
+	if ((daemon->housekeeping_due || daemon_can_evict_recheck_due(daemon)) && !daemon->stop)
+		daemon_can_evict_check(daemon);
 	if (!mask || daemon->stop)
 		return;
 	daemon->pending_mask = 0;
@@ -218,6 +226,8 @@ int daemon_run(struct daemon *daemon)
 		status = 1;
 		goto cleanup;
 	}
+	/* Said once at start, loudly, before "running": an evictd that cannot kill protects nothing. */
+	daemon_can_evict_check(daemon);
 	daemon_shutdown_setup(daemon);
 	daemon_kube_watch_policy(daemon);
 	log_info("evictd running%s: %zu thresholds, housekeeping every %lld ms, PSI %s, BPF %s",

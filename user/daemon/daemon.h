@@ -25,6 +25,9 @@ enum { DAEMON_ACTION_EVICTION = 1, DAEMON_ACTION_SHUTDOWN };
 #define PSI_MEMORY_PATH "/proc/pressure/memory"
 #define SIGNAL_MASK_ALL ((1u << EV_SIGNAL_COUNT) - 1)
 
+struct can_evict_state;
+struct can_evict_tracker;
+struct metrics_can_evict;
 struct daemon_ops;
 struct kube_client;
 struct kube_report;
@@ -87,6 +90,9 @@ struct daemon {
 
 	/* Operations (metrics, decision log, control socket). */
 	struct daemon_ops *ops;
+	/* Whether evictd can kill at all (act/can_evict.h); checked at start, on reload, each
+	 * housekeeping tick and after a kill refused for lack of permission. */
+	struct can_evict_tracker *can_evict;
 
 	/* BPF data plane; NULL when off (--no-bpf) or unavailable (then polling and PSI). */
 	struct bpf_loader *bpf;
@@ -127,6 +133,14 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config, int a
 void daemon_destroy(struct daemon *daemon);
 /* --once: evaluate, act (waiting for the kill to finish), report. Returns the exit status. */
 int daemon_once(struct daemon *daemon);
+/* Check whether evictd can evict with the current policy (logged when it changes) and show
+ * it in the metrics and /readyz; the state. NULL only when out of memory. */
+const struct can_evict_state *daemon_can_evict_check(struct daemon *daemon);
+/* The last state as metrics and the control socket show it (known false before a check). */
+void daemon_can_evict_view(const struct daemon *daemon, struct metrics_can_evict *out);
+/* For act.c: a kill ended with err (0 success; -EACCES, -EPERM, -EROFS make evictd check
+ * again at once and say it cannot evict until a kill works). cgroup_path may be NULL. */
+void daemon_can_evict_note_kill_error(struct daemon *daemon, int err, const char *cgroup_path);
 /* Run until SIGTERM/SIGINT; returns the exit status. */
 int daemon_run(struct daemon *daemon);
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 
+#include "act/can_evict.h"
 #include "daemon/daemon_parts.h"
 #include "ops/control.h"
 #include "ops/eventlog.h"
@@ -19,6 +20,7 @@ struct daemon_ops {
 	struct eventlog *eventlog;
 	struct control *control;
 	struct metrics_snapshot snapshot;
+	struct metrics_can_evict can_evict;	/* what metrics and evictctl show */
 	int64_t started_ns;
 	int64_t last_evaluation_unix_ns;
 };
@@ -100,6 +102,80 @@ void daemon_ops_update_metrics(struct daemon *daemon)
 	metrics_update(ops->metrics, snap);
 }
 
+/* ---- can evict (doc/DESIGN.md "Cannot act") ------------------------------------------------ */
+
+static bool needs_memory_controller(const struct policy *policy)
+{
+	/* The configured thresholds: the engine is only laid out at the first evaluation. */
+	for (size_t i = 0; i < policy->config.n_thresholds; i++) {
+		enum ev_signal signal = policy->config.thresholds[i].signal;
+
+		if (signal == EV_SIGNAL_MEMORY_AVAILABLE || signal == EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE)
+			return true;
+	}
+	return false;
+}
+
+static void to_metrics(const struct can_evict_state *state, struct metrics_can_evict *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!state)
+		return;
+	out->known = true;
+	out->can_evict = state->can_evict;
+	for (size_t i = 0; i < state->n_reasons && i < METRICS_MAX_CAN_EVICT_REASONS; i++) {
+		snprintf(out->reasons[i].key, sizeof(out->reasons[i].key), "%s", state->reasons[i].key);
+		snprintf(out->reasons[i].text, sizeof(out->reasons[i].text), "%s", state->reasons[i].text);
+		out->reasons[i].fatal = state->reasons[i].fatal;
+		out->n_reasons++;
+	}
+}
+
+const struct can_evict_state *daemon_can_evict_check(struct daemon *daemon)
+{
+	const struct policy *policy = daemon->policy;
+	struct can_evict_input input = {
+		.root = policy->config.root,
+		.need_memory = needs_memory_controller(policy),
+	};
+
+	if (!daemon->can_evict && !(daemon->can_evict = calloc(1, sizeof(*daemon->can_evict))))
+		return NULL;
+	if (policy->pods) {
+		input.cgroup_mount = pods_cgroup_mount(policy->pods);
+		input.kill_roots = policy->kill_roots;
+		input.n_kill_roots = policy->kill.n_allowed_roots < CAN_EVICT_MAX_ROOTS ?
+					     policy->kill.n_allowed_roots : CAN_EVICT_MAX_ROOTS;
+	}
+	can_evict_update(daemon->can_evict, &input);
+	if (daemon->ops) {
+		struct metrics_can_evict shown;
+
+		to_metrics(&daemon->can_evict->state, &shown);
+		metrics_set_can_evict(daemon->ops->metrics, &shown);
+		daemon->ops->can_evict = shown;
+	}
+	return &daemon->can_evict->state;
+}
+
+void daemon_can_evict_view(const struct daemon *daemon, struct metrics_can_evict *out)
+{
+	to_metrics(daemon->can_evict && daemon->can_evict->known ? &daemon->can_evict->state : NULL, out);
+}
+
+void daemon_can_evict_note_kill_error(struct daemon *daemon, int err, const char *cgroup_path)
+{
+	if (!daemon->can_evict && !(daemon->can_evict = calloc(1, sizeof(*daemon->can_evict))))
+		return;
+	can_evict_note_kill_error(daemon->can_evict, err, cgroup_path);
+	/* Re-checked after this batch (daemon.c after_batch), not from inside the kill's callback. */
+}
+
+bool daemon_can_evict_recheck_due(const struct daemon *daemon)
+{
+	return daemon->can_evict && daemon->can_evict->recheck;
+}
+
 static int ops_view(void *ctx, enum control_command command, struct control_view *view)
 {
 	struct daemon *daemon = ctx;
@@ -138,6 +214,7 @@ static int ops_view(void *ctx, enum control_command command, struct control_view
 		.evictions_stale = daemon->evictions_stale,
 		.loop_iteration_max_ns = loop_longest_iteration_ns(daemon->loop),
 		.actions_in_flight = executor_in_flight(daemon->executor),
+		.can_evict = daemon->ops->can_evict.known ? &daemon->ops->can_evict : NULL,
 	};
 	return 0;
 }

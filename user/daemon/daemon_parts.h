@@ -50,6 +50,8 @@ struct eventlog_decision daemon_ops_decision_entry(struct daemon *daemon, enum e
 void daemon_ops_update_metrics(struct daemon *daemon);
 struct eventlog *daemon_ops_eventlog(struct daemon *daemon);	/* NULL before open */
 struct metrics *daemon_ops_metrics(struct daemon *daemon);
+/* A kill was refused for lack of permission since the last check (daemon_can_evict_check). */
+bool daemon_can_evict_recheck_due(const struct daemon *daemon);
 
 /* daemon_shutdown.c */
 int daemon_shutdown_setup(struct daemon *daemon);

@@ -59,6 +59,26 @@ static struct json_object *error_reply(const char *fmt, ...)
 	return reply;
 }
 
+void control_json_can_evict(struct json_object *obj, const struct metrics_can_evict *state)
+{
+	struct json_object *fatal, *degraded;
+
+	if (!obj || !state || !state->known)
+		return;
+	fatal = json_object_new_array();
+	degraded = json_object_new_array();
+	for (size_t i = 0; i < state->n_reasons && i < METRICS_MAX_CAN_EVICT_REASONS; i++) {
+		struct json_object *reason = json_object_new_object();
+
+		json_object_object_add(reason, "reason", json_object_new_string(state->reasons[i].key));
+		json_object_object_add(reason, "text", json_object_new_string(state->reasons[i].text));
+		json_object_array_add(state->reasons[i].fatal ? fatal : degraded, reason);
+	}
+	json_object_object_add(obj, "can_evict", json_object_new_boolean(state->can_evict));
+	json_object_object_add(obj, "cannot_evict", fatal);
+	json_object_object_add(obj, "degraded", degraded);
+}
+
 static struct json_object *status_reply(struct control *control, const struct control_view *view)
 {
 	static const struct evaluation no_eval = { .act_on = -1 };
@@ -80,6 +100,7 @@ static struct json_object *status_reply(struct control *control, const struct co
 	json_object_object_add(reply, "mode", json_object_new_string(view->mode ? view->mode : "unknown"));
 	if (view->node_name && view->node_name[0])
 		json_object_object_add(reply, "node_name", json_object_new_string(view->node_name));
+	control_json_can_evict(reply, view->can_evict);
 	json_object_object_add(reply, "uptime_seconds", json_object_new_int64(view->uptime_ns / 1000000000));
 	json_object_object_add(reply, "evaluations", json_object_new_int64((int64_t)view->evaluations));
 	if (view->last_evaluation_unix_ns > 0) {

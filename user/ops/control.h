@@ -28,6 +28,7 @@
 
 #include "config/config.h"
 #include "ops/eventlog.h"
+#include "ops/metrics.h"
 #include "core/rank.h"
 #include "ops/report.h"
 #include "signals/signals.h"
@@ -80,6 +81,7 @@ struct control_view {
 	uint64_t evictions_stale;	/* refused: not the cgroup that was ranked */
 	int64_t loop_iteration_max_ns;	/* the event loop's longest iteration */
 	uint64_t actions_in_flight;	/* kills under way */
+	const struct metrics_can_evict *can_evict;	/* NULL: not checked */
 };
 
 /* Fill *view for command (zeroed beforehand). Return 0, or negative errno to answer
@@ -94,6 +96,10 @@ struct control_options {
 };
 
 struct control;
+
+/* "can_evict" (true/false; absent when not checked) and "cannot_evict"/"degraded" arrays of
+ * {"reason", "text"} on obj: the status reply and --once's JSON. doc/DESIGN.md "Cannot act". */
+void control_json_can_evict(struct json_object *obj, const struct metrics_can_evict *state);
 
 /*
  * Create the socket (and its directory, 0755, when missing). A socket file left by a dead

@@ -211,6 +211,31 @@ static void pod_who(struct json_object *pod, char *buf, size_t len)
 
 /* ---- commands -------------------------------------------------------------------------- */
 
+/* doc/DESIGN.md "Cannot act": first and loud, so nobody reads the tables of a daemon that
+ * cannot kill and takes it for a guard. */
+static void print_can_evict(FILE *out, struct json_object *reply, struct safe_bufs *s)
+{
+	struct json_object *fatal = field(reply, "cannot_evict"), *degraded = field(reply, "degraded");
+	struct json_object *can = field_typed(reply, "can_evict", json_type_boolean);
+
+	if (can && !json_object_get_boolean(can)) {
+		for (size_t i = 0; i < array_length(fatal); i++) {
+			struct json_object *reason = json_object_array_get_idx(fatal, i);
+
+			put(out, "CANNOT EVICT: %s (%s)\n", safe(s, field_string(reason, "text", "?")),
+			    safe(s, field_string(reason, "reason", "?")));
+		}
+		if (!array_length(fatal))
+			put(out, "CANNOT EVICT: reason unknown\n");
+	}
+	for (size_t i = 0; i < array_length(degraded); i++) {
+		struct json_object *reason = json_object_array_get_idx(degraded, i);
+
+		put(out, "Degraded:    %s (%s)\n", safe(s, field_string(reason, "text", "?")),
+		    safe(s, field_string(reason, "reason", "?")));
+	}
+}
+
 static void print_status(FILE *out, struct json_object *reply)
 {
 	struct json_object *signals = field_typed(reply, "signals", json_type_object);
@@ -229,6 +254,7 @@ static void print_status(FILE *out, struct json_object *reply)
 	    count_text(reply, "pid", a, sizeof(a)), uptime, safe(&s, field_string(reply, "mode", "unknown")),
 	    field_string(reply, "node_name", NULL) ? " on node " : "",
 	    safe(&s, field_string(reply, "node_name", "")), field_bool(reply, "dry_run") ? ", DRY RUN (kills nothing)" : "");
+	print_can_evict(out, reply, &s);
 	if (field_bool(bpf, "enabled"))
 		put(out, "BPF:         on, %s programs attached%s%s\n", count_text(bpf, "programs_attached", a, sizeof(a)),
 		    field_string(bpf, "pin_dir", NULL) ? ", maps pinned at " : "", safe(&s, field_string(bpf, "pin_dir", "")));

@@ -211,6 +211,32 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	put_help(out, "evictd_evictions_refused_stale_total", "counter",
 		 "Kills refused because the cgroup at the victim's path was no longer the one ranked.");
 	put_int(out, "evictd_evictions_refused_stale_total", (long long)snap->evictions_refused_stale);
+	if (counters->can_evict.known) {
+		const struct metrics_can_evict *ce = &counters->can_evict;
+
+		put_help(out, "evictd_can_evict", "gauge",
+			 "1 when evictd is able to kill pods on this node, 0 when it cannot (cgroup v1, "
+			 "cgroup.kill not writable, missing capabilities): see evictd_cannot_evict_reason.");
+		put_int(out, "evictd_can_evict", ce->can_evict);
+		put_help(out, "evictd_cannot_evict_reason", "gauge",
+			 "1 for each reason evictd cannot evict (evictctl status has the text).");
+		for (size_t i = 0; i < ce->n_reasons; i++) {
+			if (!ce->reasons[i].fatal)
+				continue;
+			fputs("evictd_cannot_evict_reason{", out);
+			put_label(out, true, "reason", ce->reasons[i].key);
+			fputs("} 1\n", out);
+		}
+		put_help(out, "evictd_eviction_degraded_reason", "gauge",
+			 "1 for each reason evictd evicts worse than it could (no memory controller, no CAP_KILL).");
+		for (size_t i = 0; i < ce->n_reasons; i++) {
+			if (ce->reasons[i].fatal)
+				continue;
+			fputs("evictd_eviction_degraded_reason{", out);
+			put_label(out, true, "reason", ce->reasons[i].key);
+			fputs("} 1\n", out);
+		}
+	}
 	if (counters->kube.enabled) {
 		const struct metrics_kube *kube = &counters->kube;
 

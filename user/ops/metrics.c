@@ -175,6 +175,15 @@ void metrics_set_kube(struct metrics *metrics, const struct metrics_kube *kube)
 	pthread_mutex_unlock(&metrics->lock);
 }
 
+void metrics_set_can_evict(struct metrics *metrics, const struct metrics_can_evict *state)
+{
+	if (!metrics || !state)
+		return;
+	pthread_mutex_lock(&metrics->lock);
+	metrics->counters.can_evict = *state;
+	pthread_mutex_unlock(&metrics->lock);
+}
+
 bool metrics_kube_ready(const struct metrics_kube *kube, int64_t now_ns, const char **why)
 {
 	const char *reason = NULL;
@@ -496,24 +505,47 @@ static enum MHD_Result handle_healthz(struct metrics *metrics, struct MHD_Connec
 static enum MHD_Result handle_readyz(struct metrics *metrics, struct MHD_Connection *connection)
 {
 	struct metrics_kube kube;
+	struct metrics_can_evict *can_evict;	/* 5 KiB: not on the server thread's stack */
 	int64_t age_ns, now = clock_monotonic_ns();
 	const char *why = NULL;
 	char *body = NULL;
-	int len;
+	size_t len = 0;
+	bool cannot;
+	FILE *out;
 
+	can_evict = malloc(sizeof(*can_evict));
+	if (!can_evict)
+		return MHD_NO;
 	pthread_mutex_lock(&metrics->lock);
 	age_ns = now - metrics->updated_at_ns;
 	kube = metrics->counters.kube;
+	*can_evict = metrics->counters.can_evict;
 	pthread_mutex_unlock(&metrics->lock);
 	if (metrics->stale_after_ns > 0 && age_ns > metrics->stale_after_ns)
 		why = "the daemon loop is stale (see /healthz)";
+	else if ((cannot = can_evict->known && !can_evict->can_evict))
+		why = "cannot evict";	/* an evictd that cannot kill protects nothing */
 	else
 		metrics_kube_ready(&kube, now, &why);
-	if (!why)
+	if (!why) {
+		free(can_evict);
 		return respond(connection, MHD_HTTP_OK, "text/plain; charset=utf-8", "ok\n", 3, false);
-	len = asprintf(&body, "not ready: %s\n", why);
-	if (len < 0)
+	}
+	out = open_memstream(&body, &len);
+	if (!out) {
+		free(can_evict);
 		return MHD_NO;
+	}
+	fprintf(out, "not ready: %s\n", why);
+	/* Every fatal reason, one line each: key and text, as evictctl status shows them. */
+	for (size_t i = 0; cannot && i < can_evict->n_reasons; i++)
+		if (can_evict->reasons[i].fatal)
+			fprintf(out, "%s: %s\n", can_evict->reasons[i].key, can_evict->reasons[i].text);
+	free(can_evict);
+	if (fclose(out)) {
+		free(body);
+		return MHD_NO;
+	}
 	return respond(connection, MHD_HTTP_SERVICE_UNAVAILABLE, "text/plain; charset=utf-8", body,
 		       (size_t)len, true);
 }

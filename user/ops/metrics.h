@@ -13,8 +13,8 @@
  * and /healthz then tells a stalled loop from a slow one by the age of the last update.
  *
  * Endpoints: GET /metrics, GET /healthz (liveness: 200 "ok", or 503 when the daemon has not
- * updated for stale_after_ns), GET /readyz (readiness: /healthz plus the pod watch, see
- * metrics_kube_ready), anything else 404; methods other than GET and HEAD get 405.
+ * updated for stale_after_ns), GET /readyz (readiness: /healthz, evictd able to evict at all
+ * (metrics_set_can_evict) and the pod watch, see metrics_kube_ready), anything else 404; methods other than GET and HEAD get 405.
  */
 #ifndef EVICTD_METRICS_H
 #define EVICTD_METRICS_H
@@ -95,6 +95,20 @@ struct metrics_kube {
 	uint64_t lists, relists, watches, watch_events, bookmarks, failures;
 };
 
+/* Whether evictd can kill at all (act/can_evict.h, kept here as plain fields: ops does not
+ * depend on act). doc/DESIGN.md, "Cannot act". */
+#define METRICS_MAX_CAN_EVICT_REASONS 8
+struct metrics_can_evict {
+	bool known;			/* checked at least once */
+	bool can_evict;
+	size_t n_reasons;
+	struct metrics_can_evict_reason {
+		char key[32];		/* the reason label */
+		char text[600];
+		bool fatal;		/* false: degraded, evictd still kills */
+	} reasons[METRICS_MAX_CAN_EVICT_REASONS];
+};
+
 /* Fill the signal, threshold and condition parts of snap from one evaluation. The other
  * fields are left as they are. */
 void metrics_snapshot_fill(struct metrics_snapshot *snap, const struct eviction_engine *engine,
@@ -164,6 +178,9 @@ void metrics_set_loop(struct metrics *metrics, int64_t iteration_max_ns, int64_t
 		      uint64_t actions_in_flight);
 /* The pod watch's state, for /readyz and the evictd_kube_* metrics. */
 void metrics_set_kube(struct metrics *metrics, const struct metrics_kube *kube);
+/* The can-evict state, for /readyz (503 while it cannot evict, its reasons in the body),
+ * evictd_can_evict and evictd_cannot_evict_reason. */
+void metrics_set_can_evict(struct metrics *metrics, const struct metrics_can_evict *state);
 /* /readyz: ready unless the loop is stale (as /healthz) or, with kube->enabled, the pods are
  * not listed, the last list/watch attempt failed (a 403, a lost watch) or no watch has been
  * open for ready_grace_ns. *why (may be NULL) names what is wrong, NULL when ready. */

@@ -16,6 +16,7 @@ struct metrics_counters {
 	int64_t shutdown_start_unix_s;
 	int64_t shutdown_end_unix_s;
 	struct metrics_kube kube;
+	struct metrics_can_evict can_evict;
 };
 
 /* The exposition text of one snapshot and the counters, in the Prometheus text format 0.0.4. */
