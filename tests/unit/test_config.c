@@ -637,6 +637,35 @@ static void test_oom_guard_options(void **state)
 	assert_int_equal(config.oom_guard_value.quantity, 200LL << 20);
 }
 
+/* The decision log's bound: 10Mi and 3 files by default, a quantity and a count from flags or
+ * EvictdConfiguration, out-of-range values refused. */
+static void test_event_log_bounds(void **state)
+{
+	static struct evictd_config config;
+	const char *set[] = { "--event-log-max-size=64Ki", "--event-log-max-files=0", NULL };
+	const char *no_cap[] = { "--event-log-max-size=0", NULL };
+	const char *tiny[] = { "--event-log-max-size=100", NULL };
+	const char *many[] = { "--event-log-max-files=101", NULL };
+	const char *words[] = { "--event-log-max-files=three", NULL };
+	const char *yaml = "kind: EvictdConfiguration\neventLogMaxSize: 1Mi\neventLogMaxFiles: 7\n";
+
+	assert_int_equal(parse(&config, NULL), 0);
+	assert_int_equal(config.event_log_max_size, 10LL << 20);
+	assert_int_equal(config.event_log_max_files, 3);
+	assert_int_equal(parse(&config, set), 0);
+	assert_int_equal(config.event_log_max_size, 64LL << 10);
+	assert_int_equal(config.event_log_max_files, 0);
+	assert_int_equal(parse(&config, no_cap), 0);
+	assert_int_equal(config.event_log_max_size, 0);
+	assert_int_equal(parse(&config, tiny), -EINVAL);
+	assert_int_equal(parse(&config, many), -EINVAL);
+	assert_int_equal(parse(&config, words), -EINVAL);
+	config_init_defaults(&config);
+	assert_int_equal(config_load_yaml(&config, yaml, strlen(yaml), "bounds.yaml"), 0);
+	assert_int_equal(config.event_log_max_size, 1LL << 20);
+	assert_int_equal(config.event_log_max_files, 7);
+}
+
 /* ---- string limits: every char-array option refuses what does not fit ---- */
 
 struct string_option {
@@ -842,6 +871,7 @@ int main(void)
 		cmocka_unit_test(test_shutdown_rules),
 		cmocka_unit_test(test_shutdown_by_priority_yaml),
 		cmocka_unit_test(test_oom_guard_options),
+		cmocka_unit_test(test_event_log_bounds),
 		cmocka_unit_test(test_string_options_at_and_past_their_limit),
 		cmocka_unit_test(test_list_and_config_file_limits),
 		cmocka_unit_test(test_node_name_is_a_dns1123_subdomain),

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* The decision log: one JSON line per decision with the documented fields, repeats logged
- * once, the ring of the last 100, reopen for logrotate, and the ranking reasons. */
+/* The decision log: one JSON line per decision with the documented fields, identical
+ * decisions coalesced into a summary line, the size cap and rotation, write failures (ENOSPC)
+ * not fatal and logged once, "would ..." in a dry run, the ring of the last 100, reopen for
+ * logrotate, and the ranking reasons. */
 #include "testutil.h"
 
 #include <json-c/json.h>
@@ -12,6 +14,13 @@ static int64_t fixed_clock_ns = 1234567890123456789ll;	/* 2009-02-13T23:31:30.12
 static int64_t fixed_clock(void)
 {
 	return fixed_clock_ns;
+}
+
+/* The injected monotonic clock: tests advance it. */
+static int64_t mono_ns;
+static int64_t mono_clock(void)
+{
+	return mono_ns;
 }
 
 static struct pod make_pod(const char *ns, const char *name, enum pod_qos qos, int32_t priority,
@@ -146,6 +155,7 @@ static void test_line_has_every_field(void **state)
 	assert_int_equal(json_object_get_int64(get(line, "threshold")), 100 << 20);
 	assert_string_equal(json_object_get_string(get(line, "threshold_text")), "100Mi");
 	assert_string_equal(json_object_get_string(get(line, "action")), "killed");
+	assert_string_equal(json_object_get_string(get(line, "action_text")), "killed default/hog");
 	assert_int_equal(json_object_get_int64(get(line, "latency_ns")), 1834000);
 	assert_false(json_object_get_boolean(get(line, "oom_guard")));
 	assert_false(json_object_get_boolean(get(line, "dry_run")));
@@ -217,20 +227,242 @@ static void test_repeats_logged_once(void **state)
 	struct eventlog_decision dry = decision_for(f, EVENTLOG_DRY_RUN);
 	struct eventlog_decision killed = decision_for(f, EVENTLOG_KILLED);
 
-	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path }), 0);
+	mono_ns = 0;
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path,
+									  .monotonic_ns = mono_clock }), 0);
 	assert_int_equal(eventlog_record(log, &dry), 1);
+	mono_ns += 100000000;
 	assert_int_equal(eventlog_record(log, &dry), 0);	/* the same situation, next tick */
+	mono_ns += 100000000;
 	assert_int_equal(eventlog_record(log, &dry), 0);
 	dry.victim = f->ranked[1];				/* another victim: a new decision */
-	assert_int_equal(eventlog_record(log, &dry), 1);
+	assert_int_equal(eventlog_record(log, &dry), 1);	/* after "repeated 2 times in 0.2 s" */
 	eventlog_pressure_cleared(log);				/* pressure gone and back */
 	assert_int_equal(eventlog_record(log, &dry), 1);
-	assert_int_equal(eventlog_record(log, &killed), 1);	/* actions always */
 	assert_int_equal(eventlog_record(log, &killed), 1);
+	assert_int_equal(eventlog_record(log, &killed), 0);	/* the same kill again: counted */
 	assert_int_equal(eventlog_count(log), 5);
+	eventlog_close(log);					/* writes the pending summary */
+	assert_int_equal(read_lines(f->path, lines, 8), 6);
+	assert_string_equal(json_object_get_string(get(lines[1], "summary")), "repeated 2 times in 0.2 s");
+	assert_int_equal(json_object_get_int64(get(lines[1], "repeated")), 2);
+	assert_string_equal(json_object_get_string(get(lines[1], "action")), "dry_run");
+	assert_string_equal(json_object_get_string(get(get(lines[1], "victim"), "name")), "default/hog");
+	assert_string_equal(json_object_get_string(get(get(lines[2], "victim"), "name")), "default/web");
+	assert_string_equal(json_object_get_string(get(lines[5], "summary")), "repeated 1 times in 0.0 s");
+	assert_string_equal(json_object_get_string(get(lines[5], "action")), "killed");
+	put_lines(lines, 6);
+}
+
+/* Sum of the file sizes of path, path.1 ... path.9; checks each is at most cap. */
+static off_t rotated_sizes(const char *path, off_t cap, int *n_files)
+{
+	char name[PATH_MAX + 64];
+	struct stat st;
+	off_t total = 0;
+
+	*n_files = 0;
+	for (int i = 0; i < 10; i++) {
+		if (i)
+			snprintf(name, sizeof(name), "%s.%d", path, i);
+		else
+			snprintf(name, sizeof(name), "%s", path);
+		if (stat(name, &st))
+			continue;
+		assert_true(st.st_size <= cap);
+		total += st.st_size;
+		(*n_files)++;
+	}
+	return total;
+}
+
+/* 300 decisions (~1.5 KB each, alternating victims so that none is coalesced) into a 16 KiB
+ * cap with 2 rotated files: decisions.log, .1 and .2 exist, none over the cap, no .3; the
+ * newest lines are in decisions.log, older in .1, older still in .2, each file whole lines. */
+static void test_size_cap_and_rotation(void **state)
+{
+	struct fixture *f = *state;
+	struct eventlog *log;
+	struct json_object *lines[64];
+	struct eventlog_decision killed = decision_for(f, EVENTLOG_KILLED);
+	char name[PATH_MAX + 64];
+	int64_t newest[3];
+	int n_files;
+	off_t total;
+
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path,
+		.max_size = 16384, .max_files = 2 }), 0);
+	for (int i = 0; i < 300; i++) {
+		killed.value = i;
+		killed.victim = f->ranked[i % 2];
+		assert_int_equal(eventlog_record(log, &killed), 1);
+	}
 	eventlog_close(log);
-	assert_int_equal(read_lines(f->path, lines, 8), 5);
-	put_lines(lines, 5);
+	total = rotated_sizes(f->path, 16384, &n_files);
+	assert_int_equal(n_files, 3);
+	assert_true(total > 2 * 12000);	/* the files are used, not emptied at each rotation */
+	snprintf(name, sizeof(name), "%s.3", f->path);
+	assert_int_equal(access(name, F_OK), -1);
+	for (int i = 0; i < 3; i++) {
+		size_t n;
+
+		if (i)
+			snprintf(name, sizeof(name), "%s.%d", f->path, i);
+		else
+			snprintf(name, sizeof(name), "%s", f->path);
+		n = read_lines(name, lines, 64);
+		assert_true(n >= 1);
+		newest[i] = json_object_get_int64(get(lines[n - 1], "value"));
+		if (i) /* continuity: this file ends just before the newer one begins */
+			assert_true(newest[i] < newest[i - 1]);
+		put_lines(lines, n);
+	}
+	assert_int_equal(newest[0], 299);
+
+	/* max_files 0: the full file is removed, nothing rotated is kept. */
+	snprintf(name, sizeof(name), "%s/zero.log", f->dir);
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = name,
+		.max_size = 8192, .max_files = 0 }), 0);
+	for (int i = 0; i < 100; i++) {
+		killed.victim = f->ranked[i % 2];
+		assert_int_equal(eventlog_record(log, &killed), 1);
+	}
+	eventlog_close(log);
+	assert_true(rotated_sizes(name, 8192, &n_files) > 0);
+	assert_int_equal(n_files, 1);
+}
+
+/* A held threshold whose kill fails every 100 ms for 100 s: 1,000 identical failures write
+ * the first line and one summary a minute, not 1,000 lines (the unfixed code: ~1.3 MB). */
+static void test_coalesce_1000_failures(void **state)
+{
+	struct fixture *f = *state;
+	struct eventlog *log;
+	struct json_object *lines[8];
+	struct eventlog_decision failed = decision_for(f, EVENTLOG_FAILED);
+	struct stat st;
+	int logged = 0;
+
+	mono_ns = 0;
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path,
+									  .monotonic_ns = mono_clock }), 0);
+	for (int i = 0; i < 1000; i++) {
+		failed.value = 1000 - i;	/* the value moves; the situation is the same */
+		logged += eventlog_record(log, &failed);
+		mono_ns += 100000000;
+	}
+	assert_int_equal(logged, 1);
+	assert_int_equal(stat(f->path, &st), 0);
+	eventlog_close(log);
+	assert_int_equal(stat(f->path, &st), 0);
+	assert_true(st.st_size < 4096);
+	assert_int_equal(read_lines(f->path, lines, 8), 3);
+	assert_string_equal(json_object_get_string(get(lines[0], "action")), "failed");
+	assert_string_equal(json_object_get_string(get(lines[1], "summary")), "repeated 600 times in 60.0 s");
+	assert_string_equal(json_object_get_string(get(lines[1], "error")), "Operation not permitted");
+	assert_string_equal(json_object_get_string(get(lines[2], "summary")), "repeated 399 times in 39.9 s");
+	put_lines(lines, 3);
+
+	/* A run that stops: housekeeping writes its summary once a minute has passed. */
+	unlink(f->path);
+	mono_ns = 0;
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path,
+									  .monotonic_ns = mono_clock }), 0);
+	assert_int_equal(eventlog_record(log, &failed), 1);
+	mono_ns = 5000000000;
+	assert_int_equal(eventlog_record(log, &failed), 0);
+	eventlog_tick(log);
+	assert_int_equal(read_lines(f->path, lines, 8), 1);	/* not yet a minute */
+	put_lines(lines, 1);
+	mono_ns = 61000000000;
+	eventlog_tick(log);
+	eventlog_tick(log);
+	assert_int_equal(read_lines(f->path, lines, 8), 2);
+	assert_string_equal(json_object_get_string(get(lines[1], "summary")), "repeated 1 times in 5.0 s");
+	put_lines(lines, 2);
+	eventlog_close(log);
+	assert_int_equal(read_lines(f->path, lines, 8), 2);	/* nothing pending any more */
+	put_lines(lines, 2);
+}
+
+/* In a dry run every line says so: dry_run true and "would ..." whatever the action. */
+static void test_dry_run_would(void **state)
+{
+	struct fixture *f = *state;
+	struct eventlog *log;
+	struct json_object *lines[8];
+	struct eventlog_decision dry = decision_for(f, EVENTLOG_DRY_RUN);
+	struct eventlog_decision refused = decision_for(f, EVENTLOG_FAILED);
+	struct eventlog_decision none = decision_for(f, EVENTLOG_NO_VICTIM);
+	struct eventlog_decision failed = decision_for(f, EVENTLOG_FAILED);
+
+	refused.dry_run = true;
+	none.dry_run = true;
+	none.victim = NULL;
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = f->path }), 0);
+	assert_int_equal(eventlog_record(log, &dry), 1);
+	assert_int_equal(eventlog_record(log, &refused), 1);
+	assert_int_equal(eventlog_record(log, &none), 1);
+	assert_int_equal(eventlog_record(log, &failed), 1);
+	eventlog_close(log);
+	assert_int_equal(read_lines(f->path, lines, 8), 4);
+	for (int i = 0; i < 3; i++) {
+		assert_true(json_object_get_boolean(get(lines[i], "dry_run")));
+		assert_memory_equal(json_object_get_string(get(lines[i], "action_text")), "would ", 6);
+	}
+	assert_string_equal(json_object_get_string(get(lines[0], "action_text")), "would kill default/hog");
+	assert_string_equal(json_object_get_string(get(lines[1], "action_text")),
+			    "would kill default/hog, but it was refused: Operation not permitted");
+	assert_string_equal(json_object_get_string(get(lines[2], "action_text")),
+			    "would kill nothing: no evictable pod or workload");
+	assert_false(json_object_get_boolean(get(lines[3], "dry_run")));
+	assert_string_equal(json_object_get_string(get(lines[3], "action_text")),
+			    "failed to kill default/hog: Operation not permitted");
+	put_lines(lines, 4);
+}
+
+/* A full disk (/dev/full: every write ENOSPC): not fatal, the decision is still in the ring,
+ * and the error is logged once, not once per decision. */
+static void test_enospc_logged_once(void **state)
+{
+	struct fixture *f = *state;
+	char errors[PATH_MAX + 32], buf[8192];
+	struct eventlog *log;
+	struct eventlog_decision killed = decision_for(f, EVENTLOG_KILLED);
+	int saved, fd, n_lines = 0;
+	ssize_t n;
+
+	if (access("/dev/full", W_OK)) {
+		print_message("SKIP reason: /dev/full is not writable here\n");
+		skip();
+	}
+	snprintf(errors, sizeof(errors), "%s/stderr", f->dir);
+	fd = open(errors, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	fflush(stderr);
+	saved = dup(STDERR_FILENO);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	close(fd);
+	assert_int_equal(eventlog_open(&log, &(struct eventlog_options){ .path = "/dev/full" }), 0);
+	for (int i = 0; i < 50; i++) {
+		killed.victim = f->ranked[i % 2];
+		assert_int_equal(eventlog_record(log, &killed), -ENOSPC);
+	}
+	assert_int_equal(eventlog_count(log), 50);
+	eventlog_close(log);
+	fflush(stderr);
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	fd = open(errors, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	assert_true(n > 0);
+	buf[n] = '\0';
+	for (char *p = buf; (p = strstr(p, "No space left on device")); p++)
+		n_lines++;
+	assert_int_equal(n_lines, 1);
+	assert_non_null(strstr(buf, "event log /dev/full: write"));
 }
 
 static void test_ring_keeps_last_100_oldest_first(void **state)
@@ -246,6 +478,7 @@ static void test_ring_keeps_last_100_oldest_first(void **state)
 	json_object_put(events);
 	for (int i = 0; i < 150; i++) {
 		killed.value = i;
+		killed.victim = f->ranked[i % 2];	/* not a repeat of the previous one */
 		assert_int_equal(eventlog_record(log, &killed), 1);
 	}
 	assert_int_equal(eventlog_count(log), EVENTLOG_RING_SIZE);
@@ -277,9 +510,11 @@ static void test_reopen_after_rotation(void **state)
 	snprintf(rotated, sizeof(rotated), "%s.1", f->path);
 	assert_int_equal(rename(f->path, rotated), 0);
 	killed.value = 7;
+	killed.victim = f->ranked[1];
 	assert_int_equal(eventlog_record(log, &killed), 1);	/* still the old (renamed) file */
 	assert_int_equal(eventlog_reopen(log), 0);
 	killed.value = 8;
+	killed.victim = f->ranked[0];
 	assert_int_equal(eventlog_record(log, &killed), 1);
 	eventlog_close(log);
 
@@ -452,6 +687,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_line_has_every_field, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_failed_no_victim_and_guard, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_repeats_logged_once, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_size_cap_and_rotation, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_coalesce_1000_failures, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_dry_run_would, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_enospc_logged_once, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_ring_keeps_last_100_oldest_first, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_reopen_after_rotation, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_utf8_victim, setup, teardown),

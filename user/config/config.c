@@ -26,6 +26,8 @@ void config_init_defaults(struct evictd_config *config)
 	strcpy(config->logind_dropin_dir, "/etc/systemd/logind.conf.d");
 	strcpy(config->metrics_address, "127.0.0.1:9808");
 	strcpy(config->event_log, "-");
+	config->event_log_max_size = 10LL << 20;	/* a decision log must not cause DiskPressure */
+	config->event_log_max_files = 3;
 	strcpy(config->control_socket, "/run/evictd/evictd.sock");
 	config->daemonset_last = true;
 	config->oom_guard = true;

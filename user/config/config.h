@@ -95,6 +95,8 @@ struct evictd_config {
 	bool taint_out_of_service_on_shutdown;
 	char metrics_address[PATH_MAX];		/* "host:port"; "" or "off": no server */
 	char event_log[PATH_MAX];		/* "-": stdout; "off": in memory only */
+	int64_t event_log_max_size;		/* bytes; the file is rotated before passing it; 0: no cap */
+	int64_t event_log_max_files;		/* rotated files kept (FILE.1 ... FILE.N) */
 	char control_socket[PATH_MAX];
 	bool dry_run;
 	bool once;

@@ -140,6 +140,10 @@ const struct option_spec config_options[] = {
 	  "serve Prometheus /metrics and /healthz here (127.0.0.1:9808; [::1]:9808; off)" },
 	{ "event-log", NULL, "eventLog", OPT_PATH, FIELD(event_log), "FILE",
 	  "append the decision log (JSON lines) to FILE (-: stdout; off: none); reopened on SIGHUP" },
+	{ "event-log-max-size", NULL, "eventLogMaxSize", OPT_BYTES, FIELD(event_log_max_size), "QUANTITY",
+	  "rotate the --event-log file before it passes this size (10Mi; 0: no cap)" },
+	{ "event-log-max-files", NULL, "eventLogMaxFiles", OPT_COUNT, FIELD(event_log_max_files), "N",
+	  "rotated --event-log files kept, FILE.1 (newest) to FILE.N (3)" },
 	{ "control-socket", NULL, "controlSocket", OPT_PATH, FIELD(control_socket), "PATH",
 	  "evictctl's UNIX socket (/run/evictd/evictd.sock)" },
 	{ "log-level", NULL, "logLevel", OPT_LOG_LEVEL, FIELD(log_level), "LEVEL",
@@ -175,6 +179,10 @@ static const struct {
 	  { 100 * NS_PER_MS, DAY_NS, false, "a duration from 100ms to 24h" } },
 	{ offsetof(struct evictd_config, kube_pods_refresh_ns),
 	  { NS_PER_S, DAY_NS, false, "a duration from 1s to 24h" } },
+	{ offsetof(struct evictd_config, event_log_max_size),
+	  { 4096, 1LL << 40, true, "0 (no cap) or 4Ki to 1Ti" } },
+	{ offsetof(struct evictd_config, event_log_max_files),
+	  { 0, 100, false, "0 to 100" } },
 };
 
 const struct option_range *option_range_of(const struct option_spec *spec)
@@ -363,18 +371,33 @@ static int parse_bool(const char *key, const char *value, bool *out)
 	return -EINVAL;
 }
 
-static int parse_seconds(const char *key, const char *value, int64_t *out)
+/* what: "seconds", "a count". */
+static int parse_whole(const char *key, const char *value, const char *what, int64_t *out)
 {
 	char *end;
-	long long seconds;
+	long long number;
 
 	errno = 0;
-	seconds = strtoll(value, &end, 10);
-	if (errno || end == value || *end != '\0' || seconds < 0 || seconds > INT32_MAX) {
-		log_err("%s: \"%s\": expected a whole number of seconds >= 0", key, value_echo(value).text);
+	number = strtoll(value, &end, 10);
+	if (errno || end == value || *end != '\0' || number < 0 || number > INT32_MAX) {
+		log_err("%s: \"%s\": expected a whole number (%s) >= 0", key, value_echo(value).text, what);
 		return -EINVAL;
 	}
-	*out = seconds;
+	*out = number;
+	return 0;
+}
+
+static int parse_seconds(const char *key, const char *value, int64_t *out)
+{
+	return parse_whole(key, value, "seconds", out);
+}
+
+static int parse_bytes(const char *key, const char *value, int64_t *out)
+{
+	if (quantity_parse(value, out) || *out < 0) {
+		log_err("%s: \"%s\": expected a non-negative quantity such as 10Mi", key, value_echo(value).text);
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -554,11 +577,15 @@ static int option_apply_value(struct evictd_config *config, const struct option_
 	case OPT_SIGNAL_MAP:
 		return map_from_flag((struct signal_text_map *)field, key, value, '=');
 	case OPT_DURATION:
-	case OPT_SECONDS: {
+	case OPT_SECONDS:
+	case OPT_BYTES:
+	case OPT_COUNT: {
 		int64_t parsed;
 
 		if (spec->kind == OPT_DURATION ? option_parse_duration(key, value, &parsed) :
-						 parse_seconds(key, value, &parsed))
+		    spec->kind == OPT_SECONDS ? parse_seconds(key, value, &parsed) :
+		    spec->kind == OPT_COUNT ? parse_whole(key, value, "a count", &parsed) :
+		    parse_bytes(key, value, &parsed))
 			return -EINVAL;
 		if (option_check_range(spec, key, value, parsed))
 			return -EINVAL;

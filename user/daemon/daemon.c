@@ -182,10 +182,8 @@ static void log_round(struct daemon *daemon)
 {
 	struct policy *policy = daemon->policy;
 
-	if (policy->config.dry_run || log_get_level() >= LOGLEVEL_DEBUG) {
-		report_text(stdout, &policy->engine, &policy->obs, &policy->eval, &policy->decision);
-		fflush(stdout);
-	}
+	if (policy->config.dry_run || log_get_level() >= LOGLEVEL_DEBUG)
+		report_live(stdout, &policy->engine, &policy->obs, &policy->eval, &policy->decision);
 }
 
 /* After each batch of wake-ups: one evaluation, reading only what they concern. */

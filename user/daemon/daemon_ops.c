@@ -67,12 +67,14 @@ void daemon_ops_record(struct daemon *daemon, const struct eventlog_decision *en
 		[EVENTLOG_DRY_RUN] = METRICS_RESULT_DRY_RUN,
 	};
 	enum eventlog_action action = entry->action;
+	int logged;
 
 	if (!daemon->ops)
 		return;
-	/* Counted once per logged decision, not once per tick of the same situation. */
-	if (eventlog_record(daemon->ops->eventlog, entry) == 1 &&
-	    (action == EVENTLOG_KILLED || action == EVENTLOG_FAILED || action == EVENTLOG_DRY_RUN))
+	/* Kills and failures are counted every time; a dry run once per logged decision, not once
+	 * per tick of the same situation. A line that could not be written (ENOSPC) still counts. */
+	logged = eventlog_record(daemon->ops->eventlog, entry);
+	if (action == EVENTLOG_KILLED || action == EVENTLOG_FAILED || (action == EVENTLOG_DRY_RUN && logged))
 		metrics_record_eviction(daemon->ops->metrics, entry->signal, results[action], entry->latency_ns);
 }
 
@@ -85,6 +87,7 @@ void daemon_ops_update_metrics(struct daemon *daemon)
 
 	if (!ops)
 		return;
+	eventlog_tick(ops->eventlog);	/* a pending "repeated N times" line, once a minute */
 	snap = &ops->snapshot;
 	metrics_snapshot_fill(snap, &policy->engine, &policy->obs, &policy->eval);
 	ops->last_evaluation_unix_ns = clock_realtime_ns();
@@ -242,7 +245,11 @@ int daemon_ops_open(struct daemon *daemon)
 		return -ENOMEM;
 	ops->started_ns = clock_monotonic_ns();
 	daemon->ops = ops;
-	err = eventlog_open(&ops->eventlog, &(struct eventlog_options){ .path = config->event_log });
+	err = eventlog_open(&ops->eventlog, &(struct eventlog_options){
+		.path = config->event_log,
+		.max_size = config->event_log_max_size,
+		.max_files = (unsigned)config->event_log_max_files,
+	});
 	if (err)
 		return err;
 	/* /healthz: stale once no evaluation for three housekeeping rounds. Nothing on the loop

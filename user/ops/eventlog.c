@@ -1,39 +1,33 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #include <errno.h>
-#include <fcntl.h>
 #include <json-c/json.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 
 #include "ops/eventlog.h"
+#include "ops/eventlog_sink.h"
 #include "sys/clock.h"
 #include "sys/log.h"
 #include "ops/textsafe.h"
 
-enum eventlog_sink {
-	SINK_STDOUT,
-	SINK_FILE,
-	SINK_NONE,
-};
+/* Identifies a run of identical decisions: action, signal, kind, dry run, victim, error. */
+#define COALESCE_KEY_LEN (PATH_MAX + 512)
 
 struct eventlog {
-	enum eventlog_sink sink;
-	char path[PATH_MAX];
-	int fd;			/* STDOUT_FILENO, the file, or -1 */
+	struct eventlog_sink sink;
 	int64_t (*realtime_ns)(void);
-	int last_write_err;	/* logged once until a write succeeds */
+	int64_t (*monotonic_ns)(void);
 
-	/* The previous decision, to log a repeating one once. */
+	/* The run of identical decisions the last line began (see eventlog.h). */
 	bool have_last;
-	enum ev_signal last_signal;
-	bool last_hard;
-	enum eventlog_action last_action;
-	char last_victim[4096];
+	char last_key[COALESCE_KEY_LEN];
+	struct json_object *last_entry;	/* the run's first line, for the summary's fields */
+	uint64_t repeats;		/* not yet summarised */
+	int64_t window_start_ns;	/* monotonic: the run's last line (event or summary) */
+	int64_t last_repeat_ns;
 
 	struct json_object *ring[EVENTLOG_RING_SIZE];
 	size_t ring_next;	/* slot the next entry goes to */
@@ -179,6 +173,35 @@ static void pod_display_name(const struct pod *pod, char *buf, size_t len)
 		snprintf(buf, len, "%s", pod->name[0] ? pod->name : pod->cgroup_path);
 }
 
+void eventlog_action_text(const struct eventlog_decision *decision, char *buf, size_t len)
+{
+	char name[POD_DISPLAY_NAME_LEN] = "";
+	const char *error = decision->error ? decision->error : "unknown";
+	bool would = decision->dry_run || decision->action == EVENTLOG_DRY_RUN;
+
+	if (decision->victim)
+		pod_display_name(decision->victim, name, sizeof(name));
+	switch (decision->action) {
+	case EVENTLOG_KILLED:
+	case EVENTLOG_DRY_RUN:
+		snprintf(buf, len, "%s %s", would ? "would kill" : "killed", name);
+		return;
+	case EVENTLOG_NO_VICTIM:
+		snprintf(buf, len, "%s nothing: no evictable pod or workload", would ? "would kill" : "killed");
+		return;
+	case EVENTLOG_RECLAIMED:
+		snprintf(buf, len, "%s at node level; nobody killed", would ? "would reclaim" : "reclaimed");
+		return;
+	case EVENTLOG_FAILED:
+		if (would)
+			snprintf(buf, len, "would kill %s, but it was refused: %s", name, error);
+		else
+			snprintf(buf, len, "failed to kill %s: %s", name, error);
+		return;
+	}
+	snprintf(buf, len, "%s", eventlog_action_name(decision->action));
+}
+
 static struct json_object *victim_json(const struct pod *pod)
 {
 	struct json_object *victim = json_object_new_object();
@@ -217,9 +240,10 @@ struct json_object *eventlog_decision_json(const struct eventlog_decision *decis
 {
 	struct json_object *entry = json_object_new_object();
 	struct json_object *candidates = json_object_new_array();
-	char stamp[40];
+	char stamp[40], text[POD_DISPLAY_NAME_LEN + 128];
 
 	eventlog_format_time(unix_ns, stamp, sizeof(stamp));
+	eventlog_action_text(decision, text, sizeof(text));
 	json_object_object_add(entry, "time", json_object_new_string(stamp));
 	json_object_object_add(entry, "signal", json_object_new_string(signal_name(decision->signal)));
 	json_object_object_add(entry, "kind", json_object_new_string(decision->hard ? "hard" : "soft"));
@@ -231,6 +255,7 @@ struct json_object *eventlog_decision_json(const struct eventlog_decision *decis
 	json_object_object_add(entry, "oom_guard", json_object_new_boolean(decision->signal == EV_SIGNAL_OOM_GUARD));
 	json_object_object_add(entry, "dry_run", json_object_new_boolean(decision->dry_run));
 	json_object_object_add(entry, "action", json_object_new_string(eventlog_action_name(decision->action)));
+	json_object_object_add(entry, "action_text", json_object_new_string(text));
 	json_object_object_add(entry, "reason", json_object_new_string(decision->reason ? decision->reason : ""));
 	if (decision->action == EVENTLOG_FAILED)
 		json_object_object_add(entry, "error", json_object_new_string(decision->error ? decision->error : "unknown"));
@@ -246,167 +271,51 @@ struct json_object *eventlog_decision_json(const struct eventlog_decision *decis
 
 /* ---- output ---------------------------------------------------------------------------- */
 
-/*
- * The log file: a regular file, or a character device (/dev/null, a terminal). Opened
- * O_NONBLOCK: opening a FIFO for writing otherwise waits for a reader, for ever, with the
- * daemon's signals blocked (it could not even be stopped); with it a FIFO without a reader
- * fails with ENXIO, and anything that is neither a regular file nor a character device (a
- * FIFO with a reader, a socket, a block device) is refused after fstat. The flag stays: a
- * write to a terminal must not stop the loop either (doc/DESIGN.md, "The loop never
- * waits"). Standard output, whatever it is, is --event-log=-.
- */
-static int open_log_file(const char *path)
-{
-	int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOCTTY | O_NONBLOCK, 0640);
-	struct stat st;
-
-	if (fd < 0) {
-		int err = -errno;
-
-		if (err == -ENXIO) {
-			log_err("event log %s: a FIFO or socket, not a regular file (--event-log=- writes to "
-				"standard output)", path);
-			return -EINVAL;
-		}
-		log_err("event log %s: %m", path);
-		return err;
-	}
-	if (fstat(fd, &st)) {
-		int err = -errno;
-
-		log_err("event log %s: fstat: %m", path);
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode)) {
-		log_err("event log %s: a %s, not a regular file or character device (--event-log=- writes "
-			"to standard output)", path, S_ISFIFO(st.st_mode) ? "FIFO" : S_ISSOCK(st.st_mode) ? "socket" :
-			S_ISBLK(st.st_mode) ? "block device" : "special file");
-		close(fd);
-		return -EINVAL;
-	}
-	return fd;
-}
-
 int eventlog_open(struct eventlog **out, const struct eventlog_options *options)
 {
 	const char *path = options ? options->path : NULL;
 	struct eventlog *log;
+	int err;
 
 	*out = NULL;
 	log = calloc(1, sizeof(*log));
 	if (!log)
 		return -ENOMEM;
 	log->realtime_ns = options && options->realtime_ns ? options->realtime_ns : clock_realtime_ns;
-	log->fd = -1;
-	if (!path || !path[0] || !strcmp(path, "-")) {
-		log->sink = SINK_STDOUT;
-		log->fd = STDOUT_FILENO;
-	} else if (!strcmp(path, "off")) {
-		log->sink = SINK_NONE;
-	} else {
-		if (strlen(path) >= sizeof(log->path)) {
-			log_err("event log %s: path too long", path);
-			free(log);
-			return -ENAMETOOLONG;
-		}
-		strcpy(log->path, path);
-		log->sink = SINK_FILE;
-		log->fd = open_log_file(path);
-		if (log->fd < 0) {
-			int err = log->fd;
-
-			free(log);
-			return err;
-		}
+	log->monotonic_ns = options && options->monotonic_ns ? options->monotonic_ns : clock_monotonic_ns;
+	err = eventlog_sink_open(&log->sink, path, options ? options->max_size : 0,
+				 options ? options->max_files : 0);
+	if (err) {
+		free(log);
+		return err;
 	}
 	*out = log;
 	return 0;
 }
 
-void eventlog_close(struct eventlog *log)
-{
-	if (!log)
-		return;
-	if (log->sink == SINK_FILE && log->fd >= 0)
-		close(log->fd);
-	for (size_t i = 0; i < EVENTLOG_RING_SIZE; i++)
-		json_object_put(log->ring[i]);
-	free(log);
-}
-
 int eventlog_reopen(struct eventlog *log)
 {
-	int fd;
-
-	if (!log || log->sink != SINK_FILE)
-		return 0;
-	fd = open_log_file(log->path);
-	if (fd < 0) {
-		log_err("event log: keeping the old file open after the failed reopen");
-		return fd;
-	}
-	if (log->fd >= 0)
-		close(log->fd);
-	log->fd = fd;
-	log_info("event log %s reopened", log->path);
-	return 0;
+	return log ? eventlog_sink_reopen(&log->sink) : 0;
 }
 
-/* One write of the whole line: with O_APPEND, concurrent writers (a second evictd, a test
- * appending markers) never split a line. Short writes are completed. */
-static int write_line(struct eventlog *log, const char *line, size_t len)
+static void ring_put(struct eventlog *log, struct json_object *entry)
 {
-	size_t done = 0;
-
-	if (log->sink == SINK_STDOUT)
-		fflush(stdout);	/* keep order with the daemon's stdio reports */
-	while (done < len) {
-		ssize_t n = write(log->fd, line + done, len - done);
-
-		if (n < 0) {
-			int err = -errno;
-
-			if (errno == EINTR)
-				continue;
-			if (err != log->last_write_err)
-				log_err("event log %s: write: %m", log->sink == SINK_FILE ? log->path : "stdout");
-			log->last_write_err = err;
-			return err;
-		}
-		done += (size_t)n;
-	}
-	log->last_write_err = 0;
-	return 0;
+	json_object_put(log->ring[log->ring_next]);
+	log->ring[log->ring_next] = entry;
+	log->ring_next = (log->ring_next + 1) % EVENTLOG_RING_SIZE;
+	if (log->ring_count < EVENTLOG_RING_SIZE)
+		log->ring_count++;
 }
 
-static bool is_repeat(struct eventlog *log, const struct eventlog_decision *decision, const char *victim)
+/* Render entry as one line and write it; the entry goes to the ring (the ring owns it). */
+static int emit(struct eventlog *log, struct json_object *entry)
 {
-	if (decision->action != EVENTLOG_DRY_RUN && decision->action != EVENTLOG_NO_VICTIM)
-		return false;
-	return log->have_last && log->last_signal == decision->signal && log->last_hard == decision->hard &&
-	       log->last_action == decision->action && !strcmp(log->last_victim, victim);
-}
-
-int eventlog_record(struct eventlog *log, const struct eventlog_decision *decision)
-{
-	const char *victim = decision->victim ? decision->victim->cgroup_path : "";
-	struct json_object *entry;
 	const char *text;
 	char *line, *safe;
 	size_t len;
 	int err = 0;
 
-	if (is_repeat(log, decision, victim))
-		return 0;
-	log->have_last = true;
-	log->last_signal = decision->signal;
-	log->last_hard = decision->hard;
-	log->last_action = decision->action;
-	snprintf(log->last_victim, sizeof(log->last_victim), "%s", victim);
-
-	entry = eventlog_decision_json(decision, log->realtime_ns());
-	if (log->sink != SINK_NONE) {
+	if (log->sink.kind != SINK_NONE) {
 		/* Valid UTF-8 whatever the names hold (ops/textsafe.h). */
 		text = json_object_to_json_string_ext(entry, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
 		safe = textsafe_json_utf8(text);
@@ -418,22 +327,108 @@ int eventlog_record(struct eventlog *log, const struct eventlog_decision *decisi
 		} else {
 			line[len] = '\n';
 			line[len + 1] = '\0';
-			err = write_line(log, line, len + 1);
+			err = eventlog_sink_write(&log->sink, line, len + 1);
 			free(line);
 		}
 	}
-	json_object_put(log->ring[log->ring_next]);
-	log->ring[log->ring_next] = entry;
-	log->ring_next = (log->ring_next + 1) % EVENTLOG_RING_SIZE;
-	if (log->ring_count < EVENTLOG_RING_SIZE)
-		log->ring_count++;
+	ring_put(log, entry);
+	return err;
+}
+
+static void copy_field(struct json_object *to, struct json_object *from, const char *key)
+{
+	struct json_object *value;
+
+	if (json_object_object_get_ex(from, key, &value))
+		json_object_object_add(to, key, json_object_get(value));
+}
+
+/* The pending repeats of the current run, as one line; the next window starts now. */
+static void flush_summary(struct eventlog *log, int64_t now_ns)
+{
+	static const char *const fields[] = { "signal", "kind", "unit", "oom_guard", "dry_run", "action",
+					      "action_text", "reason", "error", "victim" };
+	struct json_object *summary;
+	double seconds;
+	char stamp[40], text[96], seconds_text[32];
+
+	if (!log->have_last || !log->repeats || !log->last_entry)
+		return;
+	seconds = (double)(log->last_repeat_ns - log->window_start_ns) / 1e9;
+	summary = json_object_new_object();
+	eventlog_format_time(log->realtime_ns(), stamp, sizeof(stamp));
+	json_object_object_add(summary, "time", json_object_new_string(stamp));
+	for (size_t i = 0; i < sizeof(fields) / sizeof(fields[0]); i++)
+		copy_field(summary, log->last_entry, fields[i]);
+	json_object_object_add(summary, "repeated", json_object_new_int64((int64_t)log->repeats));
+	snprintf(seconds_text, sizeof(seconds_text), "%.1f", seconds);
+	json_object_object_add(summary, "seconds", json_object_new_double_s(seconds, seconds_text));
+	snprintf(text, sizeof(text), "repeated %llu times in %s s", (unsigned long long)log->repeats, seconds_text);
+	json_object_object_add(summary, "summary", json_object_new_string(text));
+	emit(log, summary);
+	log->repeats = 0;
+	log->window_start_ns = now_ns;
+}
+
+int eventlog_record(struct eventlog *log, const struct eventlog_decision *decision)
+{
+	char key[COALESCE_KEY_LEN];
+	int64_t now = log->monotonic_ns();
+	struct json_object *entry;
+	int err;
+
+	snprintf(key, sizeof(key), "%d|%d|%d|%d|%s|%s", (int)decision->action, (int)decision->signal,
+		 decision->hard, decision->dry_run, decision->victim ? decision->victim->cgroup_path : "",
+		 decision->error ? decision->error : "");
+	if (log->have_last && !strcmp(key, log->last_key)) {
+		log->repeats++;
+		log->last_repeat_ns = now;
+		if (now - log->window_start_ns >= EVENTLOG_SUMMARY_INTERVAL_NS)
+			flush_summary(log, now);
+		return 0;
+	}
+	flush_summary(log, now);
+	entry = eventlog_decision_json(decision, log->realtime_ns());
+	json_object_put(log->last_entry);
+	log->last_entry = json_object_get(entry);
+	log->have_last = true;
+	snprintf(log->last_key, sizeof(log->last_key), "%s", key);
+	log->repeats = 0;
+	log->window_start_ns = now;
+	log->last_repeat_ns = now;
+	err = emit(log, entry);
 	return err ? err : 1;
+}
+
+void eventlog_tick(struct eventlog *log)
+{
+	int64_t now;
+
+	if (!log || !log->repeats)
+		return;
+	now = log->monotonic_ns();
+	if (now - log->window_start_ns >= EVENTLOG_SUMMARY_INTERVAL_NS)
+		flush_summary(log, now);
 }
 
 void eventlog_pressure_cleared(struct eventlog *log)
 {
-	if (log)
-		log->have_last = false;
+	if (!log)
+		return;
+	flush_summary(log, log->monotonic_ns());
+	log->have_last = false;
+}
+
+void eventlog_close(struct eventlog *log)
+{
+	if (!log)
+		return;
+	flush_summary(log, log->monotonic_ns());
+	eventlog_sink_close(&log->sink);
+	json_object_put(log->last_entry);
+	for (size_t i = 0; i < EVENTLOG_RING_SIZE; i++)
+		json_object_put(log->ring[i]);
+	free(log);
 }
 
 size_t eventlog_count(const struct eventlog *log)

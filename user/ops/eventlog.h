@@ -1,17 +1,30 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The decision log (DESIGN.md §9: every decision is logged once): one JSON object per line, to
- * stdout or an append-only file (--event-log), plus an in-memory ring of the last
- * EVENTLOG_RING_SIZE decisions that `evictctl events` reads through the control socket.
+ * stdout or an append-only file (--event-log) bounded by size and rotated
+ * (--event-log-max-size, --event-log-max-files; ops/eventlog_sink.h), plus an in-memory ring
+ * of the last EVENTLOG_RING_SIZE decisions that `evictctl events` reads through the control
+ * socket.
  *
  * A line:
  *   {"time":"2025-01-02T03:04:05.678Z","signal":"memory.available","kind":"hard",
  *    "unit":"bytes","value":52428800,"threshold":104857600,"threshold_text":"100Mi",
- *    "oom_guard":false,"dry_run":false,"action":"killed","reason":"hard threshold met",
+ *    "oom_guard":false,"dry_run":false,"action":"killed","action_text":"killed default/web-1",
+ *    "reason":"hard threshold met",
  *    "victim":{"name":"web-1","namespace":"default",...},"latency_ns":1834000,
  *    "candidates_total":3,"candidates":[{"name":"default/web-1","priority":0,
  *    "usage":...,"request":...,"qos":"BestEffort","reason":"..."}, ...]}
  * "error" is added for action "failed". latency_ns is null when nothing was killed.
+ * action_text is for people: "killed NAME", and in a dry run "would kill NAME" (any action
+ * with dry_run true reads "would ...").
+ *
+ * Consecutive identical decisions (same action, signal, kind, dry run, victim and error) are
+ * coalesced: the first is written, the repeats counted, and one summary line
+ *   {"time":...,"signal":...,"kind":...,"dry_run":...,"action":...,"action_text":...,
+ *    "victim":...,"repeated":N,"seconds":S,"summary":"repeated N times in S s"}
+ * is written when the decision changes, when pressure clears, at close, and at most once a
+ * minute while it goes on (EVENTLOG_SUMMARY_INTERVAL_NS): a threshold whose kill fails every
+ * 100 ms writes one line a minute, not one per try.
  *
  * Single-threaded: called from the daemon loop only.
  */
@@ -28,6 +41,8 @@
 #define EVENTLOG_RING_SIZE 100
 /* Candidates listed per line (candidates_total has the full count). */
 #define EVENTLOG_MAX_CANDIDATES 16
+/* A run of identical decisions is summarised at most this often. */
+#define EVENTLOG_SUMMARY_INTERVAL_NS (60LL * 1000000000)
 
 enum eventlog_action {
 	EVENTLOG_KILLED,	/* the victim's cgroup is empty */
@@ -39,6 +54,10 @@ enum eventlog_action {
 };
 /* "killed", "dry_run", "no_victim", "reclaimed", "failed", "unreturned". */
 const char *eventlog_action_name(enum eventlog_action action);
+struct eventlog_decision;
+/* For people, with the victim's name: "killed NAME", "failed to kill NAME: ERROR", and with
+ * dry_run "would kill NAME", "would kill NAME, but it was refused: ERROR" ... */
+void eventlog_action_text(const struct eventlog_decision *decision, char *buf, size_t len);
 
 /* One decision as the daemon made it. Pointers are only read during eventlog_record(). */
 struct eventlog_decision {
@@ -66,8 +85,13 @@ struct eventlog_options {
 	 * device (/dev/null, a terminal); a FIFO, socket or block device is refused (-EINVAL,
 	 * logged), never waited on. */
 	const char *path;
-	/* CLOCK_REALTIME source in ns; NULL = clock_gettime. For tests. */
+	/* A regular file is rotated before a line would take it past max_size bytes (0: no
+	 * cap), keeping max_files rotated files (path.1 newest ... path.N; 0: none kept). */
+	int64_t max_size;
+	unsigned max_files;
+	/* CLOCK_REALTIME and CLOCK_MONOTONIC sources in ns; NULL = clock_gettime. For tests. */
 	int64_t (*realtime_ns)(void);
+	int64_t (*monotonic_ns)(void);
 };
 
 struct eventlog;
@@ -84,15 +108,19 @@ int eventlog_reopen(struct eventlog *log);
 
 /*
  * Log one decision: render it, write the line, keep it in the ring. A decision identical to
- * the previous one (signal, kind, action and victim) with action DRY_RUN or NO_VICTIM is a
- * repeat of the same situation on the next tick and is not logged again; KILLED, FAILED and
- * RECLAIMED are always logged. Returns 1 when logged, 0 when suppressed as a repeat, or
+ * the previous one (action, signal, kind, dry run, victim, error) is counted, not written
+ * (see the summary line above). Returns 1 when logged, 0 when coalesced as a repeat, or
  * negative errno when the line could not be written (it is still in the ring; the failure
- * is logged once until a write succeeds again).
+ * is logged once per change of error, never fatal).
  */
 int eventlog_record(struct eventlog *log, const struct eventlog_decision *decision);
 
-/* No threshold is met any more: the next decision is logged even if it repeats the last. */
+/* Housekeeping: write the pending summary once a minute has passed since the last line of
+ * the run, so a run that stops repeating is not left unreported until the next decision. */
+void eventlog_tick(struct eventlog *log);
+
+/* No threshold is met any more: the pending summary is written and the next decision is
+ * logged even if it repeats the last. */
 void eventlog_pressure_cleared(struct eventlog *log);
 
 /* The ring, oldest first, as a new JSON array the caller puts. */

@@ -2,6 +2,7 @@
 #include <json-c/json.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/quantity.h"
 #include "ops/report.h"
@@ -152,4 +153,16 @@ void report_text(FILE *out, const struct eviction_engine *engine, const struct o
 	} else {
 		fprintf(out, "  decision: none\n");
 	}
+}
+
+bool report_live(FILE *out, const struct eviction_engine *engine, const struct observations *obs,
+		 const struct evaluation *eval, const struct decision *decision)
+{
+	int fd = out ? fileno(out) : -1;
+
+	if (fd < 0 || !isatty(fd))
+		return false;
+	report_text(out, engine, obs, eval, decision);
+	fflush(out);
+	return true;
 }

@@ -25,5 +25,10 @@ struct json_object *report_json(const struct evictd_config *config,
 				const struct decision *decision);
 void report_text(FILE *out, const struct eviction_engine *engine, const struct observations *obs,
 		 const struct evaluation *eval, const struct decision *decision);
+/* The daemon's live table after each round (dry run, debug): report_text to out only when out
+ * is a terminal; to a journal or a file it would write a table per round until the disk is
+ * full. Returns whether it was written. */
+bool report_live(FILE *out, const struct eviction_engine *engine, const struct observations *obs,
+		 const struct evaluation *eval, const struct decision *decision);
 
 #endif
