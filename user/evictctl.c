@@ -15,6 +15,7 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -29,6 +30,9 @@
 #define EXIT_USAGE 2
 #define EVICTCTL_VERSION "0.1.0"
 #define DEFAULT_TIMEOUT_S 15
+/* The largest reply read: a pods reply for 1,000 pods is about 1 MiB; anything past this is
+ * not evictd (or a broken one) and is cut off rather than read into memory without end. */
+#define REPLY_MAX (16u << 20)
 
 static bool lookup_signal(const char *name, enum ev_signal *signal);
 
@@ -228,13 +232,24 @@ static void report_pins(const char *pin_dir)
 
 /* ---- talking to the daemon ------------------------------------------------------------- */
 
-/* Send one request line, read the reply to EOF. Returns 0 and a malloc'd reply, or exits
- * through the caller with a message. */
+/* Monotonic now in ms. */
+static int64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Send one request line, read the reply to EOF: at most REPLY_MAX bytes, all within the
+ * timeout (a peer that trickles a byte now and then does not hold evictctl forever). Returns
+ * 0 and a malloc'd reply, or negative errno after a message. */
 static int request(const struct options *opts, const char *line, char **reply)
 {
 	struct sockaddr_un addr = { .sun_family = AF_UNIX };
 	struct timeval timeout = { .tv_sec = opts->timeout_s };
 	size_t len = 0, cap = 65536;
+	int64_t deadline;
 	char *buf;
 	int fd;
 
@@ -270,9 +285,18 @@ static int request(const struct options *opts, const char *line, char **reply)
 		close(fd);
 		return -ENOMEM;
 	}
+	deadline = now_ms() + (int64_t)opts->timeout_s * 1000;
 	for (;;) {
-		ssize_t n;
+		int64_t left = deadline - now_ms();
+		ssize_t n = -1;
 
+		if (len > REPLY_MAX) {
+			fprintf(stderr, "evictctl: the reply from %s is larger than %u MiB: not evictd's, "
+				"or evictd is broken\n", opts->socket_path, REPLY_MAX >> 20);
+			free(buf);
+			close(fd);
+			return -EFBIG;
+		}
 		if (len + 1 >= cap) {
 			char *bigger = realloc(buf, cap * 2);
 
@@ -284,11 +308,20 @@ static int request(const struct options *opts, const char *line, char **reply)
 			buf = bigger;
 			cap *= 2;
 		}
-		n = recv(fd, buf + len, cap - 1 - len, 0);
-		if (n < 0 && errno == EINTR)
-			continue;
+		errno = ETIMEDOUT;
+		if (left > 0) {
+			/* At most one byte past the bound: enough to tell a reply too large. */
+			size_t want = cap - 1 - len < REPLY_MAX + 1 - len ? cap - 1 - len :
+									  REPLY_MAX + 1 - len;
+
+			timeout = (struct timeval){ .tv_sec = left / 1000, .tv_usec = left % 1000 * 1000 };
+			setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+			n = recv(fd, buf + len, want, 0);
+			if (n < 0 && errno == EINTR)
+				continue;
+		}
 		if (n < 0) {
-			int err = -errno;
+			int err = errno == EAGAIN || errno == EWOULDBLOCK ? -ETIMEDOUT : -errno;
 
 			fprintf(stderr, "evictctl: no reply from %s within %ds: %s (evictd may be busy "
 				"evicting; try --timeout)\n", opts->socket_path, opts->timeout_s, strerror(-err));

@@ -3,8 +3,10 @@
 #include "testutil.h"
 
 #include <errno.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "config/config.h"
 #include "config/options.h"
@@ -418,6 +420,57 @@ static void test_repeated_keys(void **state)
 	config_init_defaults(&config);
 	assert_int_equal(config_load_yaml(&config, kubelet_twice, strlen(kubelet_twice), "twice.yaml"), 0);
 	assert_int_equal(config.housekeeping_interval_ns, S(7));
+}
+
+/* stderr (where log lines go, one write(2) each) into a memfd, and back. */
+static int stderr_capture_begin(int *saved)
+{
+	int fd = memfd_create("stderr", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	*saved = dup(STDERR_FILENO);
+	assert_true(*saved >= 0);
+	assert_int_equal(dup2(fd, STDERR_FILENO), STDERR_FILENO);
+	return fd;
+}
+
+static void stderr_capture_end(int fd, int saved, char *buf, size_t len)
+{
+	ssize_t n;
+
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	n = pread(fd, buf, len - 1, 0);
+	close(fd);
+	buf[n > 0 ? n : 0] = '\0';
+	fputs(buf, stderr);
+}
+
+/* A signal given twice inside evictionHard (or any map of signals): the last value, as the
+ * kubelet's lenient decoding takes it, and a warning naming the file, the map, the key and
+ * both values (DESIGN.md, "Hostile input"), never a silent pick. */
+static void test_repeated_keys_in_maps(void **state)
+{
+	static struct evictd_config config;
+	static const char yaml[] =
+		"kind: KubeletConfiguration\n"
+		"evictionHard:\n  memory.available: 100Mi\n  nodefs.available: 10%\n"
+		"  memory.available: 200Mi\n"
+		"evictionSoft:\n  memory.available: 300Mi\n"
+		"evictionSoftGracePeriod:\n  memory.available: 1m\n  memory.available: 2m\n";
+	char log[4096];
+	int fd, saved;
+
+	config_init_defaults(&config);
+	fd = stderr_capture_begin(&saved);
+	assert_int_equal(config_load_yaml(&config, yaml, strlen(yaml), "twice.yaml"), 0);
+	stderr_capture_end(fd, saved, log, sizeof(log));
+	assert_non_null(strstr(log, "warning: twice.yaml: evictionHard: key \"memory.available\" "
+				    "given twice in one map (\"100Mi\", then \"200Mi\")"));
+	assert_non_null(strstr(log, "warning: twice.yaml: evictionSoftGracePeriod: key "
+				    "\"memory.available\" given twice in one map (\"1m\", then \"2m\")"));
+	assert_string_equal(config.eviction_hard.text[EV_SIGNAL_MEMORY_AVAILABLE], "200Mi");
+	assert_string_equal(config.eviction_hard.text[EV_SIGNAL_NODEFS_AVAILABLE], "10%");
 }
 
 /* A list where each entry must be one value: a nested list is an error (naming the key,
@@ -865,6 +918,7 @@ int main(void)
 		cmocka_unit_test(test_config_file_must_be_a_regular_file),
 		cmocka_unit_test(test_yaml_nesting_is_bounded),
 		cmocka_unit_test(test_repeated_keys),
+		cmocka_unit_test(test_repeated_keys_in_maps),
 		cmocka_unit_test(test_list_entries_are_single_values),
 		cmocka_unit_test(test_workload_root_checks),
 		cmocka_unit_test(test_containerfs_is_derived_not_configured),

@@ -11,6 +11,7 @@
 
 #include "ops/control.h"
 #include "ops/ctl_view.h"
+#include "sys/loop.h"
 
 struct fixture {
 	char dir[PATH_MAX];
@@ -426,6 +427,73 @@ static void test_split_request_and_silent_client(void **state)
 	close(silent);
 }
 
+/* The control module's clock, shifted: a client accepted "now" by it has a deadline already
+ * past on the loop's real CLOCK_MONOTONIC (no waiting), or one far ahead. */
+static int64_t clock_shift_ns;
+
+static int64_t shifted_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ll + ts.tv_nsec + clock_shift_ns;
+}
+
+/* Accept fd's connection and read what it sent (half a line), without answering. */
+static void accept_partial(struct control *control, int fd)
+{
+	assert_true(send(fd, "{\"command\":", 11, 0) == 11);
+	for (int i = 0; i < 20; i++) {
+		struct pollfd pfd = { .fd = control_fd(control), .events = POLLIN };
+
+		if (poll(&pfd, 1, i ? 50 : 0) <= 0 && i)
+			break;	/* accepted and read: nothing more is coming */
+		assert_int_equal(control_handle_ready(control), 0);
+	}
+}
+
+/* Each connection has its own deadline on the loop: a client that sends half a line and
+ * stalls is closed when its time is up, with no other client arriving and no call into the
+ * control module (before, only the next client's arrival swept it out). */
+static void test_stalled_client_deadline(void **state)
+{
+	struct fixture *f = *state;
+	struct loop *loop;
+	char buf[64];
+	int fd, n = -1;
+
+	control_close(f->control);
+	assert_int_equal(loop_new(&loop), 0);
+	/* Deadline 60 s ahead: the loop has nothing due, the client stays. */
+	clock_shift_ns = 60ll * 1000000000;
+	assert_int_equal(control_open(&f->control, &(struct control_options){
+		.path = f->path, .view = fill_view, .ctx = f, .loop = loop, .now_ns = shifted_now }), 0);
+	fd = connect_to(f->path);
+	accept_partial(f->control, fd);
+	assert_true(loop_run_once(loop, 0, NULL, NULL) >= 0);
+	assert_int_equal(recv(fd, buf, sizeof(buf), MSG_DONTWAIT), -1);
+	assert_int_equal(errno, EAGAIN);
+	close(fd);
+	control_close(f->control);
+
+	/* Accepted "60 s ago": its deadline passed 55 s ago; the loop alone closes it. */
+	clock_shift_ns = -60ll * 1000000000;
+	assert_int_equal(control_open(&f->control, &(struct control_options){
+		.path = f->path, .view = fill_view, .ctx = f, .loop = loop, .now_ns = shifted_now }), 0);
+	fd = connect_to(f->path);
+	accept_partial(f->control, fd);
+	for (int i = 0; i < 5 && n != 0; i++) {
+		assert_true(loop_run_once(loop, 200, NULL, NULL) >= 0);
+		n = (int)recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+	}
+	assert_int_equal(n, 0);	/* EOF: closed by its deadline */
+	close(fd);
+	control_close(f->control);
+	f->control = NULL;
+	assert_int_equal(loop_n_sources(loop), 0);
+	loop_free(loop);
+}
+
 static void test_stale_live_and_foreign_files(void **state)
 {
 	struct fixture *f = *state;
@@ -611,6 +679,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_bad_requests, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_view_failure_is_reported, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_split_request_and_silent_client, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_stalled_client_deadline, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_stale_live_and_foreign_files, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_invalid_utf8_in_names, setup, teardown),
 		cmocka_unit_test(test_ctl_view_missing_and_mistyped_fields),

@@ -535,19 +535,39 @@ static void test_kubelet_process_huge_cmdline(void **state)
 	fixture_rm_rf(root);
 }
 
-static void write_cmdline(const char *root, const char *pid, const char *const *argv)
+/* /proc/PID as --kubelet-flags-from=auto trusts it: comm kubelet, uids 0 (status "Uid:"
+ * real, effective, saved, fs), exe a link to exe_rel (below root; made a root-owned 0755 file
+ * when missing), and argv as its cmdline. */
+static void write_proc(const char *root, const char *pid, const char *uids, const char *exe_rel,
+		       const char *const *argv)
 {
-	char path[PATH_MAX], rel[64];
+	char path[PATH_MAX], rel[64], exe[PATH_MAX], link[PATH_MAX + 64];
 	FILE *f;
 
 	snprintf(rel, sizeof(rel), "proc/%s/comm", pid);
 	fixture_write(root, rel, "kubelet\n");
+	snprintf(rel, sizeof(rel), "proc/%s/status", pid);
+	fixture_write(root, rel, "Name:\tkubelet\nUmask:\t0022\nState:\tS (sleeping)\n"
+		      "Tgid:\t%s\nPid:\t%s\nUid:\t%s\nGid:\t0\t0\t0\t0\n", pid, pid, uids);
+	snprintf(exe, sizeof(exe), "%s/%s", root, exe_rel);
+	if (access(exe, F_OK)) {
+		fixture_write(root, exe_rel, "#!/bin/true\n");
+		assert_int_equal(chmod(exe, 0755), 0);
+	}
+	snprintf(link, sizeof(link), "%s/proc/%s/exe", root, pid);
+	unlink(link);
+	assert_int_equal(symlink(exe, link), 0);
 	snprintf(path, sizeof(path), "%s/proc/%s/cmdline", root, pid);
 	f = fopen(path, "w");
 	assert_non_null(f);
 	for (; *argv; argv++)
 		fwrite(*argv, 1, strlen(*argv) + 1, f);
 	fclose(f);
+}
+
+static void write_cmdline(const char *root, const char *pid, const char *const *argv)
+{
+	write_proc(root, pid, "0\t0\t0\t0", "usr/bin/kubelet", argv);
 }
 
 static void test_kubelet_process_flags(void **state)
@@ -588,6 +608,64 @@ static void test_kubelet_process_flags(void **state)
 	/* auto with two kubelets is ambiguous. */
 	write_cmdline(root, "4243", kubelet_argv);
 	assert_int_equal(parse(&config, auto_and_flag), -EINVAL);
+	fixture_rm_rf(root);
+}
+
+/* auto reads only a kubelet run by root from a root-owned binary nobody else may write:
+ * anyone can name a process kubelet (prctl PR_SET_NAME), and such impostors are skipped with
+ * a line each instead of being read or making auto ambiguous. */
+static void test_kubelet_process_auto_trust(void **state)
+{
+	static struct evictd_config config;
+	static const char *const evil[] = { "kubelet", "--eviction-hard=pid.available<99%", NULL };
+	static const char *const real[] = { "/usr/bin/kubelet",
+					    "--eviction-hard=memory.available<321Mi", NULL };
+	char root[PATH_MAX], root_flag[PATH_MAX + 16], path[PATH_MAX + 64];
+	const char *args[] = { root_flag, "--kubelet-flags-from=auto", NULL };
+
+	if (geteuid() != 0)
+		skip();	/* root-owned fixture binaries need root (the CLI test covers the host) */
+	fixture_tmpdir(root, "kubelettrust");
+	snprintf(root_flag, sizeof(root_flag), "--root=%s", root);
+	/* An unprivileged user's process renamed kubelet, even one running the real binary. */
+	write_proc(root, "100", "65534\t65534\t65534\t65534", "usr/bin/kubelet", evil);
+	/* Root, but only the real uid: a setuid-style effective uid does not count... */
+	write_proc(root, "101", "0\t1000\t0\t0", "usr/bin/kubelet", evil);
+	write_proc(root, "102", "1000\t0\t0\t0", "usr/bin/kubelet", evil);
+	/* ...root running a binary someone else could have written or that is not a kubelet. */
+	write_proc(root, "103", "0\t0\t0\t0", "tmp/kubelet", evil);
+	snprintf(path, sizeof(path), "%s/tmp/kubelet", root);
+	assert_int_equal(chmod(path, 0775), 0);
+	write_proc(root, "104", "0\t0\t0\t0", "home/user/kubelet", evil);
+	snprintf(path, sizeof(path), "%s/home/user/kubelet", root);
+	assert_int_equal(chown(path, 1000, 1000), 0);
+	write_proc(root, "105", "0\t0\t0\t0", "usr/bin/sleep", evil);
+	write_proc(root, "106", "0\t0\t0\t0", "usr/bin/kubelet", evil);
+	fixture_write(root, "proc/106/status", "Name:\tkubelet\n");	/* no Uid: line */
+	/* With only impostors there is no kubelet to read. */
+	assert_int_equal(parse(&config, args), -EINVAL);
+	/* The one trusted kubelet is read; the impostors neither count nor apply. */
+	write_cmdline(root, "200", real);
+	assert_int_equal(parse(&config, args), 0);
+	assert_int_equal(config.n_thresholds, 1);
+	assert_true(has_threshold(&config, "hard memory.available<321Mi"));
+	/* An unlinked binary (a kubelet upgraded in place) is still its own file. */
+	write_proc(root, "200", "0\t0\t0\t0", "usr/bin/kubelet", real);
+	snprintf(path, sizeof(path), "%s/proc/200/exe", root);
+	unlink(path);
+	{
+		char target[PATH_MAX + 64];
+
+		snprintf(target, sizeof(target), "%s/usr/bin/kubelet (deleted)", root);
+		fixture_write(root, "usr/bin/kubelet (deleted)", "#!/bin/true\n");
+		assert_int_equal(chmod(target, 0755), 0);
+		assert_int_equal(symlink(target, path), 0);
+	}
+	assert_int_equal(parse(&config, args), 0);
+	assert_true(has_threshold(&config, "hard memory.available<321Mi"));
+	/* Two trusted kubelets: ambiguous, refused. */
+	write_cmdline(root, "201", real);
+	assert_int_equal(parse(&config, args), -EINVAL);
 	fixture_rm_rf(root);
 }
 
@@ -740,6 +818,7 @@ int main(void)
 		cmocka_unit_test(test_allocatable_from_yaml_list),
 		cmocka_unit_test(test_config_dir_dropins),
 		cmocka_unit_test(test_kubelet_process_flags),
+		cmocka_unit_test(test_kubelet_process_auto_trust),
 		cmocka_unit_test(test_config_dir_limits),
 		cmocka_unit_test(test_kubelet_process_huge_cmdline),
 		cmocka_unit_test(test_pod_level_resources_zero_ephemeral_requests),

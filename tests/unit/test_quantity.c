@@ -114,6 +114,11 @@ static const struct parse_case k8s_quantity_invalid[] = {
 	{ "0.1mi", -EINVAL, 0 }, { "0.1am", -EINVAL, 0 }, { "aoeu", -EINVAL, 0 },
 	{ ".5i", -EINVAL, 0 }, { "1i", -EINVAL, 0 }, { "-3.01i", -EINVAL, 0 },
 	{ "-3.01e-", -EINVAL, 0 }, { " 1", -EINVAL, 0 }, { "1 ", -EINVAL, 0 },
+	/* No space anywhere (parseQuantityString has no TrimSpace; only map flags trim). */
+	{ " 100Mi", -EINVAL, 0 }, { "100Mi ", -EINVAL, 0 }, { "\t1Gi", -EINVAL, 0 },
+	{ "1Gi\n", -EINVAL, 0 }, { "1 Mi", -EINVAL, 0 }, { "1e 3", -EINVAL, 0 },
+	{ "+ 1", -EINVAL, 0 }, { "1 .5", -EINVAL, 0 }, { "\xc2\xa0" "1", -EINVAL, 0 },
+	{ "1\r", -EINVAL, 0 }, { "1\v", -EINVAL, 0 }, { "1\f", -EINVAL, 0 }, { " ", -EINVAL, 0 },
 	/* TestInterpretExponentInt32Bounds: exponents past int32 are refused, not truncated. */
 	{ "1e4294967297", -ERANGE, 0 },
 	{ "1E2147483648", -ERANGE, 0 }, { "1E-2147483648", -ERANGE, 0 },

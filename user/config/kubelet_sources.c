@@ -92,14 +92,77 @@ int config_load_dropin_dir(struct evictd_config *config, const char *dir)
 /* ---- the running kubelet ------------------------------------------------------------------ */
 
 #define CMDLINE_MAX (256u << 10)
+#define AUTO_MAX_LISTED 8	/* pids named in the "more than one kubelet" error */
 
-static int find_kubelet_pid(const char *root, char *pid, size_t len)
+/*
+ * Why the process behind pid_dir (an open /proc/PID) is not a kubelet evictd may take its
+ * configuration from, or NULL when it is. Its comm is whatever it calls itself (any user can
+ * prctl(PR_SET_NAME, "kubelet")), so auto wants more: real and effective uid 0 (status
+ * "Uid:" line, proc(5)), an executable named kubelet, owned by root and writable by no one
+ * else. The stat goes through /proc/PID/exe itself, which reaches the inode the process runs
+ * even when the path was since replaced or deleted.
+ */
+static const char *kubelet_distrust(int pid_dir, char *why, size_t len)
 {
-	char proc[PATH_MAX];
+	char status[4096], exe[PATH_MAX], *line, *name;
+	unsigned int ruid, euid;
+	struct stat st;
+	ssize_t n;
+
+	n = fileio_read_at(pid_dir, "status", status, sizeof(status));
+	if (n < 0) {
+		snprintf(why, len, "its status cannot be read (%s)", strerror((int)-n));
+		return why;
+	}
+	line = strstr(status, "\nUid:");
+	if (!line || sscanf(line + 5, "%u %u", &ruid, &euid) != 2) {
+		snprintf(why, len, "its status has no Uid: line");
+		return why;
+	}
+	if (ruid || euid) {
+		snprintf(why, len, "it runs as uid %u (effective %u), not root", ruid, euid);
+		return why;
+	}
+	n = readlinkat(pid_dir, "exe", exe, sizeof(exe) - 1);
+	if (n < 0) {
+		snprintf(why, len, "its exe link cannot be read (%m)");
+		return why;
+	}
+	exe[n] = '\0';
+	/* proc(5): an unlinked executable reads as "PATH (deleted)". */
+	if ((size_t)n > 10 && !strcmp(exe + n - 10, " (deleted)"))
+		exe[n - 10] = '\0';
+	name = strrchr(exe, '/');
+	name = name ? name + 1 : exe;
+	if (strcmp(name, "kubelet")) {
+		snprintf(why, len, "its executable %s is not named kubelet", value_echo(exe).text);
+		return why;
+	}
+	if (fstatat(pid_dir, "exe", &st, 0)) {
+		snprintf(why, len, "its executable cannot be examined (%m)");
+		return why;
+	}
+	if (!S_ISREG(st.st_mode) || st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH))) {
+		snprintf(why, len, "its executable %s is %s (mode %04o, owner uid %u): expected a "
+			 "root-owned file no one else may write", value_echo(exe).text,
+			 !S_ISREG(st.st_mode) ? "not a regular file" :
+			 st.st_uid ? "not owned by root" : "writable by group or others",
+			 (unsigned int)(st.st_mode & 07777), (unsigned int)st.st_uid);
+		return why;
+	}
+	return NULL;
+}
+
+/* The one trusted kubelet below root's /proc: its pid in pid and its /proc/PID open in
+ * *pid_dir (the cmdline is read from the same process even if the pid is reused). */
+static int find_kubelet_pid(const char *root, char *pid, size_t len, int *pid_dir)
+{
+	char proc[PATH_MAX], listed[AUTO_MAX_LISTED * 12] = "";
 	struct dirent *entry;
 	DIR *dir;
-	int found = 0;
+	int found = 0, proc_fd;
 
+	*pid_dir = -1;
 	if (fileio_join_root(proc, sizeof(proc), root, "/proc"))
 		return -ENAMETOOLONG;
 	dir = opendir(proc);
@@ -109,29 +172,46 @@ static int find_kubelet_pid(const char *root, char *pid, size_t len)
 		log_err("--kubelet-flags-from=auto: %s: %m", proc);
 		return err;
 	}
+	proc_fd = dirfd(dir);
 	while ((entry = readdir(dir))) {
-		char path[PATH_MAX + 300], comm[64];
-		ssize_t n;
+		char comm[64], why[PATH_MAX + 160];
+		int fd;
 
-		if (!isdigit((unsigned char)entry->d_name[0]))
+		if (!isdigit((unsigned char)entry->d_name[0]) || strlen(entry->d_name) >= len)
 			continue;
-		snprintf(path, sizeof(path), "%s/%s/comm", proc, entry->d_name);
-		n = fileio_read_at(AT_FDCWD, path, comm, sizeof(comm));
-		if (n <= 0 || strcmp(comm, "kubelet\n"))
+		fd = openat(proc_fd, entry->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (fd < 0)
+			continue;	/* gone since readdir */
+		if (fileio_read_at(fd, "comm", comm, sizeof(comm)) <= 0 || strcmp(comm, "kubelet\n")) {
+			close(fd);
 			continue;
-		if (found++) {
-			log_err("--kubelet-flags-from=auto: more than one process named kubelet (%s, %s): "
-				"give its pid", pid, entry->d_name);
-			closedir(dir);
-			return -EEXIST;
 		}
-		if (strlen(entry->d_name) >= len)
+		if (kubelet_distrust(fd, why, sizeof(why))) {
+			log_warn("--kubelet-flags-from=auto: ignoring pid %s, named kubelet: %s",
+				 entry->d_name, why);
+			close(fd);
 			continue;
+		}
+		if (found < AUTO_MAX_LISTED)
+			snprintf(listed + strlen(listed), sizeof(listed) - strlen(listed), "%s%s",
+				 found ? ", " : "", entry->d_name);
+		if (found++) {
+			close(fd);
+			continue;
+		}
 		memcpy(pid, entry->d_name, strlen(entry->d_name) + 1);
+		*pid_dir = fd;
 	}
 	closedir(dir);
+	if (found > 1) {
+		log_err("--kubelet-flags-from=auto: %d root kubelet processes (pids %s%s): give the "
+			"pid of the one to read", found, listed, found > AUTO_MAX_LISTED ? ", ..." : "");
+		close(*pid_dir);
+		*pid_dir = -1;
+		return -EEXIST;
+	}
 	if (!found) {
-		log_err("--kubelet-flags-from=auto: no process named kubelet in %s", proc);
+		log_err("--kubelet-flags-from=auto: no kubelet process run by root in %s", proc);
 		return -ESRCH;
 	}
 	return 0;
@@ -205,27 +285,35 @@ int config_load_kubelet_process(struct evictd_config *config, const char *which)
 	const char *file, *dir;
 	size_t n_args = 0;
 	ssize_t len;
-	int err = 0;
+	int err = 0, pid_dir = -1;
 
+	if (fileio_join_root(path, sizeof(path) - 40, config->root, "/proc"))
+		return -ENAMETOOLONG;
 	if (!strcmp(which, "auto")) {
-		err = find_kubelet_pid(config->root, pid, sizeof(pid));
+		err = find_kubelet_pid(config->root, pid, sizeof(pid), &pid_dir);
 		if (err)
 			return err;
-	} else if (strspn(which, "0123456789") == strlen(which) && which[0]) {
+	} else if (strspn(which, "0123456789") == strlen(which) && which[0] &&
+		   strlen(which) < sizeof(pid)) {
+		/* A pid given by the operator is read as given: the checks are auto's. */
 		snprintf(pid, sizeof(pid), "%s", which);
 	} else {
 		log_err("--kubelet-flags-from: \"%s\": expected a pid or auto", value_echo(which).text);
 		return -EINVAL;
 	}
-	if (fileio_join_root(path, sizeof(path) - 40, config->root, "/proc"))
-		return -ENAMETOOLONG;
 	strcat(path, "/");
 	strcat(path, pid);
 	strcat(path, "/cmdline");
 	buf = malloc(CMDLINE_MAX + 1);
-	if (!buf)
+	if (!buf) {
+		if (pid_dir >= 0)
+			close(pid_dir);
 		return -ENOMEM;
-	len = fileio_read_at(AT_FDCWD, path, buf, CMDLINE_MAX + 1);
+	}
+	len = fileio_read_at(pid_dir >= 0 ? pid_dir : AT_FDCWD, pid_dir >= 0 ? "cmdline" : path,
+			     buf, CMDLINE_MAX + 1);
+	if (pid_dir >= 0)
+		close(pid_dir);
 	if (len < 0) {
 		errno = (int)-len;
 		log_err("--kubelet-flags-from: %s: %m", path);

@@ -19,6 +19,7 @@ struct yaml_ctx {
 	const char *name;	/* file name for messages */
 	int doc_index;
 	bool merge;		/* a --config-dir drop-in: maps merge key by key */
+	bool kubelet;		/* a KubeletConfiguration (lenient) or an EvictdConfiguration */
 };
 
 /* A plain null scalar: "null", "~", "Null", "NULL" or nothing (YAML 1.2 core schema). */
@@ -51,6 +52,7 @@ static const char *node_kind_name(yaml_node_t *node)
 
 struct yaml_key {
 	const char *text;
+	yaml_node_t *value;
 	size_t index;		/* position in the mapping: the later one is the repeat */
 };
 
@@ -60,6 +62,17 @@ static int yaml_key_cmp(const void *a, const void *b)
 	int diff = strcmp(x->text, y->text);
 
 	return diff ? diff : (x->index > y->index) - (x->index < y->index);
+}
+
+/* A value for a message: a scalar quoted and echoed short, else its kind. */
+static void describe_value(yaml_node_t *node, char *buf, size_t len)
+{
+	const char *text = scalar_of(node);
+
+	if (text)
+		snprintf(buf, len, "\"%s\"", value_echo(text).text);
+	else
+		snprintf(buf, len, "%s", node_kind_name(node));
 }
 
 /* A scalar key given twice in one mapping. The kubelet's strict decoding (sigs.k8s.io/yaml,
@@ -84,24 +97,31 @@ static int yaml_check_duplicate_keys(struct yaml_ctx *ctx, yaml_node_t *mapping,
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n; i++) {
-		const char *key = scalar_of(yaml_document_get_node(ctx->doc,
-								   mapping->data.mapping.pairs.start[i].key));
+		yaml_node_pair_t *pair = &mapping->data.mapping.pairs.start[i];
+		const char *key = scalar_of(yaml_document_get_node(ctx->doc, pair->key));
 
 		if (key)
-			keys[used++] = (struct yaml_key){ .text = key, .index = i };
+			keys[used++] = (struct yaml_key){
+				.text = key, .index = i,
+				.value = yaml_document_get_node(ctx->doc, pair->value),
+			};
 	}
 	qsort(keys, used, sizeof(*keys), yaml_key_cmp);
 	for (size_t i = 1; i < used; i++) {
+		char first[80], second[80];
+
 		if (strcmp(keys[i - 1].text, keys[i].text))
 			continue;
+		describe_value(keys[i - 1].value, first, sizeof(first));
+		describe_value(keys[i].value, second, sizeof(second));
 		if (strict) {
-			log_err("%s: %s: key \"%s\" given twice in one map: expected each key once",
-				ctx->name, where, value_echo(keys[i].text).text);
+			log_err("%s: %s: key \"%s\" given twice in one map (%s, then %s): expected each "
+				"key once", ctx->name, where, value_echo(keys[i].text).text, first, second);
 			err = -EINVAL;
 		} else {
-			log_warn("%s: %s: key \"%s\" given twice in one map; the last value wins, as "
-				 "in the kubelet's lenient decoding", ctx->name, where,
-				 value_echo(keys[i].text).text);
+			log_warn("%s: %s: key \"%s\" given twice in one map (%s, then %s); the last "
+				 "value wins, as in the kubelet's lenient decoding", ctx->name, where,
+				 value_echo(keys[i].text).text, first, second);
 		}
 		break;	/* one line is enough to find the mistake */
 	}
@@ -119,6 +139,9 @@ static int yaml_apply_map(struct yaml_ctx *ctx, struct signal_text_map *map, con
 			node_kind_name(value));
 		return -EINVAL;
 	}
+	/* Each signal once: evictionHard's own keys are checked like the top level's. */
+	if (yaml_check_duplicate_keys(ctx, value, key, !ctx->kubelet))
+		return -EINVAL;
 	char source[96];
 
 	snprintf(source, sizeof(source), "%s: %s", ctx->name, key);
@@ -233,6 +256,7 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 		return -EINVAL;
 	}
 
+	ctx->kubelet = kubelet;
 	err = yaml_check_duplicate_keys(ctx, root, kubelet ? "KubeletConfiguration" : "EvictdConfiguration",
 					!kubelet);
 	if (err)

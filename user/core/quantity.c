@@ -190,7 +190,11 @@ static int quantity_magnitude(const char *digits, size_t ndigits, int64_t exp10,
 
 /*
  * Grammar (quantity.go parseQuantityString): [+-]? digits* ('.' digits*)? suffix, where an
- * empty number ("Mi", "k", ".", "-", "+") reads as 0, as Kubernetes reads it.
+ * empty number ("Mi", "k", ".", "-", "+") reads as 0, as Kubernetes reads it. Nothing is
+ * trimmed: ParseQuantity scans the string as given, so a space (or tab, newline) before the
+ * number falls to the suffix, which then fails interpret (ErrSuffix), and one after it is a
+ * non-digit in the exponent scan (ErrFormatWrong). " 100Mi" and "100Mi " are errors here
+ * too; only the kubelet's map flags trim (component-base cli/flag, strings.TrimSpace).
  *
  * quantity_parse_capped caps values beyond int64 (quantity_parse refuses them with -ERANGE,
  * for callers where such a value is a mistake): ParseQuantity caps a binarySI amount at

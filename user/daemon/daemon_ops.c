@@ -262,7 +262,8 @@ int daemon_ops_open(struct daemon *daemon)
 	if (err)
 		return err;
 	err = control_open(&ops->control, &(struct control_options){
-		.path = config->control_socket, .view = ops_view, .ctx = daemon, .version = "0.1.0" });
+		.path = config->control_socket, .view = ops_view, .ctx = daemon, .version = "0.1.0",
+		.loop = daemon->loop });
 	if (err)
 		return err;
 	if (!loop_add_fd(daemon->loop, control_fd(ops->control), EPOLLIN, false, on_control, daemon))

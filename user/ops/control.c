@@ -22,6 +22,8 @@
 
 struct control_client {
 	int fd;			/* -1: slot free */
+	struct control *control;	/* for the deadline's callback; kept across closes */
+	struct loop_source *deadline;	/* this slot's timer, made on first use */
 	int64_t opened_ns;
 	char request[CONTROL_MAX_REQUEST];
 	size_t request_len;
@@ -38,6 +40,8 @@ struct control {
 	ino_t socket_ino;
 	control_view_fn view;
 	void *ctx;
+	struct loop *loop;	/* NULL: deadlines checked in control_handle_ready only */
+	int64_t (*now_ns)(void);
 	char version[64];
 	struct control_client clients[CONTROL_MAX_CLIENTS];
 };
@@ -423,9 +427,13 @@ int control_open(struct control **out, const struct control_options *options)
 	control->epoll_fd = -1;
 	control->view = options->view;
 	control->ctx = options->ctx;
+	control->loop = options->loop;
+	control->now_ns = options->now_ns ? options->now_ns : clock_monotonic_ns;
 	snprintf(control->version, sizeof(control->version), "%s", options->version ? options->version : "unknown");
-	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++)
+	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		control->clients[i].fd = -1;
+		control->clients[i].control = control;
+	}
 
 	err = make_parent_dirs(path);
 	if (!err)
@@ -472,13 +480,45 @@ fail:
 
 static void client_close(struct control *control, struct control_client *client)
 {
+	struct loop_source *deadline = client->deadline;
+
 	if (client->fd < 0)
 		return;
 	epoll_ctl(control->epoll_fd, EPOLL_CTL_DEL, client->fd, NULL);
 	close(client->fd);
 	free(client->reply);
+	loop_timer_set(deadline, LOOP_NO_DEADLINE);
 	memset(client, 0, sizeof(*client));
 	client->fd = -1;
+	client->control = control;
+	client->deadline = deadline;
+}
+
+/* The connection's time is up: it sent no whole request, or did not take its reply. */
+static void client_expired(void *ctx)
+{
+	struct control_client *client = ctx;
+
+	if (client->fd < 0)
+		return;
+	log_debug("control socket: closing a client that sent no complete request or took no "
+		  "reply within %lld s", CONTROL_CLIENT_TIMEOUT_NS / 1000000000);
+	client_close(client->control, client);
+}
+
+/* Arm the slot's own deadline on the loop (doc/DESIGN.md, "Hostile input"): a stalled client
+ * goes when its time is up, with no other client needed to notice. Without a loop, or if the
+ * timer cannot be made, control_handle_ready's sweep is the only check. */
+static void client_arm_deadline(struct control *control, struct control_client *client)
+{
+	int64_t deadline = client->opened_ns + CONTROL_CLIENT_TIMEOUT_NS;
+
+	if (!control->loop)
+		return;
+	if (client->deadline)
+		loop_timer_set(client->deadline, deadline);
+	else
+		client->deadline = loop_add_timer(control->loop, deadline, client_expired, client);
 }
 
 void control_close(struct control *control)
@@ -487,8 +527,10 @@ void control_close(struct control *control)
 
 	if (!control)
 		return;
-	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++)
+	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		client_close(control, &control->clients[i]);
+		loop_remove(control->loop, control->clients[i].deadline);
+	}
 	if (control->listen_fd >= 0) {
 		close(control->listen_fd);
 		/* Only remove the file if it is still the one we bound (a new daemon may own it). */
@@ -551,12 +593,14 @@ static void accept_clients(struct control *control)
 		}
 		client = client_slot(control);
 		client->fd = fd;
-		client->opened_ns = clock_monotonic_ns();
+		client->opened_ns = control->now_ns();
 		if (epoll_add(control, fd, EPOLLIN | EPOLLRDHUP)) {
 			log_warn("control socket: epoll_ctl: %m");
 			close(fd);
 			client->fd = -1;
+			continue;
 		}
+		client_arm_deadline(control, client);
 	}
 }
 
@@ -633,10 +677,11 @@ static int client_readable(struct control *control, struct control_client *clien
 int control_handle_ready(struct control *control)
 {
 	struct epoll_event events[CONTROL_MAX_CLIENTS + 1];
-	int64_t now = clock_monotonic_ns();
+	int64_t now = control->now_ns();
 	int answered = 0, n;
 
-	/* Drop clients that sent nothing or take no reply: they must not hold a slot forever. */
+	/* Drop clients that sent nothing or take no reply: they must not hold a slot forever.
+	 * With a loop their own timers do it on time; this catches the rest. */
 	for (size_t i = 0; i < CONTROL_MAX_CLIENTS; i++) {
 		struct control_client *client = &control->clients[i];
 

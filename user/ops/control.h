@@ -33,11 +33,12 @@
 #include "ops/report.h"
 #include "signals/signals.h"
 #include "core/thresholds.h"
+#include "sys/loop.h"
 
 #define CONTROL_DEFAULT_SOCKET "/run/evictd/evictd.sock"
 /* Open connections at once; the oldest is dropped to make room. */
 #define CONTROL_MAX_CLIENTS 16
-/* A request must arrive within this, and its reply be taken. */
+/* A request must arrive within this, and its reply be taken, from the connection's accept. */
 #define CONTROL_CLIENT_TIMEOUT_NS (5ll * 1000000000)
 #define CONTROL_MAX_REQUEST 4096
 
@@ -93,6 +94,12 @@ struct control_options {
 	control_view_fn view;
 	void *ctx;
 	const char *version;		/* reported by status */
+	/* Each connection's deadline is a timer on this loop, so a client that stalls is closed
+	 * when its time is up, not when the next one arrives. NULL: checked only when
+	 * control_handle_ready runs (tests without a loop). */
+	struct loop *loop;
+	/* Now on CLOCK_MONOTONIC, in ns (NULL: the real one); tests shift it. */
+	int64_t (*now_ns)(void);
 };
 
 struct control;
