@@ -91,4 +91,6 @@ check "the eviction named t/hog" grep -q "kill: killing pod t/hog " "$tmp/evictd
 kill -TERM $dpid 2>/dev/null
 wait $dpid 2>/dev/null
 dpid=""
+check "no sanitizer report (EVICTD=build/evictd-san)" \
+	bash -c "! grep -qE 'ERROR: AddressSanitizer|runtime error|LeakSanitizer' '$tmp/evictd.err'"
 done_testing
