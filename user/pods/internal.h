@@ -139,6 +139,12 @@ bool pods_uid_is_valid(const char *uid);
 /* qsort/bsearch order of pod_meta by cgroup_uid. */
 int pods_cmp_meta_cgroup_uid(const void *a, const void *b);
 
+/* join.c: derive every pod's metadata-derived fields (names, priority, static, mirror,
+ * DaemonSet, requests, containers, meta_unknown) from the current list, or mark it
+ * meta_unknown; the cgroup's facts (identity, QoS from the path, usage) are kept. Kubernetes
+ * mode, after every refresh. */
+void pods_join_metadata(struct pods *pods);
+
 /* meta.c: pods_parse_podlist without logging; an error's message (for -EINVAL) goes to message.
  * For the pods-file worker thread (file_source.c), which leaves the logging to the loop. */
 int pods_parse_podlist_quiet(const char *json, size_t len, const char *name, const char *node_name,

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
-/* Pod metadata sources: `kubectl get pods -o json` documents (json-c) and the --pods-file
- * source; static and mirror pods are recognised here (pods.h, struct pod_meta). */
+/* Pod metadata: one Pod object of a `kubectl get pods -o json` document (json-c) into a
+ * struct pod_meta; static and mirror pods are recognised here (pods.h). podlist.c walks the
+ * document and calls parse_pod per item. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,18 +20,12 @@
 #include "sys/clock.h"
 #include "sys/log.h"
 #include "pods/internal.h"
+#include "pods/podlist.h"
 #include "core/quantity.h"
 
 /* ---- PodList parsing (json-c) ------------------------------------------------------------ */
 
-struct parse_ctx {
-	const char *name;	/* file name for messages */
-	char *errbuf;
-	size_t errlen;
-	char message[512];
-};
-
-static int __attribute__((format(printf, 3, 4)))
+int __attribute__((format(printf, 3, 4)))
 parse_fail(struct parse_ctx *ctx, const char *path, const char *fmt, ...)
 {
 	char detail[256];
@@ -44,7 +39,7 @@ parse_fail(struct parse_ctx *ctx, const char *path, const char *fmt, ...)
 	return -EINVAL;
 }
 
-static const char *json_kind(const struct json_object *obj)
+const char *json_kind(const struct json_object *obj)
 {
 	return obj ? json_type_to_name(json_object_get_type(obj)) : "null";
 }
@@ -58,7 +53,7 @@ static const char *path_key(char *buf, size_t len, const char *parent, const cha
 	return buf;
 }
 
-static const char *path_index(char *buf, size_t len, const char *parent, size_t index)
+const char *path_index(char *buf, size_t len, const char *parent, size_t index)
 {
 	if (snprintf(buf, len, "%s[%zu]", parent, index) >= (int)len)
 		buf[len - 1] = '\0';
@@ -67,7 +62,7 @@ static const char *path_index(char *buf, size_t len, const char *parent, size_t 
 
 /* Member `key` of obj with the wanted type. Returns 1 found, 0 absent (or JSON null),
  * negative on a wrong type (message set). */
-static int get_member(struct parse_ctx *ctx, struct json_object *obj, const char *path,
+int get_member(struct parse_ctx *ctx, struct json_object *obj, const char *path,
 		      const char *key, enum json_type type, struct json_object **out)
 {
 	struct json_object *value;
@@ -83,7 +78,7 @@ static int get_member(struct parse_ctx *ctx, struct json_object *obj, const char
 }
 
 /* A string member copied into dst (dst_len includes the NUL). */
-static int get_string(struct parse_ctx *ctx, struct json_object *obj, const char *path,
+int get_string(struct parse_ctx *ctx, struct json_object *obj, const char *path,
 		      const char *key, bool required, char *dst, size_t dst_len)
 {
 	struct json_object *value;
@@ -464,7 +459,7 @@ static int parse_metadata(struct parse_ctx *ctx, struct json_object *pod, const 
 }
 
 /* One Pod object. Returns 1 to keep it, 0 to skip it (another node), negative on error. */
-static int parse_pod(struct parse_ctx *ctx, struct json_object *pod, const char *path,
+int parse_pod(struct parse_ctx *ctx, struct json_object *pod, const char *path,
 		     const char *node_name, struct pod_meta *meta)
 {
 	struct json_object *spec = NULL, *status = NULL;
@@ -536,144 +531,3 @@ void pod_meta_list_free(struct pod_meta_list *list)
 	list->n_items = 0;
 }
 
-static int parse_document(struct parse_ctx *ctx, struct json_object *doc, const char *node_name,
-			  struct pod_meta_list *out)
-{
-	struct json_object *items = NULL;
-	char kind[64] = "", item_path[64];
-	struct pod_meta *metas;
-	size_t count, kept = 0;
-	int err;
-
-	if (!json_object_is_type(doc, json_type_object))
-		return parse_fail(ctx, "", "expected a PodList object, got %s", json_kind(doc));
-	err = get_string(ctx, doc, "", "kind", false, kind, sizeof(kind));
-	if (err < 0)
-		return err;
-	if (strcmp(kind, "Pod") == 0) {
-		metas = calloc(1, sizeof(*metas));
-		if (!metas)
-			return -ENOMEM;
-		err = parse_pod(ctx, doc, "", node_name, metas);
-		if (err < 0) {
-			free(metas);
-			return err;
-		}
-		out->items = metas;
-		out->n_items = (size_t)err;
-		return 0;
-	}
-	if (kind[0] && strcmp(kind, "List") != 0 && strcmp(kind, "PodList") != 0)
-		return parse_fail(ctx, "kind", "\"%s\" is not List, PodList or Pod", kind);
-	err = get_member(ctx, doc, "", "items", json_type_array, &items);
-	if (err < 0)
-		return err;
-	if (err == 0)
-		return parse_fail(ctx, "items", "missing");
-	count = json_object_array_length(items);
-	metas = calloc(count ? count : 1, sizeof(*metas));
-	if (!metas)
-		return -ENOMEM;
-	for (size_t i = 0; i < count; i++) {
-		path_index(item_path, sizeof(item_path), "items", i);
-		err = parse_pod(ctx, json_object_array_get_idx(items, i), item_path, node_name,
-				&metas[kept]);
-		if (err < 0) {
-			free(metas);
-			return err;
-		}
-		kept += (size_t)err;
-	}
-	/* Sorted by the join key: the join is a bsearch per cgroup. */
-	qsort(metas, kept, sizeof(*metas), pods_cmp_meta_cgroup_uid);
-	for (size_t i = 1; i < kept; i++) {
-		if (strcmp(metas[i - 1].cgroup_uid, metas[i].cgroup_uid) == 0) {
-			parse_fail(ctx, "items", "two pods with UID %s", metas[i].cgroup_uid);
-			free(metas);
-			return -EINVAL;
-		}
-	}
-	out->items = metas;
-	out->n_items = kept;
-	return 0;
-}
-
-/* pods_parse_podlist without the logging: the message goes to ctx->message only. The
- * pods-file worker thread uses this and leaves the logging to the loop's thread. */
-static int parse_podlist_quiet(struct parse_ctx *ctx, const char *json, size_t len,
-			       const char *node_name, struct pod_meta_list *list)
-{
-	struct parse_ctx *const ctxp = ctx;
-	struct pod_meta_list parsed = { 0 };
-	struct json_tokener *tok;
-	struct json_object *doc;
-	size_t end;
-	int err;
-
-	if (len > INT32_MAX)
-		return parse_fail(ctxp, "", "too large (%zu bytes)", len);
-	/* kubectl output nests managedFields deeply; json-c's default depth is 32. */
-	tok = json_tokener_new_ex(64);
-	if (!tok)
-		return -ENOMEM;
-	json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
-	doc = json_tokener_parse_ex(tok, json, (int)len);
-	if (!doc) {
-		enum json_tokener_error jerr = json_tokener_get_error(tok);
-
-		/* A document cut short leaves the tokener waiting for more. */
-		if (jerr == json_tokener_continue)
-			parse_fail(ctxp, "", "truncated JSON at byte %zu", len);
-		else
-			parse_fail(ctxp, "", "malformed JSON at byte %zu: %s",
-				   json_tokener_get_parse_end(tok), json_tokener_error_desc(jerr));
-		json_tokener_free(tok);
-		return -EINVAL;
-	}
-	end = json_tokener_get_parse_end(tok);
-	json_tokener_free(tok);
-	while (end < len && (json[end] == ' ' || json[end] == '\n' || json[end] == '\r' ||
-			     json[end] == '\t'))
-		end++;
-	if (end < len) {
-		json_object_put(doc);
-		return parse_fail(ctxp, "", "trailing data at byte %zu", end);
-	}
-	err = parse_document(ctxp, doc, node_name, &parsed);
-	json_object_put(doc);
-	if (err)
-		return err;
-	pod_meta_list_free(list);
-	*list = parsed;
-	return 0;
-}
-
-int pods_parse_podlist_quiet(const char *json, size_t len, const char *name, const char *node_name,
-			     struct pod_meta_list *list, char *message, size_t message_len)
-{
-	struct parse_ctx ctx = { .name = name };
-	int err = parse_podlist_quiet(&ctx, json, len, node_name, list);
-
-	if (err == -EINVAL)
-		snprintf(message, message_len, "%s", ctx.message);
-	return err;
-}
-
-int pods_parse_podlist(const char *json, size_t len, const char *name, const char *node_name,
-		       struct pod_meta_list *list, char *errbuf, size_t errlen)
-{
-	struct parse_ctx ctx = { .name = name ? name : "pods", .errbuf = errbuf, .errlen = errlen };
-	int err;
-
-	if (!json || !list)
-		return -EINVAL;
-	if (errbuf && errlen)
-		errbuf[0] = '\0';
-	err = parse_podlist_quiet(&ctx, json, len, node_name, list);
-	if (err == -EINVAL) {
-		log_err("%s", ctx.message);
-		if (errbuf && errlen)
-			snprintf(errbuf, errlen, "%s", ctx.message);
-	}
-	return err;
-}

@@ -16,8 +16,8 @@
  * floored at 0; tasks = pids.current. It is re-read on every refresh through stack buffers;
  * metadata is re-parsed only when its source says it changed.
  *
- * This file: the table, discovery of the cgroup tree, the join with metadata. meta.c: the
- * metadata sources; usage.c: per-pod cgroup files; cgroup_watch.c: when to rediscover (kept
+ * This file: the table, discovery of the cgroup tree. join.c: the join with metadata; meta.c:
+ * the metadata parsing; file_source.c: the pods file; usage.c: per-pod cgroup files; cgroup_watch.c: when to rediscover (kept
  * directory fds in between); disk.c and crictl.c: disk use.
  */
 #include <dirent.h>
@@ -25,6 +25,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -508,70 +509,6 @@ static int discover_workloads(struct pods *pods)
 	return 0;
 }
 
-static const struct pod_meta *find_meta(struct pods *pods, const char *uid)
-{
-	struct pod_meta key;
-
-	if (!pods->meta.n_items)
-		return NULL;
-	snprintf(key.cgroup_uid, sizeof(key.cgroup_uid), "%s", uid);
-	return bsearch(&key, pods->meta.items, pods->meta.n_items, sizeof(key), pods_cmp_meta_cgroup_uid);
-}
-
-static void join_metadata(struct pods *pods)
-{
-	for (size_t i = 0; i < pods->meta.n_items; i++)
-		pods->meta.items[i].joined = false;
-
-	for (size_t i = 0; i < pods->n_items; i++) {
-		struct pod *pod = &pods->items[i];
-		struct pod_meta *meta = (struct pod_meta *)find_meta(pods, pod->uid);
-
-		if (!meta) {
-			/* Fails closed (pods.h, doc/DESIGN.md §5): only the OOM guard may take it. */
-			pod->meta_unknown = true;
-			pod->memory_request = pods_request_from_cgroup(pod);
-			snprintf(pod->name, sizeof(pod->name), "%s", strrchr(pod->cgroup_path, '/') + 1);
-			if (pods_first_time(pods, "no-meta", pod->uid))
-				log_warn("pods: cgroup %s has no pod metadata%s%s; no kubelet threshold "
-					 "evicts it, only the OOM guard (as %s, request %" PRId64 " bytes)",
-					 pod->cgroup_path, pods->meta_source ? " in " : "",
-					 pods->meta_source ? pods->meta_source->name : " (no pods source)",
-					 pod_qos_name(pod->qos), pod->memory_request);
-			continue;
-		}
-		meta->joined = true;
-		memcpy(pod->namespace_, meta->namespace_, sizeof(pod->namespace_));
-		memcpy(pod->name, meta->name, sizeof(pod->name));
-		pod->priority = meta->priority;
-		pod->is_static = meta->is_static;
-		pod->is_mirror = meta->is_mirror;
-		pod->is_daemonset = meta->is_daemonset;
-		pod->termination_grace_period_s = meta->termination_grace_period_s;
-		pod->memory_request = meta->memory_request;
-		pod->ephemeral_storage_request = meta->ephemeral_storage_request;
-		memcpy(pod->containers, meta->containers, sizeof(pod->containers));
-		pod->n_containers = meta->n_containers;
-		/* The path is where the kubelet actually put the pod: it wins. */
-		if (meta->qos_known && meta->qos != pod->qos && pods_first_time(pods, "qos-mismatch", pod->uid))
-			log_warn("pods: %s/%s: status.qosClass %s but its cgroup %s is %s; using %s",
-				 meta->namespace_, meta->name, pod_qos_name(meta->qos),
-				 pod->cgroup_path, pod_qos_name(pod->qos), pod_qos_name(pod->qos));
-	}
-
-	for (size_t i = 0; i < pods->meta.n_items; i++) {
-		const struct pod_meta *meta = &pods->meta.items[i];
-
-		if (meta->joined || !pods_first_time(pods, "no-cgroup", meta->cgroup_uid))
-			continue;
-		/* Finished pods have no cgroup by design: not worth more than debug. */
-		log_msg(meta->terminal ? LOGLEVEL_DEBUG : LOGLEVEL_INFO,
-			"pods: %s/%s (uid %s) has no cgroup under %s or %s; skipping it",
-			meta->namespace_, meta->name, meta->cgroup_uid, pods->kubepods[0],
-			pods->kubepods[1]);
-	}
-}
-
 static void mark_self(struct pods *pods)
 {
 	char self[PATH_MAX];
@@ -645,21 +582,14 @@ static void carry_disk_usage(struct pods *pods)
 }
 
 /* Nothing changed in the watched tree: the same pods, their usage re-read through the kept
- * directory fds and the metadata joined again (it may have changed on its own). */
+ * directory fds and the metadata joined again (it may have changed on its own: pod_derive
+ * recomputes every metadata-derived field). */
 static int refresh_in_place(struct pods *pods)
 {
 	pods->warn_generation++;
 	for (size_t i = 0; i < pods->n_items; i++) {
 		struct pod *pod = &pods->items[i];
 
-		if (!pods->standalone) {
-			/* Metadata is joined afresh: nothing of the last join may linger. */
-			pod->namespace_[0] = pod->name[0] = '\0';
-			pod->priority = 0;
-			pod->is_static = pod->is_mirror = pod->is_daemonset = false;
-			pod->termination_grace_period_s = -1;
-			pod->memory_request = pod->ephemeral_storage_request = 0;
-		}
 		if (pods->dir_fds[i] >= 0)
 			pods_read_usage_fds(pod, pods->dir_fds[i], &pods->file_fds[i * USAGE_FILES],
 					    pods->cheap_usage);
@@ -668,7 +598,7 @@ static int refresh_in_place(struct pods *pods)
 		pods->ptrs[i] = pod;
 	}
 	if (!pods->standalone)
-		join_metadata(pods);
+		pods_join_metadata(pods);
 	mark_self(pods);
 	return 0;
 }
@@ -716,7 +646,7 @@ int pods_refresh(struct pods *pods)
 		return err;
 	}
 	if (!pods->standalone)
-		join_metadata(pods);
+		pods_join_metadata(pods);
 	/* Usage was read at discovery, through the fd the cgroup id came from. */
 	for (size_t i = 0; i < pods->n_items; i++)
 		pods->ptrs[i] = &pods->items[i];
