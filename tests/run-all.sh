@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Run every test suite and print one TAP stream per suite, then "N passed, N failed".
+# Run every test suite and print one TAP stream per suite, then one figure per kind of check
+# (behaviour, sanitizer reruns, documentation, stand-in self-checks) and "N passed, N failed".
 # Usage: tests/run-all.sh [SUITE...]  suites: unit unit-san fuzz bpf cli vm (default: all)
 # Environment: BUILD (default build), FUZZ_SECONDS (default 20 per target).
 set -uo pipefail
@@ -14,24 +15,61 @@ failures=()
 log_dir="$BUILD/test-logs"
 mkdir -p "$log_dir"
 
+# Every result also counts in one of four kinds, reported apart at the end so that the
+# headline is not inflated: behaviour (the code does what it should), sanitizer (a unit test
+# run again under ASan/UBSan: the same checks, a second time), documentation (test_design.sh's
+# greps of doc/DESIGN.md) and stand-in (tests/cli/test_kube.sh checking its own API stand-in,
+# names "stand-in self-check: ..."). The plain total stays their sum.
+kinds=(behaviour sanitizer documentation stand-in)
+declare -A kind_passed kind_failed kind_skipped
+for k in "${kinds[@]}"; do kind_passed[$k]=0; kind_failed[$k]=0; kind_skipped[$k]=0; done
+
+# kind_of NAME: the kind of a result by its suite/script name.
+kind_of() {
+	case "$1" in
+	unit-san-*) echo sanitizer ;;
+	cli-test_design) echo documentation ;;
+	*) echo behaviour ;;
+	esac
+}
+
+# tally KIND pass|fail|skip [N]
+tally() {
+	local kind=$1 what=$2 n=${3:-1}
+	case "$what" in
+	pass) passed=$((passed + n)); kind_passed[$kind]=$((kind_passed[$kind] + n)) ;;
+	fail) failed=$((failed + n)); kind_failed[$kind]=$((kind_failed[$kind] + n)) ;;
+	skip) skipped=$((skipped + n)); kind_skipped[$kind]=$((kind_skipped[$kind] + n)) ;;
+	esac
+}
+
 # Count a TAP stream: "ok N", "not ok N", "# SKIP" on ok lines counts as skipped.
+# cmocka writes a skipped test as "not ok N - name # SKIP": a skip, not a failure.
 count_tap() {
-	local file=$1 name=$2
-	local ok notok skip
-	# cmocka writes a skipped test as "not ok N - name # SKIP": a skip, not a failure.
-	ok=$(grep -E '^ok [0-9]+' "$file" | grep -cvE '# (SKIP|skip)' || true)
-	skip=$(grep -cE '^(not )?ok [0-9]+.*# (SKIP|skip)' "$file" || true)
-	notok=$(grep -E '^not ok [0-9]+' "$file" | grep -cvE '# (SKIP|skip)' || true)
-	passed=$((passed + ok))
-	skipped=$((skipped + skip))
-	failed=$((failed + notok))
+	local file=$1 name=$2 kind line what notok=0 suite_kind
+	suite_kind=$(kind_of "$name")
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "[0-9]*|"not ok "[0-9]*) ;;
+		*) continue ;;
+		esac
+		kind=$suite_kind
+		[[ $line =~ ^(not\ )?ok\ [0-9]+\ -\ stand-in\ self-check: ]] && kind=stand-in
+		if [[ $line =~ \#\ (SKIP|skip) ]]; then what=skip
+		elif [[ $line == "not ok "* ]]; then what=fail; notok=$((notok + 1))
+		else what=pass
+		fi
+		tally "$kind" "$what"
+	done <"$file"
 	[ "$notok" -gt 0 ] && failures+=("$name: $(grep -E '^not ok' "$file" | grep -vE '# (SKIP|skip)' | head -5 | tr '\n' ';')")
 }
 
-# A program whose exit status is the only result (must have printed no TAP).
+# A program whose exit status is the only result (must have printed no TAP), or a TAP stream.
+# A TAP plan "1..0 # skip REASON" with no test lines is a script skipped as a whole: one skip.
 run_one() {
 	local name=$1; shift
-	local out="$log_dir/$name.log"
+	local out="$log_dir/$name.log" kind
+	kind=$(kind_of "$name")
 	"$@" >"$out" 2>&1
 	local rc=$?
 	if grep -qE '^(not )?ok [0-9]+' "$out"; then
@@ -39,14 +77,19 @@ run_one() {
 		count_tap "$out" "$name"
 		if [ $rc -ne 0 ] && [ "$(grep -E '^not ok' "$out" | grep -cvE '# (SKIP|skip)')" = 0 ]; then
 			echo "not ok - $name exited $rc without a failing test (crash?)"
-			failed=$((failed + 1)); failures+=("$name: exit $rc")
+			tally "$kind" fail; failures+=("$name: exit $rc")
 		fi
+	elif [ $rc -eq 0 ] && grep -qiE '^1\.\.0([^0-9]|$).*# *skip' "$out"; then
+		local reason
+		reason=$(grep -iE '^1\.\.0.*# *skip' "$out" | head -1 | sed -E 's/^1\.\.0[^#]*# *[Ss][Kk][Ii][Pp]:? *//')
+		echo "ok - $name # SKIP ${reason:-no reason given}"
+		tally "$kind" skip
 	elif [ $rc -eq 0 ]; then
-		echo "ok - $name"; passed=$((passed + 1))
+		echo "ok - $name"; tally "$kind" pass
 	else
 		tail -40 "$out"
 		echo "not ok - $name (exit $rc, log $out)"
-		failed=$((failed + 1)); failures+=("$name: exit $rc")
+		tally "$kind" fail; failures+=("$name: exit $rc")
 	fi
 }
 
@@ -90,15 +133,15 @@ for suite in "${suites[@]}"; do
 		n=0
 		while IFS= read -r line; do
 			case "$line" in
-			"PASS "*) n=$((n + 1)); echo "ok $n - vm ${line#PASS }"; passed=$((passed + 1)) ;;
-			"FAIL "*) n=$((n + 1)); echo "not ok $n - vm ${line#FAIL }"; failed=$((failed + 1))
+			"PASS "*) n=$((n + 1)); echo "ok $n - vm ${line#PASS }"; tally behaviour pass ;;
+			"FAIL "*) n=$((n + 1)); echo "not ok $n - vm ${line#FAIL }"; tally behaviour fail
 				failures+=("vm: ${line#FAIL }") ;;
 			esac
 		done <"$out"
 		if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
 			tail -40 "$out"
 			echo "not ok - vm harness exited $rc (log $out)"
-			failed=$((failed + 1)); failures+=("vm: harness exit $rc")
+			tally behaviour fail; failures+=("vm: harness exit $rc")
 		elif grep -q '^FAIL ' "$out"; then
 			grep -v '^PASS ' "$out" | tail -80 | sed 's/^/#   /'
 		fi ;;
@@ -111,6 +154,15 @@ if [ ${#failures[@]} -gt 0 ]; then
 	echo "# failures:"
 	printf '#   %s\n' "${failures[@]}"
 fi
+# One figure per kind, then the plain total (CI reads the last line; it is their sum).
+summary=""
+for k in "${kinds[@]}"; do
+	case "$k" in sanitizer) label="sanitizer reruns" ;; stand-in) label="stand-in self-checks" ;; *) label=$k ;; esac
+	part="$label: ${kind_passed[$k]} passed, ${kind_failed[$k]} failed"
+	[ "${kind_skipped[$k]}" -gt 0 ] && part="$part, ${kind_skipped[$k]} skipped"
+	summary="${summary:+$summary; }$part"
+done
+echo "$summary"
 if [ "$skipped" -gt 0 ]; then
 	echo "$passed passed, $failed failed, $skipped skipped"
 else

@@ -8,14 +8,17 @@
 #   incomplete or mistyped replies: a table with placeholders or a one-line error, never a
 #   crash;
 # - a FIFO as --event-log: a one-line error and exit 1 at once, not a daemon hung in open().
+# The HTTP-port part runs the ASan/UBSan build (EVICTD_SAN, build/evictd-san) so that "no
+# sanitizer report" means something, as tests/cli/test_robust.sh does.
 # Limits: user/ops/metrics.h; see doc/evictd.8 (METRICS, DECISION LOG) and doc/evictctl.8 (PROTOCOL).
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
 . tests/cli/daemonlib.sh
 EVICTCTL=${EVICTCTL:-build/evictctl}
+EVICTD_SAN=${EVICTD_SAN:-$BUILD_DIR/evictd-san}
 
-for bin in "$EVICTD" "$EVICTCTL"; do
+for bin in "$EVICTD" "$EVICTD_SAN" "$EVICTCTL"; do
 	if [ ! -x "$bin" ]; then
 		echo "not ok 1 - $bin is not built"
 		echo "1..1"
@@ -132,7 +135,7 @@ metric() {
 # ---- the HTTP port ---------------------------------------------------------------------------
 port=$(free_port)
 sock="$tmp/evictd.sock"
-start hostile "$EVICTD" -- --dry-run --no-bpf --oom-guard=off --housekeeping-interval=1s --state-dir="$tmp/state" \
+start hostile "$EVICTD_SAN" "${SAN_ENV[@]}" -- --dry-run --no-bpf --oom-guard=off --housekeeping-interval=1s --state-dir="$tmp/state" \
 	--control-socket="$sock" --metrics-address="127.0.0.1:$port" --event-log=off
 if ! wait_up "$sock" "$port"; then
 	fail "evictd starts" "$(tail -5 "$tmp/hostile.err")"
@@ -193,7 +196,7 @@ check "the suppressed warnings are counted" \
 check "/healthz still answers" healthz_ok "$port"
 stop "$tpid"
 check "evictd exits 0 on SIGTERM after all that (rc=$rc)" [ "$rc" = 0 ]
-check "no sanitizer report (with EVICTD=build/evictd-san)" no_sanitizer_report "$tmp/hostile.err"
+check "no sanitizer report from $EVICTD_SAN" no_sanitizer_report "$tmp/hostile.err"
 
 # ---- evictctl against a fake control socket -----------------------------------------------------
 fake="$tmp/fake.sock"

@@ -39,11 +39,13 @@ timeout 10 "$EVICTD" --dry-run --bpf-pin-dir=/proc/evictd --state-dir="$tmp/stat
 	--control-socket="$tmp/a.sock" --metrics-address=off --event-log=off >"$tmp/a3.out" 2>&1; rc=$?
 [ $rc = 2 ] && [ "$(stat -f -c %T /proc)" = proc ] && [ -r /proc/self/status ]
 res $? "a. /proc/evictd is refused (exit 2) and /proc stays procfs" "rc $rc; /proc is $(stat -f -c %T /proc)"
+echo "DONE a"
 # b. inside a bpffs
 mkdir -p "$tmp/bpf"
 mount -t bpf bpf "$tmp/bpf"
 "$EVICTD" --validate --bpf-pin-dir="$tmp/bpf/pins" >/dev/null 2>"$tmp/b.err"; rc=$?
 res $rc "b. a pin dir inside a bpffs is accepted" "$(head -3 "$tmp/b.err")"
+echo "DONE b"
 # c. nothing at /sys/fs/bpf: mounted there, and only there
 while mountpoint -q /sys/fs/bpf; do umount /sys/fs/bpf || break; done
 timeout 20 "$EVICTD" --dry-run --bpf-pin-dir=/sys/fs/bpf/evictd-test --state-dir="$tmp/state-c" \
@@ -54,6 +56,7 @@ fs=$(stat -f -c %T /sys/fs/bpf)
 kill $pid; wait $pid
 [ "$fs" = bpf_fs ] && grep -q 'mounted bpffs on /sys/fs/bpf' "$tmp/c.out"
 res $? "c. the default pin dir with nothing at /sys/fs/bpf: bpffs mounted there" "fs $fs; $(grep -E 'bpf|BPF' "$tmp/c.out" | head -3)"
+echo "DONE c"
 # d. a second instance
 port=$(free_port)
 args=(--dry-run --bpf-pin-dir="$tmp/bpf/pins" --state-dir="$tmp/state-d" --control-socket="$tmp/d.sock"
@@ -76,6 +79,7 @@ curl -sf -m 1 "http://127.0.0.1:$port/healthz" >/dev/null && healthy=yes
 res $? "d. the first keeps its pins, socket and port" "pins before '$pins_before' after '$pins_after'; healthz $healthy"
 kill $first; wait $wrapper
 umount "$tmp/bpf"
+echo "DONE d"
 NS
 while read -r verdict name; do
 	case $verdict in
@@ -83,7 +87,15 @@ while read -r verdict name; do
 	FAIL) fail "${name%% :: *}" "${name#* :: }" ;;
 	esac
 done < "$tmp/results"
-[ -s "$tmp/results" ] || fail "the namespace part ran" "$(tail -5 "$tmp/ns.err")"
+# Each part ends with "DONE x": a part that vanished (the namespace script died in it or
+# before it) fails here instead of passing by having no FAIL line.
+for part in a b c d; do
+	if grep -qx "DONE $part" "$tmp/results"; then
+		pass "part $part ran to its end"
+	else
+		fail "part $part ran to its end" "results: $(tr '\n' ' ' <"$tmp/results"); stderr: $(tail -5 "$tmp/ns.err")"
+	fi
+done
 mounts > "$tmp/mounts.after"
 check "the host's mount table is unchanged" cmp -s "$tmp/mounts.before" "$tmp/mounts.after"
 done_testing

@@ -13,6 +13,8 @@ cd "$(dirname "$0")/../.."
 PYTHON=/usr/bin/python3
 STANDIN=tests/cli/kube-standin.py
 jqtest() { jq -e "$@" >/dev/null; }
+# Part 1 checks the stand-in, not evictd: tests/run-all.sh counts these apart by the prefix.
+selfcheck() { local name=$1; shift; check "stand-in self-check: $name" "$@"; }
 
 if [ ! -x "$PYTHON" ] || ! command -v openssl >/dev/null || ! command -v curl >/dev/null ||
 	! command -v jq >/dev/null; then
@@ -45,7 +47,7 @@ EOF
 echo "token-for-evictd" >"$tmp/token"
 echo '[]' >"$tmp/faults.json"
 
-check "the stand-in makes a throwaway CA and server certificate" \
+selfcheck "the stand-in makes a throwaway CA and server certificate" \
 	"$PYTHON" "$STANDIN" --make-certs "$tmp/certs"
 
 "$PYTHON" "$STANDIN" --cert "$tmp/certs/server.crt" --key "$tmp/certs/server.key" \
@@ -55,26 +57,26 @@ check "the stand-in makes a throwaway CA and server certificate" \
 standin_pid=$!
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 port=$(cat "$tmp/port" 2>/dev/null)
-check "the stand-in listens on 127.0.0.1" test -n "$port"
+selfcheck "the stand-in listens on 127.0.0.1" test -n "$port"
 api="https://127.0.0.1:$port"
 auth=(-H "Authorization: Bearer token-for-evictd")
 
 # TLS is verified: with the CA the request goes through, without it curl refuses.
 page1=$(curl -sS --cacert "$tmp/certs/ca.crt" "${auth[@]}" \
 	"$api/api/v1/pods?fieldSelector=spec.nodeName%3D$node&limit=1")
-check "a page of this node's pods, with a continue token" \
+selfcheck "a page of this node's pods, with a continue token" \
 	jqtest '.kind == "PodList" and (.items | length) == 1 and .items[0].metadata.name == "web-1"
 		and .metadata.continue == "page-1"' <<<"$page1"
 page2=$(curl -sS --cacert "$tmp/certs/ca.crt" "${auth[@]}" \
 	"$api/api/v1/pods?fieldSelector=spec.nodeName%3D$node&limit=1&continue=page-1")
-check "the last page: db-0, no continue token; node-2's pod never listed" \
+selfcheck "the last page: db-0, no continue token; node-2's pod never listed" \
 	jqtest '(.items | length) == 1 and .items[0].metadata.name == "db-0" and (.metadata | has("continue") | not)' \
 	<<<"$page2"
 curl -s "${auth[@]}" "$api/api/v1/nodes/$node" >/dev/null 2>&1
-check "without the CA the TLS handshake fails (curl exit 60)" test $? -eq 60
+selfcheck "without the CA the TLS handshake fails (curl exit 60)" test $? -eq 60
 code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$tmp/certs/ca.crt" -H "Authorization: Bearer wrong" \
 	"$api/api/v1/nodes/$node")
-check "a wrong token gets 401" test "$code" = 401
+selfcheck "a wrong token gets 401" test "$code" = 401
 
 # The resourceVersion precondition of a merge patch.
 rv=$(curl -sS --cacert "$tmp/certs/ca.crt" "${auth[@]}" "$api/api/v1/nodes/$node" | jq -r .metadata.resourceVersion)
@@ -83,12 +85,12 @@ patch_node() {
 		-H "Content-Type: application/merge-patch+json" --data "$1" "$api/api/v1/nodes/$node"
 }
 code=$(patch_node "{\"metadata\":{\"resourceVersion\":\"$rv\"},\"spec\":{\"taints\":[{\"key\":\"a\",\"effect\":\"NoSchedule\"}]}}")
-check "a merge patch with the current resourceVersion applies" test "$code" = 200
+selfcheck "a merge patch with the current resourceVersion applies" test "$code" = 200
 code=$(patch_node "{\"metadata\":{\"resourceVersion\":\"$rv\"},\"spec\":{\"taints\":null}}")
-check "the same resourceVersion again: 409 Conflict" test "$code" = 409
-check "409 carries a Status with reason Conflict" jqtest '.kind == "Status" and .reason == "Conflict" and .code == 409' "$tmp/patch.out"
+selfcheck "the same resourceVersion again: 409 Conflict" test "$code" = 409
+selfcheck "409 carries a Status with reason Conflict" jqtest '.kind == "Status" and .reason == "Conflict" and .code == 409' "$tmp/patch.out"
 
-check "every request is recorded with method, path, query and headers" \
+selfcheck "every request is recorded with method, path, query and headers" \
 	jqtest -s 'length == 6 and .[0].method == "GET" and .[0].path == "/api/v1/pods"
 		and .[0].query == "fieldSelector=spec.nodeName%3Dnode-1&limit=1"
 		and .[0].headers.authorization == "Bearer token-for-evictd"
@@ -96,7 +98,7 @@ check "every request is recorded with method, path, query and headers" \
 		and .[4].body.spec.taints[0].key == "a"' "$tmp/requests.jsonl"
 kill -USR1 "$standin_pid"
 for _ in $(seq 50); do [ -s "$tmp/state.json" ] && break; sleep 0.1; done
-check "the state dump shows the applied taint" \
+selfcheck "the state dump shows the applied taint" \
 	jqtest --arg n "$node" '.nodes[$n].spec.taints == [{"key": "a", "effect": "NoSchedule"}]' "$tmp/state.json"
 
 # ---- evictd against the stand-in -----------------------------------------------------------

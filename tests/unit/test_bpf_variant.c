@@ -6,11 +6,11 @@
  * (TP_PROTO(int pid), include/trace/events/oom.h). Each shape is built as the kernel's BTF
  * describes it (typedef btf_trace_mark_victim -> pointer -> func proto (void *__data, args)),
  * with libbpf's BTF writer, plus the shapes the chooser must refuse; and the running kernel's
- * own BTF.
+ * own BTF, its expected shape read from the tracepoint's event record in that BTF.
  */
 #include "testutil.h"
 
-#include <sys/utsname.h>
+#include <string.h>
 
 #include <bpf/btf.h>
 
@@ -127,12 +127,39 @@ static void test_unknown_shapes(void **state)
 	btf__free(b.btf);
 }
 
-/* The running kernel: pid on 6.2 .. 6.8 (no distribution backport known), else the task. */
+/*
+ * The running kernel: the expected shape comes from the event record the same BTF describes
+ * (struct trace_event_raw_mark_victim, TP_STRUCT__entry in include/trace/events/oom.h), not
+ * from the typedef the chooser reads nor a kernel-version table. TP_PROTO(int pid) records
+ * the pid alone; TP_PROTO(struct task_struct *task, uid_t uid) (6.9+, Debian's 6.1) records
+ * what it reads from the task: comm, total_vm, the rss counters, uid, pgtables, oom_score_adj.
+ */
+static enum bpf_loader_mark_victim_shape shape_from_event_record(const struct btf *btf)
+{
+	const struct btf_member *member;
+	const struct btf_type *t;
+	bool pid = false, uid = false;
+	int id;
+
+	id = btf__find_by_name_kind(btf, "trace_event_raw_mark_victim", BTF_KIND_STRUCT);
+	if (id < 0)
+		return BPF_MARK_VICTIM_UNKNOWN;	/* no oom:mark_victim tracepoint */
+	t = btf__type_by_id(btf, id);
+	member = btf_members(t);
+	for (int i = 0; i < btf_vlen(t); i++, member++) {
+		const char *name = btf__name_by_offset(btf, member->name_off);
+
+		pid |= name && !strcmp(name, "pid");
+		uid |= name && !strcmp(name, "uid");
+	}
+	if (!pid)
+		return BPF_MARK_VICTIM_UNKNOWN;
+	return uid ? BPF_MARK_VICTIM_TASK : BPF_MARK_VICTIM_PID;
+}
+
 static void test_running_kernel(void **state)
 {
-	struct utsname uts;
 	struct btf *btf;
-	int major = 0, minor = 0;
 	enum bpf_loader_mark_victim_shape expect;
 
 	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
@@ -141,13 +168,38 @@ static void test_running_kernel(void **state)
 	}
 	btf = btf__load_vmlinux_btf();
 	assert_non_null(btf);
-	assert_int_equal(uname(&uts), 0);
-	assert_int_equal(sscanf(uts.release, "%d.%d", &major, &minor), 2);
-	expect = major == 6 && minor >= 2 && minor <= 8 ? BPF_MARK_VICTIM_PID : BPF_MARK_VICTIM_TASK;
-	print_message("# kernel %s: mark_victim passes %s\n", uts.release,
+	expect = shape_from_event_record(btf);
+	print_message("# mark_victim's event record says %s; the chooser says %s\n",
+		      bpf_loader_mark_victim_shape_name(expect),
 		      bpf_loader_mark_victim_shape_name(bpf_loader_mark_victim_shape(btf)));
 	assert_int_equal(bpf_loader_mark_victim_shape(btf), expect);
 	btf__free(btf);
+}
+
+/* The record-based expectation itself, on built records of both kinds. */
+static void test_event_record_shapes(void **state)
+{
+	struct base b;
+	int rec;
+
+	base_new(&b);
+	assert_int_equal(shape_from_event_record(b.btf), BPF_MARK_VICTIM_UNKNOWN);
+	rec = btf__add_struct(b.btf, "trace_event_raw_mark_victim", 16);
+	assert_true(rec > 0);
+	assert_int_equal(btf__add_field(b.btf, "ent", b.long_id, 0, 0), 0);
+	assert_int_equal(btf__add_field(b.btf, "pid", b.int_id, 64, 0), 0);
+	assert_int_equal(shape_from_event_record(b.btf), BPF_MARK_VICTIM_PID);
+	btf__free(b.btf);
+
+	base_new(&b);
+	rec = btf__add_struct(b.btf, "trace_event_raw_mark_victim", 24);
+	assert_true(rec > 0);
+	assert_int_equal(btf__add_field(b.btf, "ent", b.long_id, 0, 0), 0);
+	assert_int_equal(btf__add_field(b.btf, "pid", b.int_id, 64, 0), 0);
+	assert_int_equal(btf__add_field(b.btf, "uid", b.uint_id, 96, 0), 0);
+	assert_int_equal(btf__add_field(b.btf, "total_vm", b.long_id, 128, 0), 0);
+	assert_int_equal(shape_from_event_record(b.btf), BPF_MARK_VICTIM_TASK);
+	btf__free(b.btf);
 }
 
 int main(void)
@@ -157,6 +209,7 @@ int main(void)
 		cmocka_unit_test(test_pid_shape),
 		cmocka_unit_test(test_shapes_through_typedefs),
 		cmocka_unit_test(test_unknown_shapes),
+		cmocka_unit_test(test_event_record_shapes),
 		cmocka_unit_test(test_running_kernel),
 	};
 

@@ -1037,11 +1037,10 @@ static void test_pods_file_parsed_off_the_loop(void **state)
 	took = now_ns() - start;
 	print_message("pods_refresh with a %zu-byte pods file being parsed: %lld us\n", size,
 		      (long long)(took / 1000));
-	assert_true(took < 100 * 1000000ll);
+	/* Returned without waiting for the parse: the old metadata is still in force (a refresh
+	 * that waited would have priority 9 here). No bound on how fast: that is tools/bench's. */
 	assert_int_equal(find_pod(pods, UID_G)->priority, 5);
-	start = now_ns();
 	assert_int_equal(pods_refresh(pods), 0);
-	assert_true(now_ns() - start < 100 * 1000000ll);
 
 	/* Done: the next refresh has the new metadata. */
 	assert_int_equal(pods_meta_wait(pods, 60 * SECOND), 0);

@@ -9,7 +9,6 @@
 #include "testutil.h"
 
 #include <stdint.h>
-#include <time.h>
 
 #include "signals/signals.h"
 #include "sys/log.h"
@@ -80,18 +79,25 @@ static void write_node(const char *root, long long refaulted_pages)
 		      100 * MI, 800 * MI, 100 * MI, 300 * MI, 500 * MI, refaulted_pages);
 }
 
+/* The injected monotonic clock (struct signal_source.now_ns): windows to the nanosecond, not
+ * real sleeps whose length a busy machine stretches. */
+static int64_t fake_now = 1000 * SEC;
+
+static int64_t fake_now_ns(void)
+{
+	return fake_now;
+}
+
 static void sleep_ns(long long ns)
 {
-	struct timespec ts = { ns / SEC, ns % SEC };
-
-	nanosleep(&ts, NULL);
+	fake_now += ns;
 }
 
 static void test_refault_aware_signal(void **state)
 {
 	const char *root = *state;
-	struct signal_source kubelet = { .root = root }, aware = { .root = root,
-								 .memory_refault_aware = true };
+	struct signal_source kubelet = { .root = root, .now_ns = fake_now_ns },
+			     aware = { .root = root, .memory_refault_aware = true, .now_ns = fake_now_ns };
 	struct observations obs = { 0 };
 	long page = sysconf(_SC_PAGESIZE);
 	/* 1% of 800 MiB a second, in pages, over a 1.2 s window: the rate threshold. */
@@ -139,7 +145,7 @@ static void test_refault_aware_signal(void **state)
 static void test_refault_counters_missing(void **state)
 {
 	const char *root = *state;
-	struct signal_source aware = { .root = root, .memory_refault_aware = true };
+	struct signal_source aware = { .root = root, .memory_refault_aware = true, .now_ns = fake_now_ns };
 	struct observations obs = { 0 };
 
 	fixture_write(root, "proc/meminfo", "MemTotal:       1048576 kB\nMemAvailable:   600000 kB\n");

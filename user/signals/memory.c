@@ -159,9 +159,8 @@ bool signals_file_cache_refaulting(struct refault_state_view *view)
 
 static __thread struct refault_state refault;
 
-static bool refaulting_now(int64_t refault_pages, int64_t file_cache_bytes)
+static bool refaulting_now(int64_t now, int64_t refault_pages, int64_t file_cache_bytes)
 {
-	int64_t now = clock_monotonic_ns();
 	static long page_size;
 
 	if (!page_size)
@@ -185,8 +184,8 @@ static bool refaulting_now(int64_t refault_pages, int64_t file_cache_bytes)
 
 /* working_set: the kubelet's; refault_aware: without active file cache unless refaulting
  * (-1 when memory.stat has no refault counters). */
-static int working_set_v2(const char *memory_dir, int64_t *working_set, int64_t *refault_aware,
-			  bool *refaulting)
+static int working_set_v2(const struct signal_source *source, const char *memory_dir,
+			  int64_t *working_set, int64_t *refault_aware, bool *refaulting)
 {
 	struct key_scan scan = { .keys = { "anon", "file", "inactive_file", "active_file",
 					   "workingset_refault_file" }, .nkeys = 5, .sep = ' ' };
@@ -212,7 +211,8 @@ static int working_set_v2(const char *memory_dir, int64_t *working_set, int64_t 
 	*refault_aware = -1;
 	*refaulting = false;
 	if ((scan.found & (8 | 16)) == (8 | 16)) {	/* active_file, workingset_refault_file: 5.9+ */
-		*refaulting = refaulting_now(scan.values[4], scan.values[1]);
+		*refaulting = refaulting_now(source->now_ns ? source->now_ns() : clock_monotonic_ns(),
+					     scan.values[4], scan.values[1]);
 		*refault_aware = *working_set;
 		if (!*refaulting)
 			*refault_aware = *working_set < scan.values[3] ? 0 : *working_set - scan.values[3];
@@ -256,7 +256,7 @@ static int read_working_set(const struct signal_source *source, enum cgroup_layo
 	*layout = cached_layout(source, &memory_dir);
 	switch (*layout) {
 	case CGROUP_LAYOUT_V2:
-		err = working_set_v2(memory_dir, working_set, refault_aware, refaulting);
+		err = working_set_v2(source, memory_dir, working_set, refault_aware, refaulting);
 		break;
 	case CGROUP_LAYOUT_V1:
 		err = working_set_v1(memory_dir, working_set);

@@ -26,6 +26,8 @@ struct signal_source {
 	/* memory.available counts active file cache as reclaimable unless it is refaulting
 	 * (kubernetes issue 43916; signals/memory.c). Off: the kubelet's formula. */
 	bool memory_refault_aware;
+	/* CLOCK_MONOTONIC for the refault rate's window; NULL = the real clock (tests inject). */
+	int64_t (*now_ns)(void);
 };
 
 /* Read which signals are set in `mask` (SIGNAL_MASK bits; 0 = all) into obs. Signals

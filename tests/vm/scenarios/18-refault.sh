@@ -7,8 +7,11 @@
 #  Thrash: a second pod ("thrash", memory.max 96 MiB) reads a 320 MiB file over and over: its
 #     cache refaults all the time. The refault-aware daemon sees the file cache refaulting
 #     (evictd_file_cache_refaulting 1) and counts the cache as the kubelet does: with the
-#     threshold again between the two values, it decides an eviction.
-# Everything --dry-run: the decisions are read from --once's JSON and the decision log.
+#     threshold again between the two values, it evicts the thrash pod (a real kill).
+# The clean-cache decisions: the kubelet formula from --once's JSON (no rate needed); the
+# refault-aware one from a --dry-run daemon that runs long enough to measure the refault rate
+# (a window of at least 1 s, user/signals/memory.c refaulting_now()): --once reads one sample
+# only, so it would report the not-refaulting value whatever the cache did.
 # vm-mem: 1024M
 # vm-smp: 2
 # vm-timeout: 420
@@ -71,8 +74,32 @@ T=$(( (K + R) / 2 ))
 vm_info "clean cache: memory.available kubelet $(mib "$K") MiB, refault-aware $(mib "$R") MiB; threshold $(mib "$T") MiB"
 d=$(victim --eviction-hard="memory.available<$T")
 [ "$d" = cache ] && vm_pass clean-kubelet-evicts || vm_fail clean-kubelet-evicts "kubelet formula decided: $d"
-d=$(victim --eviction-hard="memory.available<$T" --memory-refault-aware)
-[ "$d" = none ] && vm_pass clean-refault-aware-keeps || vm_fail clean-refault-aware-keeps "refault-aware decided: $d"
+# evaluations: evictd_evaluations_total of the running daemon
+evaluations() { wget -q -O - http://127.0.0.1:9808/metrics | awk '$1 == "evictd_evaluations_total" { print $2 }'; }
+# aware_metrics: the refault-aware value and the refaulting gauge, one line
+aware_metrics() { wget -q -O - http://127.0.0.1:9808/metrics | grep -E '^evictd_(file_cache_refaulting|memory_available_bytes)' | tr '\n' ' '; }
+ev_start --dry-run --pods-file=$PODS --node-name=evictd-vm --memory-refault-aware \
+    --eviction-hard="memory.available<$T" --housekeeping-interval=1s --event-log=/tmp/ev-clean.jsonl \
+    || vm_fail clean-refault-aware-keeps "evictd did not start"
+# 4 s and 4 evaluations at least: several complete 1 s refault windows were measured.
+sleep 4
+enough_evaluations() { [ "$(evaluations)" -ge 4 ]; }
+vm_wait_for 20 enough_evaluations
+n=$(evaluations)
+m=$(aware_metrics)
+vm_info "clean cache, refault-aware daemon after $n evaluations: $m"
+if [ "${n:-0}" -ge 4 ] && echo "$m" | grep -q 'evictd_file_cache_refaulting 0' &&
+    ! grep -q '"memory.available"' /tmp/ev-clean.jsonl; then
+    vm_pass clean-refault-aware-keeps
+else
+    vm_fail clean-refault-aware-keeps "evaluations ${n:-none}; $m; log: $(tail -c 400 /tmp/ev-clean.jsonl)"
+fi
+ev_stop
+
+# The clean-cache pod's part is done: delete it (its cache stays, charged to the root now) so
+# that the thrash pod is the pod whose memory the decision is about.
+kp_delete cache || vm_info "kp_delete cache failed"
+kp_podlist $PODS
 
 # Thrash: the hot file through a 96 MiB memcg, over and over.
 echo $((96 * MiB)) >"$(kp_path thrash)/memory.max"
@@ -83,7 +110,7 @@ K=$(avail)
 R=$(avail --memory-refault-aware)	# one read: no rate yet, so the not-refaulting value
 T=$(( (K + R) / 2 ))
 vm_info "thrashing: memory.available kubelet $(mib "$K") MiB, refault-aware before any rate $(mib "$R") MiB; threshold $(mib "$T") MiB"
-ev_start --dry-run --pods-file=$PODS --node-name=evictd-vm --memory-refault-aware \
+ev_start --pods-file=$PODS --node-name=evictd-vm --memory-refault-aware \
     --eviction-hard="memory.available<$T" --housekeeping-interval=1s --event-log=/tmp/ev.jsonl \
     || vm_fail thrash-refault-aware-evicts "evictd did not start"
 if vm_wait_for 30 sh -c "wget -q -O - http://127.0.0.1:9808/metrics | grep -q '^evictd_file_cache_refaulting 1'"; then
@@ -92,10 +119,18 @@ else
     vm_fail thrash-refaulting "$(wget -q -O - http://127.0.0.1:9808/metrics | grep -E 'refault|memory_available' | tr '\n' ' ')"
 fi
 vm_info "metrics: $(wget -q -O - http://127.0.0.1:9808/metrics | grep -E '^evictd_memory_available_bytes' | tr '\n' ' ')"
-if vm_wait_for 30 grep -q '"memory.available"' /tmp/ev.jsonl; then
+# The decision: memory.available, the thrash pod as the victim, killed (not only decided),
+# and its cgroup empty.
+killed_thrash() {
+    tr -d ' ' </tmp/ev.jsonl | grep '"signal":"memory.available"' | grep '"action":"killed"' |
+        grep -q '"victim":{[^}]*"pod":"thrash"'
+}
+if vm_wait_for 30 killed_thrash &&
+    vm_wait_for 30 grep -q '^populated 0' "$(kp_path thrash)/cgroup.events"; then
+    vm_info "decision: $(tr -d ' ' </tmp/ev.jsonl | grep '"signal":"memory.available"' | head -1 | grep -oE '"(action|value|threshold)":[^,]*|"pod":"[^"]*"' | tr '\n' ' ')"
     vm_pass thrash-refault-aware-evicts
 else
-    vm_fail thrash-refault-aware-evicts "no decision in the log: $(tail -c 400 /tmp/ev.jsonl)"
+    vm_fail thrash-refault-aware-evicts "no kill of the thrash pod for memory.available in the log: $(tail -c 600 /tmp/ev.jsonl); $(cat "$(kp_path thrash)/cgroup.events" | tr '\n' ' ')"
 fi
 kill $THRASH_PID 2>/dev/null
 ev_alive && vm_pass evictd-alive || vm_fail evictd-alive "evictd exited"
