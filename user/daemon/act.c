@@ -270,6 +270,7 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 			daemon->evictions_failed++;
 		kill_ledger_failed(&daemon->ledger, ledger_resource_of(eviction->signal), clock_monotonic_ns());
 		log_err("evicting %s failed: %s", victim->cgroup_path, strerror(-err));
+		daemon_can_evict_note_kill_error(daemon, err, victim->cgroup_path);
 		entry = eviction_entry(eviction, victim, EVENTLOG_FAILED, -1, strerror(-err));
 		daemon_ops_record(daemon, &entry);
 	} else {
@@ -279,6 +280,7 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 		daemon->evictions++;
 		daemon->escaped_processes += result->escaped;
 		kill_ledger_succeeded(&daemon->ledger, resource);
+		daemon_can_evict_note_kill_error(daemon, 0, victim->cgroup_path);
 		/* The next decision for this resource is judged against what this one gave back. */
 		kill_ledger_completed(&daemon->ledger, resource, now, eviction->available, eviction->used,
 				      eviction->expected, result->memory_left_bytes);
@@ -502,6 +504,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 				else
 					daemon->evictions_failed++;
 				kill_ledger_failed(&daemon->ledger, resource, now);
+				daemon_can_evict_note_kill_error(daemon, err, pod->cgroup_path);
 				log_err("evicting %s failed: %s", pod->cgroup_path, strerror(-err));
 				daemon_ops_record(daemon, &entry);
 				kill_ledger_backing_off(&daemon->ledger, resource, now, &until);

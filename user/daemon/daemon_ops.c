@@ -102,6 +102,9 @@ void daemon_ops_update_metrics(struct daemon *daemon)
 	snap->loop_iteration_last_ns = loop_last_iteration_ns(daemon->loop);
 	snap->actions_in_flight = executor_in_flight(daemon->executor);
 	snap->evictions_refused_stale = daemon->evictions_stale;
+	snap->evictions_unreturned = daemon->evictions_unreturned;
+	snap->escaped_processes = daemon->escaped_processes;
+	snap->pods_memory_estimated = daemon->usage_estimated_said;
 	metrics_update(ops->metrics, snap);
 }
 

@@ -198,6 +198,9 @@ void eventlog_action_text(const struct eventlog_decision *decision, char *buf, s
 		else
 			snprintf(buf, len, "failed to kill %s: %s", name, error);
 		return;
+	case EVENTLOG_UNRETURNED:
+		snprintf(buf, len, "the last kill did not give back its memory: %s; holding evictions", error);
+		return;
 	}
 	snprintf(buf, len, "%s", eventlog_action_name(decision->action));
 }

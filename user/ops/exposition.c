@@ -211,6 +211,15 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	put_help(out, "evictd_evictions_refused_stale_total", "counter",
 		 "Kills refused because the cgroup at the victim's path was no longer the one ranked.");
 	put_int(out, "evictd_evictions_refused_stale_total", (long long)snap->evictions_refused_stale);
+	put_help(out, "evictd_evictions_unreturned_total", "counter",
+		 "Completed kills that did not give back the memory they held (tmpfs, shared memory).");
+	put_int(out, "evictd_evictions_unreturned_total", (long long)snap->evictions_unreturned);
+	put_help(out, "evictd_escaped_processes_total", "counter",
+		 "Processes that left a victim's cgroup before it emptied; killed through their pidfds.");
+	put_int(out, "evictd_escaped_processes_total", (long long)snap->escaped_processes);
+	put_help(out, "evictd_pods_memory_usage_estimated", "gauge",
+		 "Pods whose memory.current cannot be read (no memory controller): usage estimated from their processes.");
+	put_int(out, "evictd_pods_memory_usage_estimated", (long long)snap->pods_memory_estimated);
 	if (counters->can_evict.known) {
 		const struct metrics_can_evict *ce = &counters->can_evict;
 

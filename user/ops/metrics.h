@@ -77,6 +77,9 @@ struct metrics_snapshot {
 	int64_t loop_iteration_last_ns;
 	uint64_t actions_in_flight;
 	uint64_t evictions_refused_stale;	/* the cgroup at the path was not the one ranked */
+	uint64_t evictions_unreturned;		/* completed kills that did not give back their memory */
+	uint64_t escaped_processes;		/* left a victim's cgroup during its grace; killed */
+	uint64_t pods_memory_estimated;		/* pods whose memory.current cannot be read */
 	/* Last graceful node shutdown, whole Unix seconds as the kubelet exports them; 0: none. */
 	int64_t shutdown_start_unix_s;
 	int64_t shutdown_end_unix_s;
