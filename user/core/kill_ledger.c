@@ -25,7 +25,7 @@ void kill_ledger_completed(struct kill_ledger *ledger, enum ledger_resource reso
 		int64_t still = kill_ledger_reap_credit(ledger, resource, now_ns, used_before);
 
 		s->reap_tasks = sat_add_i64(still, expected > 0 ? expected : 0);
-		s->reap_used_at_kill = used_before;
+		s->reap_used_at_kill = s->reap_used_low = used_before;
 		s->reap_until_ns = sat_add_i64(now_ns, LEDGER_REAP_WINDOW_NS);
 		return;
 	}
@@ -50,8 +50,10 @@ int64_t kill_ledger_reap_credit(struct kill_ledger *ledger, enum ledger_resource
 	}
 	/* As the node's use falls, the victim's zombies are being reaped: what it has fallen by
 	 * is no longer owed. Another workload forking meanwhile makes the credit linger, never
-	 * grow: it is at most what the victims held. */
-	dropped = s->reap_used_at_kill - used_now;
+	 * grow again: the lowest use seen since the kill counts. */
+	if (used_now < s->reap_used_low)
+		s->reap_used_low = used_now;
+	dropped = s->reap_used_at_kill - s->reap_used_low;
 	credit = s->reap_tasks - (dropped > 0 ? dropped : 0);
 	if (credit <= 0) {
 		s->reap_tasks = 0;

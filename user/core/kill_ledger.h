@@ -39,6 +39,7 @@ struct ledger_state {
 	/* PIDs: tasks that may still be zombies, and the node's task use at the decision. */
 	int64_t reap_tasks;
 	int64_t reap_used_at_kill;
+	int64_t reap_used_low;			/* the lowest use seen since */
 	int64_t reap_until_ns;
 	/* Memory: a completed kill whose effect the next fresh observation judges. */
 	bool followup;

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/arith.h"
 #include "daemon/daemon_parts.h"
 #include "kube/kube_report.h"
 #include "pods/containers.h"
@@ -419,8 +420,12 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			log_debug("%s: an eviction for it is still in flight", signal_name(threshold->signal));
 			return;
 		}
-		if (!urgent || executor_action_phase(a) == EXEC_KILLED)
-			pending += frees(threshold->signal, executor_action_pod(a));
+		/* After cgroup.kill a victim is gone within milliseconds: the next one is chosen
+		 * from the signal read once it has, not from an estimate of what it will free. */
+		if (executor_action_phase(a) == EXEC_KILLED)
+			pending = sat_add_i64(pending, FREES_UNKNOWN);
+		else if (!urgent)
+			pending = sat_add_i64(pending, frees(threshold->signal, executor_action_pod(a)));
 	}
 	for (size_t i = 0; i < policy->n_candidates; i++) {
 		const struct pod *pod;
@@ -445,7 +450,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			if (urgent && executor_action_phase(action) == EXEC_GRACE &&
 			    executor_action_kind(action) == DAEMON_ACTION_EVICTION) {
 				executor_escalate(daemon->executor, action);
-				pending += frees(threshold->signal, pod);
+				pending = sat_add_i64(pending, FREES_UNKNOWN);
 			}
 			continue;
 		}
@@ -518,7 +523,9 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			return;
 		}
 		evictions_in_flight++;
-		pending += frees(threshold->signal, pod);
+		/* Killed now: wait for it to complete (above). In its grace (soft): count on what it
+		 * holds, its usage or, unknown, the whole need. */
+		pending = sat_add_i64(pending, grace_ns > 0 ? frees(threshold->signal, pod) : FREES_UNKNOWN);
 		if (daemon_is_disk_signal(threshold->signal))
 			return;
 	}

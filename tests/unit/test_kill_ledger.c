@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/* The kill ledger (core/kill_ledger.c), on an injected clock: zombies as freed, memory a kill
+ * did not return holding the next kill, failures backing off. */
+#include "testutil.h"
+
+#include "core/kill_ledger.h"
+
+#define S (1000000000LL)
+#define MIB (1LL << 20)
+
+/* A 2,000-task kill: its tasks count as freed until the node's count has fallen by as much. */
+static void test_reap_credit_decays_as_tasks_are_reaped(void **state)
+{
+	struct kill_ledger l;
+
+	kill_ledger_init(&l);
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 0, 3000), 0);
+	kill_ledger_completed(&l, LEDGER_PIDS, 1 * S, 30000, 3000, 2000, -1);
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 1 * S, 3000), 2000);	/* all zombies */
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 2 * S, 2200), 1200);	/* 800 reaped */
+	/* Another workload forks meanwhile: the credit lingers but never grows. */
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 2 * S, 2600), 1200);
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 3 * S, 1000), 0);	/* all reaped */
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 3 * S, 3000), 0);	/* and gone */
+	/* Never reaped: it ends with the window. */
+	kill_ledger_completed(&l, LEDGER_PIDS, 10 * S, 30000, 3000, 500, -1);
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 10 * S + LEDGER_REAP_WINDOW_NS - 1, 3000), 500);
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 10 * S + LEDGER_REAP_WINDOW_NS, 3000), 0);
+	/* Memory has no credit. */
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_MEMORY, 0, 0), 0);
+}
+
+/* A kill that returned what it held: no hold. */
+static void test_returned_memory_does_not_hold(void **state)
+{
+	struct kill_ledger l;
+	struct ledger_verdict v;
+
+	kill_ledger_init(&l);
+	kill_ledger_completed(&l, LEDGER_MEMORY, 5 * S, 100 * MIB, 0, 600 * MIB, -1);
+	/* An observation read before the completion judges nothing. */
+	v = kill_ledger_judge(&l, LEDGER_MEMORY, 5 * S, 4 * S, 100 * MIB, true, 64 * MIB);
+	assert_false(v.judged);
+	v = kill_ledger_judge(&l, LEDGER_MEMORY, 5 * S, 5 * S, 650 * MIB, true, 64 * MIB);
+	assert_true(v.judged);
+	assert_false(v.unreturned);
+	assert_int_equal(v.returned, 550 * MIB);
+	assert_false(kill_ledger_held(&l, LEDGER_MEMORY, 5 * S, 650 * MIB));
+	/* Judged once. */
+	assert_false(kill_ledger_judge(&l, LEDGER_MEMORY, 6 * S, 6 * S, 650 * MIB, true, 64 * MIB).judged);
+}
+
+/* tmpfs: the emptied cgroup still holds the memory. The next kill waits for new pressure or the
+ * end of the hold; holds double while kills keep returning nothing, up to 5 min. */
+static void test_unreturned_memory_holds_and_doubles(void **state)
+{
+	struct kill_ledger l;
+	struct ledger_verdict v;
+	int64_t now = 100 * S, expect = LEDGER_HOLD_MIN_NS;
+
+	kill_ledger_init(&l);
+	for (int round = 0; round < 8; round++) {
+		kill_ledger_completed(&l, LEDGER_MEMORY, now, 100 * MIB, 0, 600 * MIB, 590 * MIB);
+		v = kill_ledger_judge(&l, LEDGER_MEMORY, now, now, 101 * MIB, true, 64 * MIB);
+		assert_true(v.unreturned);
+		assert_int_equal(v.left, 590 * MIB);
+		assert_int_equal(v.hold_level, 101 * MIB - 64 * MIB);
+		assert_int_equal(v.hold_until_ns, now + expect);
+		/* New workloads start: the signal moves a little, the hold stands. */
+		assert_true(kill_ledger_held(&l, LEDGER_MEMORY, now + expect - 1, 60 * MIB));
+		now += expect;
+		assert_false(kill_ledger_held(&l, LEDGER_MEMORY, now, 60 * MIB));
+		expect = expect * 2 > LEDGER_HOLD_MAX_NS ? LEDGER_HOLD_MAX_NS : expect * 2;
+	}
+	/* New pressure ends a hold early. */
+	kill_ledger_completed(&l, LEDGER_MEMORY, now, 100 * MIB, 0, 600 * MIB, 590 * MIB);
+	v = kill_ledger_judge(&l, LEDGER_MEMORY, now, now, 100 * MIB, true, 64 * MIB);
+	assert_true(v.unreturned);
+	assert_true(kill_ledger_held(&l, LEDGER_MEMORY, now + 1, 37 * MIB));
+	assert_false(kill_ledger_held(&l, LEDGER_MEMORY, now + 1, 35 * MIB));
+	/* A kill that returns its memory starts the doubling afresh. */
+	kill_ledger_completed(&l, LEDGER_MEMORY, now + 2, 100 * MIB, 0, 600 * MIB, -1);
+	assert_false(kill_ledger_judge(&l, LEDGER_MEMORY, now + 2, now + 2, 700 * MIB, true, 64 * MIB).unreturned);
+	kill_ledger_completed(&l, LEDGER_MEMORY, now + 3, 100 * MIB, 0, 600 * MIB, 590 * MIB);
+	v = kill_ledger_judge(&l, LEDGER_MEMORY, now + 3, now + 3, 100 * MIB, true, 64 * MIB);
+	assert_int_equal(v.hold_until_ns, now + 3 + LEDGER_HOLD_MIN_NS);
+}
+
+/* Without a measurement: the rise of the signal judges; a victim too small to see must have
+ * raised it by 32 MiB; a threshold no longer met needs no hold. */
+static void test_judged_by_the_signal(void **state)
+{
+	struct kill_ledger l;
+
+	kill_ledger_init(&l);
+	kill_ledger_completed(&l, LEDGER_MEMORY, S, 100 * MIB, 0, 600 * MIB, -1);
+	assert_true(kill_ledger_judge(&l, LEDGER_MEMORY, S, S, 350 * MIB, true, 64 * MIB).unreturned);
+	kill_ledger_init(&l);
+	kill_ledger_completed(&l, LEDGER_MEMORY, S, 100 * MIB, 0, 1 * MIB, -1);
+	assert_true(kill_ledger_judge(&l, LEDGER_MEMORY, S, S, 101 * MIB, true, 64 * MIB).unreturned);
+	kill_ledger_init(&l);
+	kill_ledger_completed(&l, LEDGER_MEMORY, S, 100 * MIB, 0, 1 * MIB, -1);
+	assert_false(kill_ledger_judge(&l, LEDGER_MEMORY, S, S, 101 * MIB, false, 64 * MIB).unreturned);
+	assert_false(kill_ledger_held(&l, LEDGER_MEMORY, S, 0));
+	/* Unknown usage (-1), too: judged by the 32 MiB floor. */
+	kill_ledger_init(&l);
+	kill_ledger_completed(&l, LEDGER_MEMORY, S, 100 * MIB, 0, -1, -1);
+	assert_false(kill_ledger_judge(&l, LEDGER_MEMORY, S, S, 200 * MIB, true, 64 * MIB).unreturned);
+}
+
+static void test_failures_back_off(void **state)
+{
+	struct kill_ledger l;
+	int64_t until, now = 0, expect = LEDGER_FAIL_MIN_NS;
+
+	kill_ledger_init(&l);
+	assert_false(kill_ledger_backing_off(&l, LEDGER_MEMORY, 0, &until));
+	for (int i = 0; i < 12; i++) {
+		kill_ledger_failed(&l, LEDGER_MEMORY, now);
+		assert_true(kill_ledger_backing_off(&l, LEDGER_MEMORY, now + expect - 1, &until));
+		assert_int_equal(until, now + expect);
+		assert_false(kill_ledger_backing_off(&l, LEDGER_PIDS, now, NULL));	/* per resource */
+		now += expect;
+		assert_false(kill_ledger_backing_off(&l, LEDGER_MEMORY, now, NULL));
+		expect = expect * 2 > LEDGER_FAIL_MAX_NS ? LEDGER_FAIL_MAX_NS : expect * 2;
+	}
+	assert_int_equal(expect, LEDGER_FAIL_MAX_NS);
+	kill_ledger_succeeded(&l, LEDGER_MEMORY);
+	kill_ledger_failed(&l, LEDGER_MEMORY, now);
+	kill_ledger_backing_off(&l, LEDGER_MEMORY, now, &until);
+	assert_int_equal(until, now + LEDGER_FAIL_MIN_NS);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_reap_credit_decays_as_tasks_are_reaped),
+		cmocka_unit_test(test_returned_memory_does_not_hold),
+		cmocka_unit_test(test_unreturned_memory_holds_and_doubles),
+		cmocka_unit_test(test_judged_by_the_signal),
+		cmocka_unit_test(test_failures_back_off),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
