@@ -15,6 +15,8 @@
 #      pidfd and killed, not reported "emptied within its grace".
 #   e. tmpfs: the victim's memory stays in a tmpfs file; the kill is reported as not giving it
 #      back and new workloads started afterwards are not killed.
+#   f. A kill the kernel refuses every time (a threaded cgroup: EOPNOTSUPP) is retried with an
+#      exponential backoff, not on every evaluation.
 # Environment: EVICTD_SAN (build/evictd-san), BUILD_DIR (build).
 set -u
 cd "$(dirname "$0")/../.."
@@ -116,7 +118,7 @@ empty_root
 # ---- b. 300 kills, each cgroup removed as soon as it empties ---------------------------------
 cap=$(pid_capacity)
 gens=${KILL_CHURN_GENERATIONS:-300}
-if run_daemon b --oom-guard=off --kill-timeout=3s --eviction-hard="pid.available<${cap}"; then
+if run_daemon b --oom-guard=off --kill-timeout=3s --housekeeping-interval=100ms --eviction-hard="pid.available<${cap}"; then
 	hup_storm "$dpid"
 	stuck=0
 	for g in $(seq 1 "$gens"); do
@@ -236,5 +238,27 @@ else
 fi
 rm -f "$tmp/shm/fill"
 empty_root
+
+# ---- f. a kill that keeps failing backs off ---------------------------------------------------
+mkdir -p "$root/thr" && echo threaded > "$root/thr/cgroup.type"
+sleep 600 &
+thr_pid=$!
+echo $thr_pid > "$root/cgroup.procs" 2>/dev/null; echo $thr_pid > "$root/thr/cgroup.threads" 2>/dev/null
+if run_daemon f --oom-guard=off --housekeeping-interval=100ms --eviction-hard="pid.available<${cap}"; then
+	sleep 6
+	tries=$(grep -cE 'evicting .*/thr failed' "$tmp/f.err")
+	# 100 ms doubling: tries at 0, 0.1, 0.3, 0.7, 1.5, 3.1 s; every evaluation would be ~60.
+	if [ "$tries" -ge 2 ] && [ "$tries" -le 8 ]; then
+		pass "f: a kill refused every time is tried $tries times in 6 s (exponential backoff)"
+	else
+		fail "f: a kill refused every time is tried $tries times in 6 s (exponential backoff)" "$(grep -E 'failed|backing' "$tmp/f.err" | head -5)"
+	fi
+	check "f: the backoff is said" grep -q 'retrying in .* (backing off)' "$tmp/f.err"
+	finish_daemon f
+else
+	fail "f: daemon up" "$(tail -5 "$tmp/f.err")"
+fi
+kill $thr_pid 2>/dev/null; wait $thr_pid 2>/dev/null
+rmdir "$root/thr" 2>/dev/null
 
 done_testing

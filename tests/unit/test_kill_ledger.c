@@ -4,6 +4,7 @@
 #include "testutil.h"
 
 #include "core/kill_ledger.h"
+#include "sys/procfs.h"
 
 #define S (1000000000LL)
 #define MIB (1LL << 20)
@@ -14,20 +15,30 @@ static void test_reap_credit_decays_as_tasks_are_reaped(void **state)
 	struct kill_ledger l;
 
 	kill_ledger_init(&l);
-	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 0, 3000), 0);
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 0, 3000, -1), 0);
 	kill_ledger_completed(&l, LEDGER_PIDS, 1 * S, 30000, 3000, 2000, -1);
-	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 1 * S, 3000), 2000);	/* all zombies */
-	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 2 * S, 2200), 1200);	/* 800 reaped */
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 1 * S, 3000, -1), 2000);	/* all zombies */
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 2 * S, 2200, -1), 1200);	/* 800 reaped */
 	/* Another workload forks meanwhile: the credit lingers but never grows. */
-	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 2 * S, 2600), 1200);
-	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 3 * S, 1000), 0);	/* all reaped */
-	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 3 * S, 3000), 0);	/* and gone */
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 2 * S, 2600, -1), 1200);
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 3 * S, 1000, -1), 0);	/* all reaped */
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 3 * S, 3000, -1), 0);	/* and gone */
 	/* Never reaped: it ends with the window. */
 	kill_ledger_completed(&l, LEDGER_PIDS, 10 * S, 30000, 3000, 500, -1);
-	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 10 * S + LEDGER_REAP_WINDOW_NS - 1, 3000), 500);
-	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 10 * S + LEDGER_REAP_WINDOW_NS, 3000), 0);
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 10 * S + LEDGER_REAP_WINDOW_NS - 1, 3000, -1), 500);
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 10 * S + LEDGER_REAP_WINDOW_NS, 3000, -1), 0);
+	/* A new workload replacing each reaped zombie keeps the node's use level: the zombies
+	 * counted now cap the credit, and it never grows back. */
+	kill_ledger_init(&l);
+	for (int i = 0; i < 200; i++)
+		kill_ledger_completed(&l, LEDGER_PIDS, 20 * S, 30000, 89, 1, -1);
+	assert_true(kill_ledger_reap_open(&l, LEDGER_PIDS, 20 * S));
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 20 * S, 89, 3), 3);
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 20 * S, 89, 0), 0);
+	assert_false(kill_ledger_reap_open(&l, LEDGER_PIDS, 20 * S));
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_PIDS, 20 * S, 89, 50), 0);
 	/* Memory has no credit. */
-	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_MEMORY, 0, 0), 0);
+	assert_int_equal(kill_ledger_reap_credit(&l, LEDGER_MEMORY, 0, 0, -1), 0);
 }
 
 /* A kill that returned what it held: no hold. */
@@ -131,6 +142,24 @@ static void test_failures_back_off(void **state)
 	assert_int_equal(until, now + LEDGER_FAIL_MIN_NS);
 }
 
+/* The zombies the credit is capped by, counted from a fixture /proc: the state follows the last
+ * ')' of a comm that may hold both. */
+static void test_zombies_counted(void **state)
+{
+	char root[PATH_MAX];
+
+	fixture_tmpdir(root, "zombies");
+	fixture_write(root, "proc/1/stat", "1 (init) S 0 1 1 0\n");
+	fixture_write(root, "proc/200/stat", "200 (a) Z (b) S 1 200\n");	/* comm "a) Z (b" */
+	fixture_write(root, "proc/201/stat", "201 (sleep) Z 1 201\n");
+	fixture_write(root, "proc/202/stat", "202 (x y) Z 1 202\n");
+	fixture_write(root, "proc/self/stat", "1 (init) Z 0 1\n");		/* not a pid */
+	fixture_write(root, "proc/loadavg", "0 0 0 1/4 202\n");
+	assert_int_equal(procfs_count_zombies(root), 2);
+	fixture_rm_rf(root);
+	assert_true(procfs_count_zombies(root) < 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -139,6 +168,7 @@ int main(void)
 		cmocka_unit_test(test_unreturned_memory_holds_and_doubles),
 		cmocka_unit_test(test_judged_by_the_signal),
 		cmocka_unit_test(test_failures_back_off),
+		cmocka_unit_test(test_zombies_counted),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

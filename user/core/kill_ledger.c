@@ -22,7 +22,7 @@ void kill_ledger_completed(struct kill_ledger *ledger, enum ledger_resource reso
 
 	if (resource == LEDGER_PIDS) {
 		/* Several kills in a row: the credit of each still unreaped adds up. */
-		int64_t still = kill_ledger_reap_credit(ledger, resource, now_ns, used_before);
+		int64_t still = kill_ledger_reap_credit(ledger, resource, now_ns, used_before, -1);
 
 		s->reap_tasks = sat_add_i64(still, expected > 0 ? expected : 0);
 		s->reap_used_at_kill = s->reap_used_low = used_before;
@@ -38,8 +38,15 @@ void kill_ledger_completed(struct kill_ledger *ledger, enum ledger_resource reso
 	s->followup_left = left;
 }
 
+bool kill_ledger_reap_open(const struct kill_ledger *ledger, enum ledger_resource resource, int64_t now_ns)
+{
+	const struct ledger_state *s = &ledger->r[resource < LEDGER_RESOURCES ? resource : LEDGER_OTHER];
+
+	return s->reap_tasks > 0 && now_ns < s->reap_until_ns;
+}
+
 int64_t kill_ledger_reap_credit(struct kill_ledger *ledger, enum ledger_resource resource,
-				int64_t now_ns, int64_t used_now)
+				int64_t now_ns, int64_t used_now, int64_t zombies_now)
 {
 	struct ledger_state *s = state(ledger, resource);
 	int64_t dropped, credit;
@@ -55,6 +62,12 @@ int64_t kill_ledger_reap_credit(struct kill_ledger *ledger, enum ledger_resource
 		s->reap_used_low = used_now;
 	dropped = s->reap_used_at_kill - s->reap_used_low;
 	credit = s->reap_tasks - (dropped > 0 ? dropped : 0);
+	if (zombies_now >= 0 && credit > zombies_now) {
+		/* No more can be owed than are unreaped now: the rest were reaped while other
+		 * tasks started. */
+		credit = zombies_now;
+		s->reap_tasks = zombies_now + (dropped > 0 ? dropped : 0);
+	}
 	if (credit <= 0) {
 		s->reap_tasks = 0;
 		return 0;

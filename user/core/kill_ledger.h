@@ -82,9 +82,13 @@ void kill_ledger_completed(struct kill_ledger *ledger, enum ledger_resource reso
 			   int64_t available_before, int64_t used_before, int64_t expected, int64_t left);
 
 /* PIDs: the tasks of completed kills that still count in the node's task use (used_now), to add
- * to the observed available. */
+ * to the observed available: at most what the node's task use has not dropped by since, and at
+ * most the zombies the node holds now (zombies_now; negative: unknown), so that a task started
+ * meanwhile is never taken for an unreaped one. */
 int64_t kill_ledger_reap_credit(struct kill_ledger *ledger, enum ledger_resource resource,
-				int64_t now_ns, int64_t used_now);
+				int64_t now_ns, int64_t used_now, int64_t zombies_now);
+/* Is a reaping credit open (worth counting the node's zombies for)? */
+bool kill_ledger_reap_open(const struct kill_ledger *ledger, enum ledger_resource resource, int64_t now_ns);
 
 /* Memory: judge a due follow-up against an observation read at observed_ns (only one read
  * after the completion judges; still_met: the threshold is still met; margin: how far below the

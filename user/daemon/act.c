@@ -16,6 +16,7 @@
 #include "pods/containers.h"
 #include "sys/clock.h"
 #include "sys/log.h"
+#include "sys/procfs.h"
 
 /* One eviction in flight: what its end must report, copied at its start (the policy and its
  * pods table may be replaced meanwhile; the reference keeps the policy's strings alive). */
@@ -406,9 +407,10 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 	}
 	daemon->ledger_said_hold[resource] = false;
 	/* Tasks of completed kills that are still zombies count as freed until reaped. */
-	if (resource == LEDGER_PIDS)
+	if (resource == LEDGER_PIDS && kill_ledger_reap_open(&daemon->ledger, resource, now))
 		pending += kill_ledger_reap_credit(&daemon->ledger, resource, now,
-						   observed->capacity - observed->available);
+						   observed->capacity - observed->available,
+						   procfs_count_zombies(policy->config.root));
 
 	for (struct exec_action *a = executor_next(daemon->executor, NULL); a;
 	     a = executor_next(daemon->executor, a)) {
