@@ -149,11 +149,13 @@ vm_info "decision-log actions: $(grep -o '"action":"[a-z_]*"' $EVENTS 2>/dev/nul
 ev_stop
 for p in new-1 new-2 new-3 shm; do kp_delete $p; done
 kp_podlist $PODS
-left=$(awk '{ print $2 }' /proc/self/mountinfo | grep -x $SHM)
-umount $SHM
-if [ ! -e $SHM/fill ] && [ -n "$left" ] && ! grep -q " $SHM " /proc/mounts; then
+was=$(awk -v m=$SHM '$2 == m { print $3 }' /proc/mounts)
+gone=yes
+[ -e $SHM/fill ] && gone="no: $SHM/fill is still there"
+umount $SHM || gone="no: umount $SHM failed"
+if [ "$was" = tmpfs ] && [ "$gone" = yes ] && ! awk -v m=$SHM '$2 == m { f = 1 } END { exit !f }' /proc/mounts; then
     vm_pass tmpfs-cleaned
 else
-    vm_fail tmpfs-cleaned "$SHM/fill or the mount is still there"
+    vm_fail tmpfs-cleaned "mounted: '${was:-nothing}' at $SHM; cleaned: $gone"
 fi
 vm_done
