@@ -103,7 +103,7 @@ metric=$(wget -q -O - http://127.0.0.1:9808/metrics 2>/dev/null | awk '$1 == "ev
 if [ "$metric" = 1 ]; then
     vm_pass unreturned-metric
 else
-    vm_fail unreturned-metric "evictd_evictions_unreturned_total '${metric:-unreadable}' (want 1)"
+    vm_fail unreturned-metric "evictd_evictions_unreturned_total '${metric:-not on /metrics}' (want 1)"
 fi
 
 # new work arrives while the memory stays low: the hold keeps it alive
