@@ -1,5 +1,5 @@
 #!/bin/sh
-# 20-meta-late: a pod cgroup found before the pods-file entry that names it (doc/DESIGN.md §5,
+# 22-meta-late: a pod cgroup found before the pods-file entry that names it (doc/DESIGN.md §5,
 # "Pods without metadata").  The order is forced, not left to timing: the BestEffort "hog"
 # pod's cgroup is made (evictd rediscovers it and logs it without metadata), then its entry is
 # written to the pods file (no change in the cgroup tree, so no inotify event; evictd logs the
