@@ -52,15 +52,19 @@ void aftermath_escaped(struct kill_tracked *tracked, const char *proc_root, bool
 		if (tracked->pidfds[i] < 0 || !alive(tracked->pidfds[i]))
 			continue;
 		if (!result->escaped_to[0]) {
-			char path[256], text[512];
+			char path[256], text[4096];
 			ssize_t n;
 
 			snprintf(path, sizeof(path), "%s/proc/%d/cgroup", proc_root ? proc_root : "",
 				 (int)tracked->pids[i]);
 			n = fileio_read_at(AT_FDCWD, path, text, sizeof(text));
-			/* cgroup v2: "0::/path"; the pidfd says it is still this process. */
+			/* cgroup v2: the line "0::/path" (hybrid hosts list v1 hierarchies first);
+			 * the pidfd says it is still this process. */
 			if (n > 0 && alive(tracked->pidfds[i])) {
-				const char *v2 = strstr(text, "0::");
+				const char *v2 = !strncmp(text, "0::", 3) ? text : strstr(text, "\n0::");
+
+				if (v2 && *v2 == '\n')
+					v2++;
 
 				snprintf(result->escaped_to, sizeof(result->escaped_to), "%.*s",
 					 (int)strcspn(v2 ? v2 + 3 : text, "\n"), v2 ? v2 + 3 : text);

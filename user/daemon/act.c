@@ -398,8 +398,8 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 
 		if (!daemon->ledger_said_hold[resource])
 			log_warn("%s: holding evictions: the last one did not give back what it held; the next "
-				 "only once %s < %lld or in %.0f s", signal_name(threshold->signal),
-				 signal_name(threshold->signal), (long long)held->hold_level,
+				 "only once %s < %lld MiB or in %.0f s", signal_name(threshold->signal),
+				 signal_name(threshold->signal), (long long)(held->hold_level >> 20),
 				 (double)(held->hold_until_ns - now) / 1e9);
 		daemon->ledger_said_hold[resource] = true;
 		daemon_arm_retry(daemon, held->hold_until_ns);
@@ -545,12 +545,17 @@ static void judge_followup(struct daemon *daemon)
 	const struct threshold *threshold = policy_threshold(policy);
 	bool still_met = threshold && is_memory_signal(threshold->signal);
 	struct ledger_verdict verdict;
+	int64_t margin;
 	char what[256];
 
 	if (!daemon->ledger.r[LEDGER_MEMORY].followup || !observed->present)
 		return;
+	/* New pressure, not noise, ends the hold early: 64 MiB, or 1/64 of the capacity on a large
+	 * node (384 MiB of 24 GiB), whose page cache alone moves by more. */
+	margin = observed->capacity / 64 > LEDGER_MEMORY_NOISE_BYTES ? observed->capacity / 64 :
+									 LEDGER_MEMORY_NOISE_BYTES;
 	verdict = kill_ledger_judge(&daemon->ledger, LEDGER_MEMORY, clock_monotonic_ns(), observed->read_at_ns,
-				    observed->available, still_met, LEDGER_MEMORY_NOISE_BYTES);
+				    observed->available, still_met, margin);
 	if (!verdict.unreturned)
 		return;
 	daemon->evictions_unreturned++;
@@ -562,8 +567,8 @@ static void judge_followup(struct daemon *daemon)
 		snprintf(what, sizeof(what), "it held %lld MiB; %s rose by %lld MiB", (long long)(verdict.expected >> 20),
 			 signal_name(signal), (long long)(verdict.returned >> 20));
 	log_warn("the last eviction for %s did not give back its memory: %s; no eviction for memory until "
-		 "%s < %lld or for %.0f s", signal_name(signal), what, signal_name(signal),
-		 (long long)verdict.hold_level, (double)(verdict.hold_until_ns - clock_monotonic_ns()) / 1e9);
+		 "%s < %lld MiB or for %.0f s", signal_name(signal), what, signal_name(signal),
+		 (long long)(verdict.hold_level >> 20), (double)(verdict.hold_until_ns - clock_monotonic_ns()) / 1e9);
 	if (still_met) {
 		struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_UNRETURNED, -1, what);
 

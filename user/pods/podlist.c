@@ -325,7 +325,8 @@ static int parse_document(struct podlist_stream *s, const char *node_name, struc
 		return err;
 	}
 	/* Sorted by the join key: the join is a bsearch per cgroup. */
-	qsort(items.metas, items.kept, sizeof(*items.metas), pods_cmp_meta_cgroup_uid);
+	if (items.kept > 1)	/* qsort(NULL, 0) is undefined */
+		qsort(items.metas, items.kept, sizeof(*items.metas), pods_cmp_meta_cgroup_uid);
 	for (size_t i = 1; i < items.kept; i++) {
 		if (strcmp(items.metas[i - 1].cgroup_uid, items.metas[i].cgroup_uid) == 0) {
 			parse_fail(s->ctx, "items", "two pods with UID %s", items.metas[i].cgroup_uid);
