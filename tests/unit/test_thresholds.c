@@ -151,6 +151,39 @@ static void test_soft_waits_for_its_grace_period(void **state)
 	assert_int_equal(eval.act_on, 0);
 }
 
+/* A reload (SIGHUP) builds a new engine: the same soft threshold keeps its first observation,
+ * so reloads every 200 ms cannot postpone it for ever; a changed one starts afresh. */
+static void test_reload_keeps_the_grace_period(void **state)
+{
+	struct threshold soft = make_threshold(EV_SIGNAL_MEMORY_AVAILABLE, false, "1Gi", S(90), NULL);
+	struct threshold other = make_threshold(EV_SIGNAL_MEMORY_AVAILABLE, false, "2Gi", S(90), NULL);
+	struct eviction_engine running, reloaded, changed;
+	struct observations obs = { 0 };
+	struct evaluation eval;
+
+	engine_init(&running, &soft, 1, S(300));
+	observe(&obs, EV_SIGNAL_MEMORY_AVAILABLE, MI(900), MI(4096));
+	engine_evaluate(&running, &obs, S(10), &eval);
+	for (int t = 11; t < 100; t++) {	/* a reload every second */
+		engine_init(&reloaded, &soft, 1, S(300));
+		engine_carry_state(&reloaded, &running);
+		running = reloaded;
+		engine_evaluate(&running, &obs, S(t), &eval);
+	}
+	assert_false(eval.actionable[0]);
+	engine_evaluate(&running, &obs, S(100), &eval);
+	assert_true(eval.actionable[0]);
+	/* The node's MemoryPressure transition is carried too. */
+	assert_true(running.state.condition_last_observed_ns[EV_CONDITION_MEMORY_PRESSURE] >= 0);
+	engine_init(&changed, &other, 1, S(300));
+	engine_carry_state(&changed, &running);
+	assert_int_equal(changed.state.first_observed_ns[0], -1);
+	assert_int_equal(changed.state.condition_last_observed_ns[EV_CONDITION_MEMORY_PRESSURE],
+			 running.state.condition_last_observed_ns[EV_CONDITION_MEMORY_PRESSURE]);
+	engine_evaluate(&changed, &obs, S(101), &eval);
+	assert_false(eval.actionable[0]);
+}
+
 static void test_soft_oscillation_restarts_the_grace_period(void **state)
 {
 	struct threshold threshold = make_threshold(EV_SIGNAL_MEMORY_AVAILABLE, false, "1Gi", S(60), NULL);
@@ -464,6 +497,7 @@ int main(void)
 		cmocka_unit_test(test_format),
 		cmocka_unit_test(test_hard_acts_at_once),
 		cmocka_unit_test(test_soft_waits_for_its_grace_period),
+		cmocka_unit_test(test_reload_keeps_the_grace_period),
 		cmocka_unit_test(test_soft_oscillation_restarts_the_grace_period),
 		cmocka_unit_test(test_pressure_transition_period),
 		cmocka_unit_test(test_zero_transition_period_reports_only_while_met),

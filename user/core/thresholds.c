@@ -329,3 +329,29 @@ int64_t eviction_grace_ns(bool hard, int64_t soft_grace_ns, int64_t floor_ns)
 		return floor_ns;
 	return soft_grace_ns > floor_ns ? soft_grace_ns : floor_ns;
 }
+
+static bool same_value(const struct threshold_value *a, const struct threshold_value *b)
+{
+	return a->is_percentage == b->is_percentage && a->percentage == b->percentage &&
+	       a->quantity == b->quantity && a->max_quantity == b->max_quantity;
+}
+
+static bool same_threshold(const struct threshold *a, const struct threshold *b)
+{
+	return a->signal == b->signal && a->hard == b->hard && a->derived == b->derived &&
+	       a->grace_period_ns == b->grace_period_ns && same_value(&a->value, &b->value) &&
+	       same_value(&a->min_reclaim, &b->min_reclaim);
+}
+
+void engine_carry_state(struct eviction_engine *to, const struct eviction_engine *from)
+{
+	for (size_t i = 0; i < to->n_thresholds; i++)
+		for (size_t j = 0; j < from->n_thresholds; j++)
+			if (same_threshold(&to->thresholds[i], &from->thresholds[j])) {
+				to->state.met_last_round[i] = from->state.met_last_round[j];
+				to->state.first_observed_ns[i] = from->state.first_observed_ns[j];
+				break;
+			}
+	memcpy(to->state.condition_last_observed_ns, from->state.condition_last_observed_ns,
+	       sizeof(to->state.condition_last_observed_ns));
+}

@@ -81,6 +81,13 @@ struct evaluation {
 int engine_init(struct eviction_engine *engine, const struct threshold *thresholds, size_t n,
 		int64_t pressure_transition_period_ns);
 
+/* A reload keeps what the running engine has observed: a threshold that is the same in both
+ * (signal, hard or soft, value, grace period, minimum reclaim) keeps when it was first seen
+ * met, so a SIGHUP (logrotate's postrotate) never restarts a soft threshold's grace period, as
+ * the kubelet's thresholdsFirstObservedAt lives as long as its eviction manager; the node
+ * conditions' last observations are the node's and carry over whole. */
+void engine_carry_state(struct eviction_engine *to, const struct eviction_engine *from);
+
 /* One synchronize() step at time now_ns (monotonic). Signals not present in obs are
  * treated as not met. Updates the engine's state and fills *out. */
 void engine_evaluate(struct eviction_engine *engine, const struct observations *obs,

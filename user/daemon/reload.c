@@ -42,6 +42,7 @@ int daemon_reload(struct daemon *daemon)
 		goto out;
 	}
 	log_set_level(fresh->log_level);
+	engine_carry_state(&policy->engine, &old->engine);
 	daemon->policy = policy;
 	/* A reclaim job reads the old policy's signals: it ends with it, the new one decides. */
 	reclaim_cancel(&old->reclaim);
