@@ -255,7 +255,15 @@ struct kube_pods_source_options {
 	/* timeoutSeconds= of each watch request; 0 = a pick in [300, 600) as client-go's
 	 * reflector does (minWatchTimeout * (1 + rand)). */
 	int64_t watch_timeout_s;
+	/* The reflector's backoff (kube/client_internal.h): 0 = 800 ms, 30 s, reset after 2 min. */
+	int64_t backoff_initial_ns, backoff_cap_ns, backoff_reset_ns;
+	/* A watch that brings no event and no bookmark for this long is cut and made again, and
+	 * the pods count as stale; 0 = KUBE_WATCH_PROGRESS_TIMEOUT_NS. */
+	int64_t progress_timeout_ns;
 };
+/* The API server sends a watch a bookmark about once a minute (apiserver cacher.go,
+ * bookmarkFrequency = time.Minute): 90 s without one (or an event) is a dead watch. */
+#define KUBE_WATCH_PROGRESS_TIMEOUT_NS (90ll * 1000000000)
 
 /*
  * The node's pods by list-then-watch, as client-go's reflector (tools/cache/reflector.go
@@ -299,6 +307,9 @@ struct kube_pods_health {
 	uint64_t watch_events;		/* ADDED, MODIFIED, DELETED applied */
 	uint64_t bookmarks;
 	uint64_t failures;		/* list or watch attempts that failed */
+	int64_t progress_ns;		/* monotonic: the last list, watch event or bookmark */
+	int64_t progress_timeout_ns;	/* older than this: the pods are stale */
+	uint64_t stalls;		/* watches cut for bringing nothing within it */
 };
 void kube_pods_source_health(const struct pods_meta_source *source, struct kube_pods_health *health);
 
