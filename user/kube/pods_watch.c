@@ -550,9 +550,9 @@ static void *watch_main(void *arg)
 		case WATCH_STALLED:
 			kube_pods_health_update(s, count_stall, NULL);
 			if (!st.stall_warned)
-				log_warn("kube: pods of %s: the watch brought no event and no bookmark for %llds; "
+				log_warn("kube: pods of %s: the watch brought no event and no bookmark for %.1fs; "
 					 "cutting it and watching again from resourceVersion %s", s->node,
-					 (long long)(s->progress_timeout_ns / 1000000000), w.rv);
+					 (double)s->progress_timeout_ns / 1e9, w.rv);
 			st.stall_warned = true;
 			break;
 		case WATCH_ENDED:
