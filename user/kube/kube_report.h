@@ -276,9 +276,11 @@ struct kube_pods_source_options {
  *         &watch=true; ADDED/MODIFIED/DELETED applied as they come, BOOKMARK moves the
  *         resourceVersion. A watch that ends (timeoutSeconds, a dropped connection) resumes
  *         from the last resourceVersion: nothing is listed again. 410 Gone (an ERROR event or
- *         the status) relists with resourceVersion=<last> (relistResourceVersion), and a list
- *         that gets 410 itself with no resourceVersion (a consistent read). Failures back
- *         off with the client's settings. Nothing is listed periodically.
+ *         the status) relists with resourceVersion=<last>&resourceVersionMatch=NotOlderThan
+ *         and no limit (from the watch cache), and a list that gets 410 itself with no
+ *         resourceVersion (a consistent read). Relists and failures back off as the
+ *         reflector does (options); a watch with no event nor bookmark within
+ *         progress_timeout_ns is cut and made again. Nothing is listed periodically.
  * refresh() swaps in the list the thread published last (never waits). Each published list
  * posts KUBE_EVENT_PODS, each health change KUBE_EVENT_HEALTH (kube.h). Returns NULL on bad
  * options or allocation failure.
