@@ -14,18 +14,34 @@ Usage:
   kube-standin.py --cert C --key K --port-file F --log L [--fixtures DIR] [--faults FILE]
                   [--token-file T] [--state-dump FILE] [--max-seconds N]
 
-The pods are versioned as the real API server versions them: one resourceVersion counter,
-every change recorded in a history; a list says its resourceVersion; a watch
-(?watch=true&resourceVersion=RV) streams the changes after RV as chunked JSON lines
-({"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}), bookmarks every
---bookmark-seconds when allowWatchBookmarks=true, and ends at timeoutSeconds; a resourceVersion
-older than the compaction point gets an ERROR event with a 410 Status (a list at an old
-resourceVersion is served "not older than" it; an unknown continue token gets 410); the
-fieldSelector spec.nodeName applies to both. DELETE of a pod checks preconditions.uid (409)
+The pods are versioned as the real API server versions them: one resourceVersion counter
+(etcd's revision, cluster-wide), every change recorded in a history ("etcd"); a list says its
+resourceVersion; a watch (?watch=true&resourceVersion=RV) streams the changes after RV as
+chunked JSON lines ({"type": ADDED|MODIFIED|DELETED|BOOKMARK|ERROR, "object": ...}), bookmarks
+every --bookmark-seconds when allowWatchBookmarks=true, and ends at timeoutSeconds. Lists and
+watches are served as kube-apiserver serves them
+(staging/src/k8s.io/apiserver/pkg/storage/cacher/delegator.go shouldDelegateList,
+cacher.go Watch, watch_cache.go):
+  - an exact read from "etcd" AT the revision (etcd3 store.go GetList): resourceVersionMatch=Exact,
+    the "legacy exact match" (limit>0, resourceVersion not ""/"0", no match), a continue token
+    (it carries its list's revision); 410 Expired when that revision is older than the
+    compaction point;
+  - resourceVersion "0" or resourceVersionMatch=NotOlderThan: the watch cache, at its newest
+    revision (watch_cache.go waitUntilFreshAndBlock: never older than asked);
+  - resourceVersion "": a consistent read (paged, continue tokens at the current revision);
+  - resourceVersionMatch without resourceVersion, or Exact with "0": 400 (ValidateListOptions);
+  - a watch from a resourceVersion older than the watch cache's oldest gets an ERROR event with
+    410 at once (watch_cache.go getAllEventsSinceLocked, "too old resource version"); the
+    cache's oldest is where it started (a restart) or the compaction point.
+The fieldSelector spec.nodeName applies to all. DELETE of a pod checks preconditions.uid (409)
 and honours gracePeriodSeconds (> 0: deletionTimestamp set, MODIFIED; 0: gone, DELETED).
 Test hooks (not recorded in the log): POST /standin/pods (create or replace a pod), POST
 /standin/delete-pod/NS/NAME, POST /standin/compact (forget history up to now), POST
-/standin/drop-watches (cut every open watch without the final chunk).
+/standin/drop-watches (cut every open watch without the final chunk), POST /standin/restart
+(an API server restart: every watch cut, a new empty watch cache at the current revision, after
+other objects moved etcd's revision on), POST /standin/blackhole and /standin/unblackhole (open
+watches, and watches opened meanwhile, get nothing at all, not even bookmarks, on an open
+socket: a black-holed connection).
 
 --fixtures DIR: pods.json (a PodList) and node-<name>.json files; a node without a file is
 created empty on first GET. --faults FILE: a JSON list of rules,
@@ -105,8 +121,11 @@ class State:
         self.lock = threading.Lock()
         self.changed = threading.Condition(self.lock)
         self.revision = 1000
-        self.compacted = 0          # watches/lists from an older resourceVersion get 410
+        self.compacted = 0          # exact reads from an older revision get 410
+        self.cache_oldest = 0       # watches from an older resourceVersion get 410
+        self.blackhole = False      # watches send nothing
         self.history = []           # (revision, type, pod) of every pod change
+        self.base = []              # the pods at self.base_revision, before self.history
         self.drop_generation = 0    # /standin/drop-watches cuts watches of older generations
         self.pods = []
         self.nodes = {}
@@ -119,6 +138,23 @@ class State:
         for pod in self.pods:
             if "resourceVersion" not in pod.setdefault("metadata", {}):
                 pod["metadata"]["resourceVersion"] = self.bump()
+        self.base = copy.deepcopy(self.pods)
+        self.base_revision = self.revision
+        self.cache_oldest = self.revision
+
+    def pods_at(self, revision):
+        """The pods as etcd held them at revision (under lock); None when compacted."""
+        if revision < max(self.compacted, self.base_revision) and revision < self.revision:
+            return None
+        pods = {p["metadata"]["uid"]: p for p in self.base}
+        for rev, kind, pod in self.history:
+            if rev > revision:
+                break
+            if kind == "DELETED":
+                pods.pop(pod["metadata"]["uid"], None)
+            else:
+                pods[pod["metadata"]["uid"]] = pod
+        return list(pods.values())
 
     def bump(self):
         self.revision += 1
@@ -260,24 +296,44 @@ class Handler(BaseHTTPRequestHandler):
                 matches = self.selector(query)
                 if matches is None:
                     return self.reply(400, status_body(400, "BadRequest", "unsupported selector"))
-                selected = [p for p in state.pods if matches(p)]
                 rv = query.get("resourceVersion", [""])[0]
+                match = query.get("resourceVersionMatch", [""])[0]
+                limit = int(query.get("limit", ["0"])[0])
                 if "continue" in query and rv:
                     return self.reply(400, status_body(400, "BadRequest",
                                       "specifying resource version is not allowed when using continue"))
-                # A list at resourceVersion N (no resourceVersionMatch) is "not older than N":
-                # the current state serves it, compaction or not; only continue tokens expire.
+                # apimachinery/pkg/apis/meta/internalversion/validation ValidateListOptions.
+                if match and not rv:
+                    return self.reply(400, status_body(400, "BadRequest",
+                                      "resourceVersionMatch is forbidden unless resourceVersion is provided"))
+                if match == "Exact" and rv == "0":
+                    return self.reply(400, status_body(400, "BadRequest",
+                                      "resourceVersionMatch \"exact\" is forbidden for resourceVersion \"0\""))
+                if match not in ("", "Exact", "NotOlderThan"):
+                    return self.reply(400, status_body(400, "BadRequest", "unknown resourceVersionMatch"))
                 start = 0
+                at = state.revision     # the watch cache, a consistent read: the newest
                 if "continue" in query:
-                    token = query["continue"][0]
-                    if not token.startswith("page-"):
+                    # A continue token carries its list's revision: an exact read at it.
+                    token = query["continue"][0].split("-")
+                    if len(token) != 3 or token[0] != "page":
                         return self.reply(410, status_body(410, "Expired", "continue token expired"))
-                    start = int(token[5:])
-                limit = int(query.get("limit", ["0"])[0]) or len(selected) or 1
+                    start, at = int(token[1]), int(token[2])
+                elif match == "Exact" or (not match and limit > 0 and rv not in ("", "0")):
+                    # Exact, or the legacy exact match (delegator.go shouldDelegateList):
+                    # etcd at that revision, not the watch cache.
+                    at = min(int(rv), state.revision)
+                snapshot = state.pods_at(at)
+                if snapshot is None:
+                    # etcd3 store.go: "The resourceVersion for the provided list is too old."
+                    return self.reply(410, status_body(
+                        410, "Expired", "The resourceVersion for the provided list is too old."))
+                selected = [p for p in snapshot if matches(p)]
+                limit = limit or len(selected) or 1
                 page = selected[start:start + limit]
-                metadata = {"resourceVersion": str(state.revision)}
+                metadata = {"resourceVersion": str(at)}
                 if start + limit < len(selected):
-                    metadata["continue"] = "page-%d" % (start + limit)
+                    metadata["continue"] = "page-%d-%d" % (start + limit, at)
                 return self.reply(200, {"kind": "PodList", "apiVersion": "v1", "metadata": metadata,
                                         "items": page})
             # /api/v1/nodes/N
@@ -388,27 +444,36 @@ class Handler(BaseHTTPRequestHandler):
         with state.lock:
             since = int(rv_text) if rv_text not in ("", "0") else state.revision
             generation = state.drop_generation
+            oldest = max(state.cache_oldest, state.compacted)
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
         self.wfile.flush()
-        if since < state.compacted:
+        if since < oldest:
+            # watch_cache.go getAllEventsSinceLocked: older than the cache's oldest event.
             self.chunk({"type": "ERROR", "object": status_body(
-                410, "Expired", "too old resource version: %d (%d)" % (since, state.compacted))})
+                410, "Expired", "too old resource version: %d (%d)" % (since, oldest))})
             self.wfile.write(b"0\r\n\r\n")
             return
         next_bookmark = time.monotonic() + self.server.bookmark_seconds
         while True:
             with state.lock:
                 events = [(rev, kind, pod) for rev, kind, pod in state.history if rev > since]
-                if not events:
+                if state.blackhole:
+                    if state.drop_generation == generation:
+                        state.changed.wait(0.2)
+                elif not events:
                     wait = min(deadline, next_bookmark) - time.monotonic()
                     if wait > 0 and state.drop_generation == generation:
                         state.changed.wait(wait)
                     events = [(rev, kind, pod) for rev, kind, pod in state.history if rev > since]
                 dropped = state.drop_generation != generation
                 revision = state.revision
+                blackhole = state.blackhole
+            if blackhole and not dropped:
+                # Nothing at all reaches the client, not even the end at timeoutSeconds.
+                continue
             if dropped:
                 # Cut without the final chunk: the client sees a broken transfer.
                 self.close_connection = True
@@ -449,7 +514,23 @@ class Handler(BaseHTTPRequestHandler):
                 # etcd compaction at a new revision: every older resourceVersion is gone.
                 state.bump()
                 state.compacted = state.revision
+                state.base = copy.deepcopy(state.pods)
+                state.base_revision = state.revision
                 state.history = []
+            elif parts == ["standin", "restart"]:
+                # kube-apiserver restarted: its watch cache starts again, empty, from a list at
+                # etcd's current revision (cacher.go, watch_cache.go Replace); other objects
+                # (leases, events) moved the cluster-wide revision on meanwhile.
+                state.bump()
+                state.cache_oldest = state.revision
+                state.drop_generation += 1
+                state.changed.notify_all()
+            elif parts == ["standin", "blackhole"]:
+                state.blackhole = True
+                state.changed.notify_all()
+            elif parts == ["standin", "unblackhole"]:
+                state.blackhole = False
+                state.changed.notify_all()
             elif parts == ["standin", "drop-watches"]:
                 state.drop_generation += 1
                 state.changed.notify_all()

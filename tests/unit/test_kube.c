@@ -1299,7 +1299,8 @@ static const char *query_param(struct json_object *request, const char *name, ch
 static struct pods_meta_source *watch_source(struct standin *s, unsigned page_limit, int64_t timeout_s)
 {
 	struct pods_meta_source *source = kube_pods_source_new(&(struct kube_pods_source_options){
-		.client = s->client, .node_name = NODE, .page_limit = page_limit, .watch_timeout_s = timeout_s });
+		.client = s->client, .node_name = NODE, .page_limit = page_limit, .watch_timeout_s = timeout_s,
+		.backoff_initial_ns = 20000000, .backoff_cap_ns = 100000000 });	/* fast, as the client */
 
 	assert_non_null(source);
 	return source;
@@ -1366,9 +1367,9 @@ static void test_pods_list_then_watch(void **state)
 		assert_string_equal(request_line(requests, 0, buf, sizeof(buf)),
 				    "GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&resourceVersion=0");
 		assert_string_equal(request_line(requests, 1, buf, sizeof(buf)),
-				    "GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-2");
+				    "GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-2-1000");
 		assert_string_equal(request_line(requests, 2, buf, sizeof(buf)),
-				    "GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-4");
+				    "GET /api/v1/pods?fieldSelector=spec.nodeName%3D" NODE "&limit=2&continue=page-4-1000");
 		/* Then only watches, each from the resourceVersion the last one reached. */
 		snprintf(list_rv, sizeof(list_rv), "%s", "");
 		for (size_t i = 3; i < n; i++) {
@@ -1466,7 +1467,10 @@ static void test_pods_watch_resume_and_relist(void **state)
 	query_param(json_object_array_get_idx(requests, 4), "resourceVersion", rv, sizeof(rv));
 	assert_string_equal(rv, rv_before);	/* relistResourceVersion: the last synced one */
 	request_line(requests, 4, buf, sizeof(buf));
-	assert_non_null(strstr(buf, "&limit=500&resourceVersion="));
+	/* From the watch cache: NotOlderThan, no limit (a limit would make it an exact read). */
+	assert_non_null(strstr(buf, "&resourceVersion="));
+	assert_non_null(strstr(buf, "&resourceVersionMatch=NotOlderThan"));
+	assert_null(strstr(buf, "limit="));
 	assert_int_equal(strncmp(request_line(requests, 5, buf, sizeof(buf)), WATCH_PREFIX, strlen(WATCH_PREFIX)), 0);
 	json_object_put(requests);
 	pod_meta_list_free(&list);

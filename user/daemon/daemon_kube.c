@@ -54,6 +54,8 @@ void daemon_kube_update_metrics(struct daemon *daemon)
 	view.failing = health.failing;
 	view.last_status = health.last_status;
 	view.not_watching_since_ns = health.not_watching_since_ns;
+	view.progress_ns = health.progress_ns;
+	view.stale_after_ns = health.progress_timeout_ns;
 	view.lists = health.lists;
 	view.relists = health.relists;
 	view.watches = health.watches;

@@ -64,7 +64,35 @@ struct kube_stream_ops {
 	void (*on_open)(long status, void *ctx);
 	bool (*should_stop)(void *ctx);
 	void *ctx;
+	/* > 0: libcurl's low-speed limit (under 1 byte/s for this long ends the request). */
+	int64_t idle_timeout_ns;
 };
+
+/* TCP keepalive on stream connections (seconds): the first probe after this much silence,
+ * then one every KEEPINTVL; the kernel's tcp_keepalive_probes (9) end a dead connection. */
+#define KUBE_STREAM_KEEPIDLE_S 30L
+#define KUBE_STREAM_KEEPINTVL_S 10L
+/* Retry-After from a 429 or 503 is honoured up to this (client-go's rest/with_retry.go
+ * checkWait reads it on 429 and 5xx; a bound keeps a bad header from parking us for hours). */
+#define KUBE_RETRY_AFTER_MAX_NS (300ll * 1000000000)
+int64_t kube_retry_after_bounded(int64_t retry_after_ns);
+
+/* client-go's reflector backoff: tools/cache/reflector.go NewReflectorWithOptions builds
+ * wait.Backoff{Duration: 800 ms, Factor: 2, Jitter: 1.0, Cap: 30 s} with DelayWithReset(clock,
+ * 2 min) (k8s.io/apimachinery/pkg/util/wait/backoff.go, backoffManager.Step), and takes a delay
+ * between every two ListAndWatch rounds (RunWithContext: delayHandler.Until). One difference:
+ * backoffManager.Step resets 2 min after its last reset even in the middle of an outage; this
+ * resets only after reset_ns without any delay taken (2 min of health). */
+#define KUBE_REFLECTOR_BACKOFF_INITIAL_NS (800ll * 1000000)
+#define KUBE_REFLECTOR_BACKOFF_CAP_NS (30ll * 1000000000)
+#define KUBE_REFLECTOR_BACKOFF_RESET_NS (120ll * 1000000000)
+struct kube_delay {
+	int64_t initial_ns, cap_ns, reset_ns;
+	int64_t next_ns;	/* the next step before jitter; 0: initial */
+	int64_t last_ns;	/* when the last delay was taken; 0: never */
+};
+/* The next delay, in [step, 2 * step) (Jitter 1.0); step doubles to cap_ns. */
+int64_t kube_delay_next(struct kube_delay *d, int64_t now_ns, uint64_t random_value);
 
 int kube_conn_init(struct kube_conn *conn);
 void kube_conn_cleanup(struct kube_conn *conn);

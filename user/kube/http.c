@@ -62,15 +62,30 @@ int64_t kube_backoff_ns(int64_t initial_ns, int64_t max_ns, unsigned attempt, ui
 	return delay - half + (int64_t)(random_value % (uint64_t)(half + 1));
 }
 
-/* Retry-After from a 429 or 503 wins over our own backoff when longer (at most 5 min). */
-#define KUBE_RETRY_AFTER_MAX_NS (300ll * 1000000000)
+int64_t kube_delay_next(struct kube_delay *d, int64_t now_ns, uint64_t random_value)
+{
+	int64_t delay;
+
+	/* Reset once no delay was taken for reset_ns: the server has been healthy that long. */
+	if (!d->next_ns || (d->last_ns && now_ns - d->last_ns > d->reset_ns))
+		d->next_ns = d->initial_ns > 0 ? d->initial_ns : 1;
+	d->last_ns = now_ns;
+	delay = d->next_ns < d->cap_ns ? d->next_ns : d->cap_ns;
+	d->next_ns = delay > d->cap_ns / 2 ? d->cap_ns : delay * 2;	/* Factor 2, Cap */
+	/* wait.Jitter(duration, 1.0): duration + rand * duration, in [delay, 2 * delay). */
+	return delay + (int64_t)(random_value % (uint64_t)delay);
+}
+
+int64_t kube_retry_after_bounded(int64_t retry_after_ns)
+{
+	return retry_after_ns < KUBE_RETRY_AFTER_MAX_NS ? retry_after_ns : KUBE_RETRY_AFTER_MAX_NS;
+}
 
 int64_t kube_client_backoff_ns(struct kube_client *client, unsigned attempt)
 {
 	int64_t delay = kube_backoff_ns(client->backoff_initial_ns, client->backoff_max_ns, attempt,
 					kube_next_random(&client->random_state));
-	int64_t asked = client->retry_after_ns < KUBE_RETRY_AFTER_MAX_NS ? client->retry_after_ns :
-										 KUBE_RETRY_AFTER_MAX_NS;
+	int64_t asked = kube_retry_after_bounded(client->retry_after_ns);
 
 	client->retry_after_ns = 0;
 	return asked > delay ? asked : delay;
@@ -368,6 +383,18 @@ static int request_once(struct kube_client *client, struct kube_conn *conn, cons
 		curl_easy_setopt(curl, CURLOPT_NOPROGRESS, 0L);
 		curl_easy_setopt(curl, CURLOPT_XFERINFOFUNCTION, on_progress);
 		curl_easy_setopt(curl, CURLOPT_XFERINFODATA, &buffer);
+		/* A peer that vanished (no FIN, no RST: a black hole) is found by the kernel's
+		 * keepalive probes, not by waiting out timeoutSeconds. */
+		curl_easy_setopt(curl, CURLOPT_TCP_KEEPALIVE, 1L);
+		curl_easy_setopt(curl, CURLOPT_TCP_KEEPIDLE, KUBE_STREAM_KEEPIDLE_S);
+		curl_easy_setopt(curl, CURLOPT_TCP_KEEPINTVL, KUBE_STREAM_KEEPINTVL_S);
+		if (stream->idle_timeout_ns > 0) {
+			/* Less than a byte a second for that long: nothing arrives. A backstop to
+			 * the reader's own progress check (should_stop). */
+			curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+			curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
+					 (long)((stream->idle_timeout_ns + 999999999) / 1000000000));
+		}
 	}
 	curl_easy_setopt(curl, CURLOPT_USERAGENT, client->user_agent);
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);

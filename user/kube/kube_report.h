@@ -255,7 +255,15 @@ struct kube_pods_source_options {
 	/* timeoutSeconds= of each watch request; 0 = a pick in [300, 600) as client-go's
 	 * reflector does (minWatchTimeout * (1 + rand)). */
 	int64_t watch_timeout_s;
+	/* The reflector's backoff (kube/client_internal.h): 0 = 800 ms, 30 s, reset after 2 min. */
+	int64_t backoff_initial_ns, backoff_cap_ns, backoff_reset_ns;
+	/* A watch that brings no event and no bookmark for this long is cut and made again, and
+	 * the pods count as stale; 0 = KUBE_WATCH_PROGRESS_TIMEOUT_NS. */
+	int64_t progress_timeout_ns;
 };
+/* The API server sends a watch a bookmark about once a minute (apiserver cacher.go,
+ * bookmarkFrequency = time.Minute): 90 s without one (or an event) is a dead watch. */
+#define KUBE_WATCH_PROGRESS_TIMEOUT_NS (90ll * 1000000000)
 
 /*
  * The node's pods by list-then-watch, as client-go's reflector (tools/cache/reflector.go
@@ -268,9 +276,11 @@ struct kube_pods_source_options {
  *         &watch=true; ADDED/MODIFIED/DELETED applied as they come, BOOKMARK moves the
  *         resourceVersion. A watch that ends (timeoutSeconds, a dropped connection) resumes
  *         from the last resourceVersion: nothing is listed again. 410 Gone (an ERROR event or
- *         the status) relists with resourceVersion=<last> (relistResourceVersion), and a list
- *         that gets 410 itself with no resourceVersion (a consistent read). Failures back
- *         off with the client's settings. Nothing is listed periodically.
+ *         the status) relists with resourceVersion=<last>&resourceVersionMatch=NotOlderThan
+ *         and no limit (from the watch cache), and a list that gets 410 itself with no
+ *         resourceVersion (a consistent read). Relists and failures back off as the
+ *         reflector does (options); a watch with no event nor bookmark within
+ *         progress_timeout_ns is cut and made again. Nothing is listed periodically.
  * refresh() swaps in the list the thread published last (never waits). Each published list
  * posts KUBE_EVENT_PODS, each health change KUBE_EVENT_HEALTH (kube.h). Returns NULL on bad
  * options or allocation failure.
@@ -299,6 +309,9 @@ struct kube_pods_health {
 	uint64_t watch_events;		/* ADDED, MODIFIED, DELETED applied */
 	uint64_t bookmarks;
 	uint64_t failures;		/* list or watch attempts that failed */
+	int64_t progress_ns;		/* monotonic: the last list, watch event or bookmark */
+	int64_t progress_timeout_ns;	/* older than this: the pods are stale */
+	uint64_t stalls;		/* watches cut for bringing nothing within it */
 };
 void kube_pods_source_health(const struct pods_meta_source *source, struct kube_pods_health *health);
 

@@ -183,10 +183,21 @@ struct pods_meta_source *kube_pods_source_new(const struct kube_pods_source_opti
 	snprintf(s->node, sizeof(s->node), "%s", options->node_name);
 	s->page_limit = options->page_limit ? options->page_limit : KUBE_PODS_DEFAULT_PAGE_LIMIT;
 	s->watch_timeout_s = options->watch_timeout_s;
+	s->progress_timeout_ns = options->progress_timeout_ns > 0 ? options->progress_timeout_ns :
+				 KUBE_WATCH_PROGRESS_TIMEOUT_NS;
+	s->delay = (struct kube_delay){
+		.initial_ns = options->backoff_initial_ns > 0 ? options->backoff_initial_ns :
+				KUBE_REFLECTOR_BACKOFF_INITIAL_NS,
+		.cap_ns = options->backoff_cap_ns > 0 ? options->backoff_cap_ns : KUBE_REFLECTOR_BACKOFF_CAP_NS,
+		.reset_ns = options->backoff_reset_ns > 0 ? options->backoff_reset_ns :
+			    KUBE_REFLECTOR_BACKOFF_RESET_NS,
+	};
 	s->source.name = "apiserver";
 	s->source.refresh = pods_source_refresh;
 	s->source.destroy = pods_source_destroy;
 	s->health.not_watching_since_ns = clock_monotonic_ns();
+	s->health.progress_ns = s->health.not_watching_since_ns;	/* stale from the start */
+	s->health.progress_timeout_ns = s->progress_timeout_ns;
 	pthread_mutex_init(&s->lock, NULL);
 	pthread_condattr_init(&attr);
 	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The pods source's thread: list, then watch, as client-go's reflector does
- * (staging/src/k8s.io/client-go/tools/cache/reflector.go: ListAndWatch, watchHandler,
- * relistResourceVersion). Why a thread of its own and not the client's worker: a watch is one
+ * (staging/src/k8s.io/client-go/tools/cache/reflector.go: ListAndWatch, list, watchHandler,
+ * relistResourceVersion), with its backoff (kube_delay) and a progress check it lacks. Why a thread of its own and not the client's worker: a watch is one
  * request that lasts minutes; in the worker it would hold every eviction report behind it. The
  * thread shares the pods with the loop only through the published list (pods_source.c) and
  * tells the loop through the client's eventfd. It never logs the token (kube/http.c).
@@ -33,13 +33,23 @@
 #define WATCH_MIN_HEALTHY_NS (1000000000ll)
 #define SLEEP_SLICE_NS (200000000ll)
 
+/* Which list, and where the API server serves it from (apiserver
+ * staging/src/k8s.io/apiserver/pkg/storage/cacher/delegator.go shouldDelegateList, mirrored in
+ * pkg/util/flowcontrol/request/list_work_estimator.go shouldListFromStorage). */
 enum list_rv {
-	LIST_RV_ZERO,		/* "0": from the watch cache (the first list) */
-	LIST_RV_LAST,		/* the last synced resourceVersion (after a watch's 410) */
-	LIST_RV_CONSISTENT,	/* none: a consistent read (after a list's own 410) */
+	/* "0" with limit: the watch cache (it ignores limit at "0"), the first list. */
+	LIST_RV_ZERO,
+	/* The last synced resourceVersion with resourceVersionMatch=NotOlderThan and NO limit:
+	 * the watch cache, at its newest revision, after a watch's 410. With a limit and no
+	 * match it would be the "legacy exact match": a read from etcd AT that old revision,
+	 * whose resourceVersion the new watch cache of a restarted server refuses at once (410)
+	 * -- a relist loop. client-go's reflector list() turns paging off for this reason. */
+	LIST_RV_LAST,
+	/* none: a consistent (paged) read, after a list's own 410 (relistResourceVersion ""). */
+	LIST_RV_CONSISTENT,
 };
 
-enum watch_result { WATCH_ENDED, WATCH_GONE, WATCH_FAILED, WATCH_STOPPED };
+enum watch_result { WATCH_ENDED, WATCH_GONE, WATCH_FAILED, WATCH_STALLED, WATCH_STOPPED };
 
 struct watch_ctx {
 	struct kube_pods_source *s;
@@ -50,6 +60,8 @@ struct watch_ctx {
 	long error_code;	/* another ERROR event's code */
 	bool bad;		/* garbage or an over-long line */
 	char error[160];
+	int64_t progress_ns;	/* this watch's start, last event or bookmark */
+	bool stalled;		/* cut: nothing within s->progress_timeout_ns */
 };
 
 static bool stopping(struct kube_pods_source *s)
@@ -60,6 +72,21 @@ static bool stopping(struct kube_pods_source *s)
 static bool should_stop(void *ctx)
 {
 	return stopping(((struct watch_ctx *)ctx)->s);
+}
+
+/* The watch's progress check, polled by libcurl about once a second even on a silent
+ * connection: an API server sends every watch a bookmark about once a minute, so a watch
+ * that brings neither an event nor a bookmark within the bound is dead (a black-holed
+ * connection, a stuck server) and is cut. */
+static bool watch_should_stop(void *ctx)
+{
+	struct watch_ctx *w = ctx;
+
+	if (stopping(w->s))
+		return true;
+	if (clock_monotonic_ns() - w->progress_ns > w->s->progress_timeout_ns)
+		w->stalled = true;
+	return w->stalled;
 }
 
 /* Sleep up to ns, in slices, waking for stop. */
@@ -98,6 +125,7 @@ static void set_failing(struct kube_pods_health *h, void *ctx)
 
 static void set_listed(struct kube_pods_health *h, void *ctx)
 {
+	h->progress_ns = clock_monotonic_ns();
 	h->failing = false;
 	h->last_status = 0;
 	h->last_err = 0;
@@ -115,6 +143,11 @@ static void set_watching(struct kube_pods_health *h, void *ctx)
 	h->watches++;
 }
 
+static void count_stall(struct kube_pods_health *h, void *ctx)
+{
+	h->stalls++;
+}
+
 static void set_not_watching(struct kube_pods_health *h, void *ctx)
 {
 	if (h->watching)
@@ -124,6 +157,7 @@ static void set_not_watching(struct kube_pods_health *h, void *ctx)
 
 static void count_event(struct kube_pods_health *h, void *ctx)
 {
+	h->progress_ns = clock_monotonic_ns();
 	if (ctx)
 		h->bookmarks++;
 	else
@@ -171,18 +205,22 @@ static int list_page(struct kube_pods_source *s, struct kube_conn *conn, const c
 /* The whole list into the store, page by page; rv gets the list's resourceVersion. 0 or
  * negative errno with *status (410: the resourceVersion or a continue token expired). */
 static int list_all(struct kube_pods_source *s, struct kube_conn *conn, enum list_rv mode, char *rv, size_t rv_len,
-		    long *status, char *error, size_t error_len, struct watch_ctx *stop_ctx)
+		    long *status, int64_t *retry_after_ns, char *error, size_t error_len, struct watch_ctx *stop_ctx)
 {
-	char node[800], token[4200] = "", path[6000], rv_param[96] = "";
+	char node[800], token[4200] = "", path[6000], rv_param[300] = "", escaped_rv[200];
 	struct pod_meta *all = NULL;
 	size_t n_all = 0;
 	int err = 0;
 
 	kube_escape(s->node, node, sizeof(node));
-	if (mode == LIST_RV_ZERO)
-		snprintf(rv_param, sizeof(rv_param), "&resourceVersion=0");
-	else if (mode == LIST_RV_LAST && rv[0])
-		snprintf(rv_param, sizeof(rv_param), "&resourceVersion=%.64s", rv);
+	if (mode == LIST_RV_LAST && rv[0] && kube_escape(rv, escaped_rv, sizeof(escaped_rv)) >= 0)
+		snprintf(rv_param, sizeof(rv_param), "&resourceVersion=%s&resourceVersionMatch=NotOlderThan",
+			 escaped_rv);
+	else if (mode == LIST_RV_ZERO)
+		snprintf(rv_param, sizeof(rv_param), "&limit=%u&resourceVersion=0", s->page_limit);
+	else
+		snprintf(rv_param, sizeof(rv_param), "&limit=%u", s->page_limit);
+	*retry_after_ns = 0;
 	for (;;) {
 		struct kube_response response;
 		struct page page = { 0 };
@@ -190,10 +228,14 @@ static int list_all(struct kube_pods_source *s, struct kube_conn *conn, enum lis
 
 		/* fieldSelector=spec.nodeName=<node>, escaped as client-go does; a continue token
 		 * carries its own resourceVersion, which must not be sent with it. */
-		snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&limit=%u%s%s", node,
-			 s->page_limit, token[0] ? "&continue=" : rv_param, token);
+		if (token[0])
+			snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&limit=%u&continue=%s",
+				 node, s->page_limit, token);
+		else
+			snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s%s", node, rv_param);
 		err = list_page(s, conn, path, &page, &response, stop_ctx);
 		*status = response.status;
+		*retry_after_ns = response.retry_after_ns;
 		snprintf(error, error_len, "%s", response.error);
 		kube_response_free(&response);
 		if (err) {
@@ -268,6 +310,7 @@ static bool apply_event(struct watch_ctx *w, const char *line, size_t len)
 		return false;
 	}
 	if (!strcmp(type, "BOOKMARK")) {
+		w->progress_ns = clock_monotonic_ns();
 		take_rv(w, object);
 		kube_pods_health_update(s, count_event, (void *)1);
 		/* Once a minute or so: let the metrics show the watch is alive. */
@@ -298,6 +341,7 @@ static bool apply_event(struct watch_ctx *w, const char *line, size_t len)
 			}
 			pod_meta_list_free(&one);
 		}
+		w->progress_ns = clock_monotonic_ns();
 		take_rv(w, object);
 		kube_pods_health_update(s, count_event, NULL);
 	} else {
@@ -356,10 +400,13 @@ static void on_watch_open(long status, void *ctx)
 }
 
 static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn *conn, struct watch_ctx *w,
-				    int64_t timeout_s, long *status, char *error, size_t error_len)
+				    int64_t timeout_s, long *status, int64_t *retry_after_ns, char *error,
+				    size_t error_len)
 {
 	const struct kube_stream_ops ops = {
-		.on_data = on_watch_data, .on_open = on_watch_open, .should_stop = should_stop, .ctx = w,
+		.on_data = on_watch_data, .on_open = on_watch_open, .should_stop = watch_should_stop, .ctx = w,
+		/* libcurl's own backstop, a little later than the progress check. */
+		.idle_timeout_ns = s->progress_timeout_ns + 10ll * 1000000000,
 	};
 	struct kube_response response;
 	char node[800], rv[200], path[1400];
@@ -370,7 +417,8 @@ static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn
 	kube_escape(w->rv, rv, sizeof(rv));
 	snprintf(path, sizeof(path), "/api/v1/pods?allowWatchBookmarks=true&fieldSelector=spec.nodeName%%3D%s"
 		 "&resourceVersion=%s&timeoutSeconds=%lld&watch=true", node, rv, (long long)timeout_s);
-	w->gone = w->bad = false;
+	w->gone = w->bad = w->stalled = false;
+	w->progress_ns = started;
 	w->error_code = 0;
 	w->len = 0;
 	w->error[0] = '\0';
@@ -379,10 +427,13 @@ static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn
 	kube_pods_health_update(s, set_not_watching, NULL);
 	kube_pods_store_publish(s);
 	*status = response.status;
+	*retry_after_ns = response.retry_after_ns;
 	snprintf(error, error_len, "%s", w->error[0] ? w->error : response.error);
 	kube_response_free(&response);
 	if (stopping(s))
 		return WATCH_STOPPED;
+	if (w->stalled)
+		return WATCH_STALLED;
 	if (w->gone || *status == 410)
 		return WATCH_GONE;
 	if (w->bad || w->error_code) {
@@ -398,13 +449,24 @@ static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn
 /* ---- the thread ---------------------------------------------------------------------------- */
 
 struct loop_state {
-	unsigned attempt;
 	bool warned;
+	bool stall_warned;
 	uint64_t random;
 };
 
+/* The reflector's delay between two rounds (kube_delay: never reset by a list that worked,
+ * only by 2 min without a delay), or the server's Retry-After when longer (429 from API
+ * Priority and Fairness, 503), bounded. */
+static void back_off(struct kube_pods_source *s, struct loop_state *st, int64_t retry_after_ns)
+{
+	int64_t delay = kube_delay_next(&s->delay, clock_monotonic_ns(), kube_next_random(&st->random));
+	int64_t asked = kube_retry_after_bounded(retry_after_ns);
+
+	sleep_ns(s, asked > delay ? asked : delay);
+}
+
 static void failed(struct kube_pods_source *s, struct loop_state *st, const char *what, long status, int err,
-		   const char *error)
+		   const char *error, int64_t retry_after_ns)
 {
 	struct failure f = { .status = status, .err = err ? err : -EIO };
 
@@ -413,10 +475,11 @@ static void failed(struct kube_pods_source *s, struct loop_state *st, const char
 		log_warn("kube: pods of %s: %s: %s; retrying with backoff%s", s->node, what,
 			 error[0] ? error : strerror(-f.err),
 			 status == 403 ? " (RBAC: evictd's service account needs list and watch on pods)" : "");
+	if (retry_after_ns > 0 && (status == 429 || status == 503))
+		log_debug("kube: pods of %s: %s: Retry-After %llds", s->node, what,
+			  (long long)(retry_after_ns / 1000000000));
 	st->warned = true;
-	st->attempt++;
-	sleep_ns(s, kube_backoff_ns(s->client->backoff_initial_ns, s->client->backoff_max_ns, st->attempt,
-				    kube_next_random(&st->random)));
+	back_off(s, st, status == 429 || status == 503 ? retry_after_ns : 0);
 }
 
 static void *watch_main(void *arg)
@@ -426,8 +489,8 @@ static void *watch_main(void *arg)
 	struct loop_state st = { .random = (uint64_t)clock_monotonic_ns() ^ (uint64_t)(uintptr_t)s };
 	enum list_rv mode = LIST_RV_ZERO;
 	bool have_list = false, relisting = false;
-	int64_t listed_ns = 0;
 	struct kube_conn conn;
+	int64_t retry_after_ns;
 	char error[320];
 	long status;
 
@@ -442,22 +505,22 @@ static void *watch_main(void *arg)
 		int err;
 
 		if (!have_list) {
-			err = list_all(s, &conn, mode, w.rv, sizeof(w.rv), &status, error, sizeof(error), &w);
+			err = list_all(s, &conn, mode, w.rv, sizeof(w.rv), &status, &retry_after_ns, error,
+				       sizeof(error), &w);
 			if (stopping(s))
 				break;
 			if (err && status == 410 && mode != LIST_RV_CONSISTENT) {
-				/* reflector: isLastSyncResourceVersionUnavailable -> list with "". */
+				/* reflector list(): isExpiredError -> relistResourceVersion "" at once. */
 				log_info("kube: pods of %s: list at resourceVersion %s expired; a consistent list",
 					 s->node, mode == LIST_RV_ZERO ? "0" : w.rv);
 				mode = LIST_RV_CONSISTENT;
 				continue;
 			}
 			if (err) {
-				failed(s, &st, "list", status, err, error);
+				failed(s, &st, "list", status, err, error, retry_after_ns);
 				continue;
 			}
 			have_list = true;
-			listed_ns = clock_monotonic_ns();
 			kube_pods_health_update(s, set_listed, relisting ? (void *)1 : NULL);
 			kube_pods_store_publish(s);
 			if (st.warned)
@@ -465,34 +528,41 @@ static void *watch_main(void *arg)
 			log_info("kube: %zu pods on %s from the API server at resourceVersion %s; watching",
 				 s->n_store, s->node, w.rv);
 			st.warned = false;
-			st.attempt = 0;
 		}
 		timeout_s = s->watch_timeout_s > 0 ? s->watch_timeout_s :
 			    WATCH_MIN_TIMEOUT_S + (int64_t)(kube_next_random(&st.random) % WATCH_MIN_TIMEOUT_S);
-		result = watch_once(s, &conn, &w, timeout_s, &status, error, sizeof(error));
+		result = watch_once(s, &conn, &w, timeout_s, &status, &retry_after_ns, error, sizeof(error));
 		switch (result) {
 		case WATCH_STOPPED:
 			break;
 		case WATCH_GONE:
-			/* reflector: a 410 from the watch relists at the last resourceVersion. */
+			/* reflector: a 410 from the watch ends ListAndWatch; the next round, after the
+			 * delay (RunWithContext: delayHandler.Until), lists at the last resourceVersion.
+			 * The delay is not reset by the list that worked before: a server that answers
+			 * every watch with 410 gets one list per growing delay, not a storm. */
 			log_info("kube: pods of %s: watch at resourceVersion %s is gone (410): listing again",
 				 s->node, w.rv);
 			have_list = false;
 			relisting = true;
 			mode = LIST_RV_LAST;
-			/* A list whose own resourceVersion is gone at once: back off, as the
-			 * reflector's backoff manager does between ListAndWatch rounds. */
-			if (clock_monotonic_ns() - listed_ns < WATCH_MIN_HEALTHY_NS)
-				failed(s, &st, "watch right after a list", 410, -ESTALE, error);
+			back_off(s, &st, 0);
+			break;
+		case WATCH_STALLED:
+			kube_pods_health_update(s, count_stall, NULL);
+			if (!st.stall_warned)
+				log_warn("kube: pods of %s: the watch brought no event and no bookmark for %.1fs; "
+					 "cutting it and watching again from resourceVersion %s", s->node,
+					 (double)s->progress_timeout_ns / 1e9, w.rv);
+			st.stall_warned = true;
 			break;
 		case WATCH_ENDED:
 			if (st.warned)
 				log_info("kube: pods of %s: watching works again", s->node);
 			st.warned = false;
-			st.attempt = 0;
+			st.stall_warned = false;
 			break;
 		case WATCH_FAILED:
-			failed(s, &st, "watch", status, -EIO, error);
+			failed(s, &st, "watch", status, -EIO, error, retry_after_ns);
 			break;
 		}
 	}

@@ -17,6 +17,8 @@ struct kube_pods_source {
 	char node[256];
 	unsigned page_limit;
 	int64_t watch_timeout_s;		/* 0: random in [300, 600) */
+	int64_t progress_timeout_ns;		/* no event nor bookmark this long: cut the watch */
+	struct kube_delay delay;		/* the reflector's backoff (watch thread only) */
 	atomic_bool stopping;
 
 	pthread_mutex_t lock;			/* guards fresh, health; cond signals both */

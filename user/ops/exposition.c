@@ -252,6 +252,11 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 		put_help(out, "evictd_kube_ready", "gauge",
 			 "1 when pod metadata is listed and watched (/readyz): not on a 403 or a lost watch.");
 		put_int(out, "evictd_kube_ready", metrics_kube_ready(kube, clock_monotonic_ns(), NULL));
+		put_help(out, "evictd_kube_pods_stale_seconds", "gauge",
+			 "Age of the pod metadata once no list, watch event or bookmark came within the "
+			 "progress bound (90 s); 0 while it is fresh.");
+		fprintf(out, "evictd_kube_pods_stale_seconds %.3f\n",
+			metrics_kube_stale_seconds(kube, clock_monotonic_ns()));
 		put_help(out, "evictd_kube_pods_listed", "gauge", "1 once the node's pods were listed.");
 		put_int(out, "evictd_kube_pods_listed", kube->listed);
 		put_help(out, "evictd_kube_pods_watch_open", "gauge", "1 while a pod watch stream is open.");

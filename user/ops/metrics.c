@@ -184,6 +184,15 @@ void metrics_set_can_evict(struct metrics *metrics, const struct metrics_can_evi
 	pthread_mutex_unlock(&metrics->lock);
 }
 
+double metrics_kube_stale_seconds(const struct metrics_kube *kube, int64_t now_ns)
+{
+	int64_t age_ns = now_ns - kube->progress_ns;
+
+	if (!kube->enabled || kube->stale_after_ns <= 0 || age_ns <= kube->stale_after_ns)
+		return 0;
+	return (double)age_ns / 1e9;
+}
+
 bool metrics_kube_ready(const struct metrics_kube *kube, int64_t now_ns, const char **why)
 {
 	const char *reason = NULL;
@@ -198,6 +207,9 @@ bool metrics_kube_ready(const struct metrics_kube *kube, int64_t now_ns, const c
 			 "the pod watch is lost and cannot be re-established";
 	else if (!kube->watching && now_ns - kube->not_watching_since_ns > kube->ready_grace_ns)
 		reason = "no pod watch open";
+	else if (metrics_kube_stale_seconds(kube, now_ns) > 0)
+		reason = "pod metadata is stale: no watch event or bookmark within the progress bound "
+			 "(see evictd_kube_pods_stale_seconds)";
 	if (why)
 		*why = reason;
 	return !reason;

@@ -95,6 +95,8 @@ struct metrics_kube {
 	long last_status;		/* of the failing attempt: 403 ...; 0 transport */
 	int64_t not_watching_since_ns;	/* CLOCK_MONOTONIC */
 	int64_t ready_grace_ns;		/* a watch closed this long still counts as ready */
+	int64_t progress_ns;		/* CLOCK_MONOTONIC: the last list, watch event or bookmark */
+	int64_t stale_after_ns;		/* no progress this long: the pods are stale (0: never) */
 	uint64_t lists, relists, watches, watch_events, bookmarks, failures;
 };
 
@@ -188,6 +190,9 @@ void metrics_set_can_evict(struct metrics *metrics, const struct metrics_can_evi
  * not listed, the last list/watch attempt failed (a 403, a lost watch) or no watch has been
  * open for ready_grace_ns. *why (may be NULL) names what is wrong, NULL when ready. */
 bool metrics_kube_ready(const struct metrics_kube *kube, int64_t now_ns, const char **why);
+/* How long the pod metadata has gone without a list, watch event or bookmark once that is
+ * past stale_after_ns (evictd_kube_pods_stale_seconds); 0 while it is fresh. */
+double metrics_kube_stale_seconds(const struct metrics_kube *kube, int64_t now_ns);
 /* One eviction outcome for signal. latency_ns >= 0 is also observed in the detection-to-kill
  * histogram (pass -1 when nothing was killed). */
 void metrics_record_eviction(struct metrics *metrics, enum ev_signal signal,

@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The pod source as a reflector (issue 20, items 1, 2, 8): the reflector's backoff on an
+ * injected clock, then against tests/cli/kube-standin.py serving lists and watches as
+ * kube-apiserver does: one relist per API server restart (never a loop), Retry-After waited
+ * for, a black-holed watch cut within the progress bound while /readyz says the pods are
+ * stale. The stand-in tests are skipped (with the reason) without python3, openssl or curl.
+ */
+#include <json-c/json.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <time.h>
+
+#include "testutil.h"
+
+#include "kube/client_internal.h"
+#include "kube/kube.h"
+#include "kube/kube_report.h"
+#include "ops/metrics.h"
+
+#define STANDIN EVICTD_SRCDIR "/tests/cli/kube-standin.py"
+#define PYTHON "/usr/bin/python3"
+#define NODE "node-1"
+#define MS (1000000ll)
+#define S (1000000000ll)
+
+static int64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * S + ts.tv_nsec;
+}
+
+/* ---- the backoff, on an injected clock ----------------------------------------------------- */
+
+/* client-go's reflector: 800 ms doubling to 30 s, Jitter 1.0 ([d, 2d)), and not reset by a
+ * round that worked: only 2 min without a delay resets it. */
+static void test_reflector_backoff(void **state)
+{
+	struct kube_delay d = { .initial_ns = KUBE_REFLECTOR_BACKOFF_INITIAL_NS,
+				.cap_ns = KUBE_REFLECTOR_BACKOFF_CAP_NS,
+				.reset_ns = KUBE_REFLECTOR_BACKOFF_RESET_NS };
+	const int64_t steps[] = { 800 * MS, 1600 * MS, 3200 * MS, 6400 * MS, 12800 * MS, 25600 * MS,
+				  30 * S, 30 * S };
+	int64_t t = 1000 * S, delay;
+
+	assert_int_equal(KUBE_REFLECTOR_BACKOFF_INITIAL_NS, 800 * MS);
+	assert_int_equal(KUBE_REFLECTOR_BACKOFF_CAP_NS, 30 * S);
+	assert_int_equal(KUBE_REFLECTOR_BACKOFF_RESET_NS, 120 * S);
+	/* Jitter 1.0: the lowest random gives the step, the highest just under twice it. */
+	for (size_t i = 0; i < sizeof(steps) / sizeof(steps[0]); i++) {
+		struct kube_delay copy = d;
+
+		assert_int_equal(kube_delay_next(&copy, t, 0), steps[i]);
+		copy = d;
+		assert_int_equal(kube_delay_next(&copy, t, (uint64_t)steps[i] - 1), 2 * steps[i] - 1);
+		delay = kube_delay_next(&d, t, 12345);
+		assert_true(delay >= steps[i] && delay < 2 * steps[i]);
+		t += delay + 50 * MS;	/* a list that worked, then a watch gone at once */
+	}
+	/* 2 min without a delay: healthy, back to 800 ms. */
+	t += KUBE_REFLECTOR_BACKOFF_RESET_NS + 1;
+	assert_int_equal(kube_delay_next(&d, t, 0), 800 * MS);
+	/* Just under 2 min later: still growing. */
+	t += KUBE_REFLECTOR_BACKOFF_RESET_NS - 1;
+	assert_int_equal(kube_delay_next(&d, t, 0), 1600 * MS);
+	/* Retry-After is bounded. */
+	assert_int_equal(kube_retry_after_bounded(7 * S), 7 * S);
+	assert_int_equal(kube_retry_after_bounded(3600 * S), KUBE_RETRY_AFTER_MAX_NS);
+}
+
+/* /readyz and evictd_kube_pods_stale_seconds from the pods' last progress. */
+static void test_stale_readyz(void **state)
+{
+	struct metrics_kube kube = { .enabled = true, .listed = true, .watching = true,
+				     .ready_grace_ns = 10 * S, .progress_ns = 100 * S,
+				     .stale_after_ns = 90 * S };
+	const char *why = NULL;
+
+	assert_true(metrics_kube_ready(&kube, 190 * S, &why));
+	assert_null(why);
+	assert_true(metrics_kube_stale_seconds(&kube, 190 * S) == 0);
+	assert_false(metrics_kube_ready(&kube, 191 * S, &why));
+	assert_non_null(strstr(why, "stale"));
+	assert_true(metrics_kube_stale_seconds(&kube, 191 * S) == 91);
+	kube.enabled = false;
+	assert_true(metrics_kube_ready(&kube, 191 * S, &why));
+	assert_true(metrics_kube_stale_seconds(&kube, 191 * S) == 0);
+}
+
+/* ---- the stand-in -------------------------------------------------------------------------- */
+
+struct standin {
+	char dir[PATH_MAX];
+	char log[PATH_MAX + 16];
+	char faults[PATH_MAX + 16];
+	char ca[PATH_MAX + 16];
+	pid_t pid;
+	int port;
+	struct kube_config config;
+	struct kube_client *client;
+	struct pods_meta_source *source;
+};
+
+static char certs_dir[PATH_MAX];
+static struct standin *running;	/* stopped by the teardown after a failed assertion */
+
+static const char *standin_missing(void)
+{
+	if (access(PYTHON, X_OK))
+		return "no " PYTHON;
+	if (access("/usr/bin/openssl", X_OK) && access("/bin/openssl", X_OK))
+		return "no openssl";
+	if (access("/usr/bin/curl", X_OK) && access("/bin/curl", X_OK))
+		return "no curl";
+	return NULL;
+}
+
+#define SKIP_WITHOUT_STANDIN()                                                    \
+	do {                                                                      \
+		const char *missing = standin_missing();                          \
+		if (missing) {                                                    \
+			print_message("# SKIP the API server stand-in: %s\n", missing); \
+			skip();                                                   \
+		}                                                                 \
+	} while (0)
+
+static int run_wait(char *const argv[])
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static const char PODS[] =
+	"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":["
+	"{\"metadata\":{\"name\":\"web-1\",\"namespace\":\"default\",\"uid\":\"0a1b2c3d-0000-4000-8000-000000000001\"},"
+	" \"spec\":{\"nodeName\":\"" NODE "\",\"priority\":0},\"status\":{\"phase\":\"Running\"}},"
+	"{\"metadata\":{\"name\":\"db-0\",\"namespace\":\"prod\",\"uid\":\"0a1b2c3d-0000-4000-8000-000000000002\"},"
+	" \"spec\":{\"nodeName\":\"" NODE "\",\"priority\":1000},\"status\":{\"phase\":\"Running\"}}]}";
+
+static void standin_start(struct standin *s, const char *faults)
+{
+	char port_file[PATH_MAX + 16], fixtures[PATH_MAX + 16], cert[PATH_MAX + 16], key[PATH_MAX + 16];
+
+	if (!certs_dir[0]) {
+		fixture_tmpdir(certs_dir, "kube-reflector-certs");
+		char *const argv[] = { PYTHON, STANDIN, "--make-certs", certs_dir, NULL };
+
+		if (run_wait(argv))
+			fail_msg("the stand-in could not make certificates with openssl");
+	}
+	memset(s, 0, sizeof(*s));
+	fixture_tmpdir(s->dir, "kube-reflector");
+	snprintf(s->log, sizeof(s->log), "%s/requests.jsonl", s->dir);
+	snprintf(s->faults, sizeof(s->faults), "%s/faults.json", s->dir);
+	snprintf(s->ca, sizeof(s->ca), "%s/ca.crt", certs_dir);
+	snprintf(port_file, sizeof(port_file), "%s/port", s->dir);
+	snprintf(fixtures, sizeof(fixtures), "%s/fixtures", s->dir);
+	snprintf(cert, sizeof(cert), "%s/server.crt", certs_dir);
+	snprintf(key, sizeof(key), "%s/server.key", certs_dir);
+	fixture_write(s->dir, "fixtures/pods.json", "%s", PODS);
+	fixture_write(s->dir, "faults.json", "%s", faults ? faults : "[]");
+	running = s;
+	s->pid = fork();
+	assert_true(s->pid >= 0);
+	if (s->pid == 0) {
+		execl(PYTHON, PYTHON, STANDIN, "--cert", cert, "--key", key, "--port-file", port_file, "--log",
+		      s->log, "--fixtures", fixtures, "--faults", s->faults, "--max-seconds", "120",
+		      "--bookmark-seconds", "0.3", (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 200 && !s->port; i++) {
+		FILE *f = fopen(port_file, "r");
+
+		if (f) {
+			if (fscanf(f, "%d", &s->port) != 1)
+				s->port = 0;
+			fclose(f);
+		}
+		if (!s->port)
+			usleep(50000);
+	}
+	if (!s->port)
+		fail_msg("the stand-in did not start");
+	snprintf(s->config.server, sizeof(s->config.server), "https://127.0.0.1:%d", s->port);
+	snprintf(s->config.ca_path, sizeof(s->config.ca_path), "%.4000s", s->ca);
+	assert_int_equal(kube_client_new(&s->client, &(struct kube_client_options){
+		.config = &s->config, .request_timeout_ns = 3 * S }), 0);
+}
+
+/* The pod source, with a fast reflector backoff (20 ms doubling to 200 ms). */
+static void standin_source(struct standin *s, int64_t progress_timeout_ns)
+{
+	s->source = kube_pods_source_new(&(struct kube_pods_source_options){
+		.client = s->client, .node_name = NODE, .watch_timeout_s = 30,
+		.backoff_initial_ns = 20 * MS, .backoff_cap_ns = 200 * MS,
+		.progress_timeout_ns = progress_timeout_ns });
+	assert_non_null(s->source);
+}
+
+static void standin_stop(struct standin *s)
+{
+	if (s->source)
+		s->source->destroy(s->source);
+	s->source = NULL;
+	kube_client_free(s->client);
+	s->client = NULL;
+	if (s->pid > 0) {
+		kill(s->pid, SIGTERM);
+		waitpid(s->pid, NULL, 0);
+	}
+	s->pid = 0;
+	fixture_rm_rf(s->dir);
+	running = NULL;
+}
+
+static int teardown_standin(void **state)
+{
+	if (running)
+		standin_stop(running);
+	return 0;
+}
+
+static void standin_hook(struct standin *s, const char *what)
+{
+	char url[256];
+	pid_t pid;
+	int status;
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/standin/%s", s->port, what);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		execlp("curl", "curl", "-sS", "--fail", "--cacert", s->ca, "-X", "POST", "--data-binary", "", url,
+		       (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("stand-in hook %s failed", what);
+}
+
+/* Pod lists (watches false) or watches (true) in the stand-in's log; the last one's query into last. */
+static size_t count_requests(struct standin *s, bool watches, char *last, size_t last_len)
+{
+	char line[1 << 16];
+	size_t n = 0;
+	FILE *f = fopen(s->log, "r");
+
+	while (f && fgets(line, sizeof(line), f)) {
+		struct json_object *entry = json_tokener_parse(line), *path, *query;
+		const char *q;
+
+		assert_non_null(entry);
+		assert_true(json_object_object_get_ex(entry, "path", &path));
+		assert_true(json_object_object_get_ex(entry, "query", &query));
+		q = json_object_get_string(query);
+		if (!strcmp(json_object_get_string(path), "/api/v1/pods") &&
+		    (strstr(q, "watch=true") != NULL) == watches) {
+			n++;
+			if (last)
+				snprintf(last, last_len, "%s", q);
+		}
+		json_object_put(entry);
+	}
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static struct kube_pods_health health(struct standin *s)
+{
+	struct kube_pods_health h;
+
+	kube_pods_source_health(s->source, &h);
+	return h;
+}
+
+/* Poll (dispatching the client's events, as the daemon's loop does) until cond holds. */
+#define WAIT_UNTIL(s, cond, timeout_ms)                                                 \
+	({                                                                              \
+		int64_t end_ = now_ns() + (int64_t)(timeout_ms) * MS;                   \
+		bool ok_;                                                               \
+		while (!(ok_ = (cond)) && now_ns() < end_) {                            \
+			struct pollfd pfd_ = { .fd = kube_client_event_fd((s)->client), \
+					       .events = POLLIN };                      \
+			if (poll(&pfd_, 1, 20) == 1)                                    \
+				kube_client_dispatch((s)->client);                      \
+		}                                                                       \
+		ok_;                                                                    \
+	})
+
+/* The view the daemon gives /readyz (daemon_kube_update_metrics). */
+static struct metrics_kube readyz_view(const struct kube_pods_health *h)
+{
+	return (struct metrics_kube){
+		.enabled = true, .listed = h->listed, .watching = h->watching, .failing = h->failing,
+		.last_status = h->last_status, .not_watching_since_ns = h->not_watching_since_ns,
+		.ready_grace_ns = KUBE_WATCH_READY_GRACE_NS, .progress_ns = h->progress_ns,
+		.stale_after_ns = h->progress_timeout_ns,
+	};
+}
+
+/* An API server restart starts a new, empty watch cache: the watch's resourceVersion is too
+ * old for it at once. evictd relists once, served from the new cache (NotOlderThan, no
+ * limit), and watches from that list: one list per restart, not a loop. */
+static void test_restart_relists_once(void **state)
+{
+	static struct standin s;
+	char query[4096];
+	struct kube_pods_health h;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL);
+	standin_source(&s, 0);
+	assert_true(WAIT_UNTIL(&s, health(&s).listed && health(&s).watching, 10000));
+	assert_int_equal(count_requests(&s, false, query, sizeof(query)), 1);
+	for (int restart = 1; restart <= 2; restart++) {
+		standin_hook(&s, "restart");
+		if (!WAIT_UNTIL(&s, (h = health(&s)).relists >= (uint64_t)restart && h.watching, 10000))
+			fail_msg("restart %d: not watching again after 10 s: %zu lists, %llu relists", restart,
+				 count_requests(&s, false, NULL, 0), (unsigned long long)h.relists);
+		/* Time for a loop to show: many delays of the 20-200 ms backoff. */
+		usleep(1500000);
+		h = health(&s);
+		if (count_requests(&s, false, NULL, 0) != (size_t)restart + 1)
+			fail_msg("restart %d: %zu lists, %llu relists (a relist loop)", restart,
+				 count_requests(&s, false, NULL, 0), (unsigned long long)h.relists);
+		assert_int_equal(h.relists, restart);
+		assert_true(h.watching);
+		assert_false(h.failing);
+		/* Served from the watch cache: the last resourceVersion, NotOlderThan, no paging. */
+		count_requests(&s, false, query, sizeof(query));
+		assert_non_null(strstr(query, "&resourceVersionMatch=NotOlderThan"));
+		assert_null(strstr(query, "limit="));
+		assert_null(strstr(query, "continue="));
+	}
+	/* The watches after it are from the relist's resourceVersion: at most a few (one per
+	 * restart plus the first), not one per loop. */
+	assert_true(count_requests(&s, true, NULL, 0) <= 6);
+	standin_stop(&s);
+}
+
+/* 429 (API Priority and Fairness) with Retry-After: the list and the watch wait for it,
+ * not for the 20 ms backoff. */
+static void test_retry_after(void **state)
+{
+	static struct standin s;
+	int64_t t;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"limit=\",\"status\":429,"
+			  "\"retry_after\":4,\"times\":1},"
+			  "{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"watch=true\",\"status\":429,"
+			  "\"retry_after\":4,\"times\":1}]");
+	standin_source(&s, 0);
+	assert_true(WAIT_UNTIL(&s, health(&s).failures == 1, 5000));
+	assert_int_equal(health(&s).last_status, 429);
+	t = now_ns();
+	/* A second before the server's 4 s: nothing was sent again. */
+	usleep(1000000);
+	if (now_ns() - t < 3 * S)	/* (a stalled machine proves nothing either way) */
+		assert_int_equal(count_requests(&s, false, NULL, 0), 1);
+	assert_true(WAIT_UNTIL(&s, health(&s).listed, 10000));
+	assert_int_equal(count_requests(&s, false, NULL, 0), 2);
+	/* The first watch: 429 too. */
+	assert_true(WAIT_UNTIL(&s, health(&s).failures == 2, 5000));
+	t = now_ns();
+	usleep(1000000);
+	if (now_ns() - t < 3 * S)
+		assert_int_equal(count_requests(&s, true, NULL, 0), 1);
+	assert_true(WAIT_UNTIL(&s, health(&s).watching, 10000));
+	assert_int_equal(count_requests(&s, true, NULL, 0), 2);
+	assert_int_equal(count_requests(&s, false, NULL, 0), 2);	/* no relist for a 429 */
+	standin_stop(&s);
+}
+
+/* A black-holed watch (an open socket, nothing on it, not even bookmarks) is cut within the
+ * progress bound and watched again; meanwhile /readyz says the pods are stale and
+ * evictd_kube_pods_stale_seconds grows; bookmarks again: ready, 0. */
+static void test_blackholed_watch(void **state)
+{
+	static struct standin s;
+	struct kube_pods_health h;
+	struct metrics_kube view;
+	const char *why = NULL;
+	int64_t t;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL);
+	standin_source(&s, 1500 * MS);
+	assert_true(WAIT_UNTIL(&s, (h = health(&s)).watching && h.bookmarks >= 2, 10000));
+	view = readyz_view(&h);
+	assert_true(metrics_kube_ready(&view, now_ns(), &why));
+	standin_hook(&s, "blackhole");
+	t = now_ns();
+	/* Cut within the bound (1.5 s, polled once a second by libcurl) and watched again. */
+	assert_true(WAIT_UNTIL(&s, (h = health(&s)).stalls >= 1 && h.watches >= 2, 6000));
+	assert_true(now_ns() - t >= 1500 * MS);
+	assert_false(h.failing);
+	assert_int_equal(count_requests(&s, false, NULL, 0), 1);	/* resumed: no list */
+	/* The new watch is black-holed too: the pods are stale, /readyz says so. */
+	assert_true(WAIT_UNTIL(&s, (h = health(&s), view = readyz_view(&h),
+				    !metrics_kube_ready(&view, now_ns(), &why)), 5000));
+	assert_non_null(why);
+	assert_non_null(strstr(why, "stale"));
+	assert_true(metrics_kube_stale_seconds(&view, now_ns()) > 1.5);
+	standin_hook(&s, "unblackhole");
+	assert_true(WAIT_UNTIL(&s, (h = health(&s), view = readyz_view(&h),
+				    metrics_kube_ready(&view, now_ns(), &why)), 8000));
+	assert_true(metrics_kube_stale_seconds(&view, now_ns()) == 0);
+	standin_stop(&s);
+}
+
+int main(void)
+{
+#define T(f) cmocka_unit_test(f)
+#define TS(f) cmocka_unit_test_teardown(f, teardown_standin)
+	const struct CMUnitTest tests[] = {
+		T(test_reflector_backoff),
+		T(test_stale_readyz),
+		TS(test_restart_relists_once),
+		TS(test_retry_after),
+		TS(test_blackholed_watch),
+	};
+	int failed;
+
+	signal(SIGPIPE, SIG_IGN);
+	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	if (certs_dir[0])
+		fixture_rm_rf(certs_dir);
+	return failed;
+}
