@@ -55,7 +55,9 @@ podlist() {	# podlist ITEMS...: written beside and renamed over the pods file
 	printf '{"kind":"List","items":[%s]}\n' "$*" > "$tmp/pods.json.tmp" && mv "$tmp/pods.json.tmp" "$tmp/pods.json"
 }
 
-static_web=$(pod $web_uid web ',"annotations":{"kubernetes.io/config.source":"file"}')
+# A static pod as its mirror pod shows it: config.mirror (its cgroup's UID) and the kubelet's
+# controller ownerReference to the Node (doc/DESIGN.md §5, "Pod identity").
+static_web=$(pod $web_uid web ',"annotations":{"kubernetes.io/config.mirror":"'$web_uid'"},"ownerReferences":[{"apiVersion":"v1","kind":"Node","name":"n1","controller":true}]')
 spawn "$hog"; spawn "$web"
 sleep 0.3
 podlist "$static_web"

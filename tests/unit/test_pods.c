@@ -174,13 +174,16 @@ static void test_parse_static_and_mirror(void **state)
 	assert_string_equal(apiserver->cgroup_uid, HASH_APISERVER);
 	assert_int_equal(apiserver->priority, 2000001000);
 
-	/* A static pod at priority 0 is still never evicted: static alone is enough. */
+	/* config.source: file and config.mirror without the kubelet's ownerReference to the
+	 * Node are annotations any pod author can write (doc/DESIGN.md §5, "Pod identity"): an
+	 * ordinary pod under its own UID, evictable at priority 0. */
 	exporter = meta_by_uid(&list, "3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f");
 	assert_non_null(exporter);
 	assert_int_equal(exporter->priority, 0);
+	assert_string_equal(exporter->cgroup_uid, exporter->uid);
 	pod.is_static = exporter->is_static;
 	pod.is_mirror = exporter->is_mirror;
-	assert_true(pod_never_evict(&pod));
+	assert_false(pod_never_evict(&pod));
 	pod_meta_list_free(&list);
 }
 
@@ -299,8 +302,8 @@ static void test_parse_malformed(void **state)
 		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"name\":\"a\\u0000b\"}}]}",
 		  "items[0].metadata.name: contains a NUL" },
 		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"name\":\"a\","
-		  "\"annotations\":{\"kubernetes.io/config.source\":7}}}]}",
-		  "items[0].metadata.annotations.kubernetes.io/config.source: expected string, got int" },
+		  "\"annotations\":{\"kubernetes.io/config.mirror\":7}}}]}",
+		  "items[0].metadata.annotations.kubernetes.io/config.mirror: expected string, got int" },
 		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"name\":\"a\","
 		  "\"ownerReferences\":[{\"kind\":\"DaemonSet\",\"controller\":\"yes\"}]}}]}",
 		  "items[0].metadata.ownerReferences[0].controller: expected boolean, got string" },
@@ -333,17 +336,31 @@ static void test_parse_malformed(void **state)
 		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"name\":\"a\"},"
 		  "\"status\":{\"qosClass\":\"Gold\"}}]}", "items[0].status.qosClass: \"Gold\"" },
 		{ "{\"kind\":\"List\",\"items\":[{\"metadata\":{\"uid\":\"u\",\"name\":\"a\"}},"
-		  "{\"metadata\":{\"uid\":\"u\",\"name\":\"b\"}}]}", "two pods with UID u" },
+		  "{\"metadata\":{\"uid\":\"u\",\"name\":\"b\"}}]}", "names the cgroup of pod UID u, which 2" },
 	};
 	struct pod_meta_list list = { 0 };
 	char err[512];
 
-	/* A good list first: every failure below must leave it untouched. */
+	/* A good list first: every document-level failure below must leave it untouched; a bad
+	 * pod in a well-formed list is refused alone (doc/DESIGN.md §5, "Pod identity"). */
 	assert_int_equal(parse_fixture("daemonset.json", NULL, &list), 0);
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct pod_meta_list one = { 0 };
 		int ret = pods_parse_podlist(cases[i].json, strlen(cases[i].json), "bad.json", NULL,
-					     &list, err, sizeof(err));
+					     &one, err, sizeof(err));
 
+		if (ret == 0) {
+			if (one.n_refused < 1 || !strstr(one.refused[0].message, cases[i].expect) ||
+			    strncmp(one.refused[0].message, "bad.json: ", 10))
+				fail_msg("case %zu (%s): refused %zu, \"%s\", want \"%s\"", i, cases[i].json,
+					 one.n_refused, one.n_refused ? one.refused[0].message : "",
+					 cases[i].expect);
+			assert_int_equal(one.n_items, 0);
+			pod_meta_list_free(&one);
+			continue;
+		}
+		ret = pods_parse_podlist(cases[i].json, strlen(cases[i].json), "bad.json", NULL,
+					 &list, err, sizeof(err));
 		if (ret != -EINVAL || !strstr(err, cases[i].expect) || strncmp(err, "bad.json: ", 10))
 			fail_msg("case %zu (%s): ret %d, error \"%s\", want \"%s\"", i, cases[i].json,
 				 ret, err, cases[i].expect);
@@ -912,7 +929,7 @@ static void test_pods_file_reload_only_on_change(void **state)
 
 	/* A broken version: error, the last good list stays, and it is not retried (nor
 	 * re-logged) until the file changes again. */
-	fixture_write(root, "pods.json", POD_WITH("{\"priority\":\"x\"}"));
+	fixture_write(root, "pods.json", "{\"kind\":\"List\",\"items\":[{");
 	set_mtime(path, 3000);
 	assert_int_equal(refresh_settled(source, &list), -EINVAL);
 	assert_int_equal(list.items[0].priority, 7);

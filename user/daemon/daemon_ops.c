@@ -105,6 +105,7 @@ void daemon_ops_update_metrics(struct daemon *daemon)
 	snap->evictions_unreturned = daemon->evictions_unreturned;
 	snap->escaped_processes = daemon->escaped_processes;
 	snap->pods_memory_estimated = daemon->usage_estimated_said;
+	snap->pods_refused = pods_refused_total();
 	metrics_update(ops->metrics, snap);
 }
 

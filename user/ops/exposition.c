@@ -220,6 +220,9 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	put_help(out, "evictd_pods_memory_usage_estimated", "gauge",
 		 "Pods whose memory.current cannot be read (no memory controller): usage estimated from their processes.");
 	put_int(out, "evictd_pods_memory_usage_estimated", (long long)snap->pods_memory_estimated);
+	put_help(out, "evictd_pods_refused_total", "counter",
+		 "Pods of a pod list or watch event refused alone (malformed, or claiming another pod's cgroup).");
+	put_int(out, "evictd_pods_refused_total", (long long)snap->pods_refused);
 	if (counters->can_evict.known) {
 		const struct metrics_can_evict *ce = &counters->can_evict;
 

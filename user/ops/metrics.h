@@ -80,6 +80,7 @@ struct metrics_snapshot {
 	uint64_t evictions_unreturned;		/* completed kills that did not give back their memory */
 	uint64_t escaped_processes;		/* left a victim's cgroup during its grace; killed */
 	uint64_t pods_memory_estimated;		/* pods whose memory.current cannot be read */
+	uint64_t pods_refused;			/* pods refused alone by the pod list parser */
 	/* Last graceful node shutdown, whole Unix seconds as the kubelet exports them; 0: none. */
 	int64_t shutdown_start_unix_s;
 	int64_t shutdown_end_unix_s;

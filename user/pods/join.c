@@ -114,6 +114,12 @@ void pods_join_metadata(struct pods *pods)
 {
 	for (size_t i = 0; i < pods->meta.n_items; i++)
 		pods->meta.items[i].joined = false;
+	/* Pods the list refused alone (podlist.c): one line per pod while it stays refused,
+	 * not one per refresh. */
+	for (size_t i = 0; i < pods->meta.n_refused && i < POD_REFUSALS_KEPT; i++)
+		if (pods_first_time(pods, "refused", pods->meta.refused[i].key))
+			log_warn("pods: %s; the rest of the list is kept, its cgroup (if any) is "
+				 "without metadata", pods->meta.refused[i].message);
 
 	for (size_t i = 0; i < pods->n_items; i++) {
 		struct pod *pod = &pods->items[i];

@@ -385,13 +385,94 @@ bool pods_uid_is_valid(const char *uid)
 	return true;
 }
 
-static int parse_metadata(struct parse_ctx *ctx, struct json_object *pod, const char *path,
-			  struct pod_meta *meta)
+/*
+ * What a pod says about its own identity (doc/DESIGN.md §5, "Pod identity"). Only the
+ * mirror evidence is read: the config.mirror annotation and a controller ownerReference to a
+ * Node. config.source and config.hash are not read at all: any user who may create a pod
+ * can write them, and the kubelet sets them only on its own in-memory pod objects, never
+ * trusting them on an API pod ([pod_update.go] GetPodSource reads the annotation the kubelet's
+ * config sources set, pkg/kubelet/config/common.go applyDefaults).
+ */
+struct identity_claim {
+	bool has_mirror;		/* the config.mirror annotation is there */
+	char mirror[64];		/* its value when it fits, else "" */
+	bool node_owner;		/* a controller ownerReference {v1, Node, node_name} */
+	char node_owner_name[256];
+};
+
+/* A string member compared against short constants only: a value too long for dst is no
+ * error (it equals none of them) but "" with *long_ set. 1 found, 0 absent, negative on a
+ * wrong type. */
+static int get_short_string(struct parse_ctx *ctx, struct json_object *obj, const char *path,
+			    const char *key, char *dst, size_t dst_len, bool *long_)
 {
-	struct json_object *metadata = NULL, *annotations = NULL, *owners = NULL;
-	char metadata_path[512], annotations_path[512], owners_path[512], item_path[512];
-	char source[64] = "", mirror[64] = "", hash[64] = "";
-	int err, has_mirror;
+	struct json_object *value;
+	int found = get_member(ctx, obj, path, key, json_type_string, &value);
+
+	dst[0] = '\0';
+	*long_ = false;
+	if (found <= 0)
+		return found;
+	if ((size_t)json_object_get_string_len(value) >= dst_len ||
+	    strlen(json_object_get_string(value)) != (size_t)json_object_get_string_len(value))
+		*long_ = true;
+	else
+		memcpy(dst, json_object_get_string(value), (size_t)json_object_get_string_len(value) + 1);
+	return 1;
+}
+
+static int parse_owners(struct parse_ctx *ctx, struct json_object *metadata, const char *metadata_path,
+			struct pod_meta *meta, struct identity_claim *claim)
+{
+	struct json_object *owners = NULL;
+	char owners_path[512], item_path[512];
+	int err;
+
+	err = get_member(ctx, metadata, metadata_path, "ownerReferences", json_type_array, &owners);
+	if (err <= 0)
+		return err;
+	path_key(owners_path, sizeof(owners_path), metadata_path, "ownerReferences");
+	for (size_t i = 0; i < json_object_array_length(owners); i++) {
+		struct json_object *owner = json_object_array_get_idx(owners, i);
+		struct json_object *controller = NULL;
+		char kind[64], api_version[16], name[256];
+		bool long_kind, long_version, long_name;
+		bool is_controller;
+
+		path_index(item_path, sizeof(item_path), owners_path, i);
+		if (!json_object_is_type(owner, json_type_object))
+			return parse_fail(ctx, item_path, "expected object, got %s", json_kind(owner));
+		/* kind, apiVersion and name are only compared: a long one is just another kind. */
+		if ((err = get_short_string(ctx, owner, item_path, "kind", kind, sizeof(kind), &long_kind)) < 0 ||
+		    (err = get_short_string(ctx, owner, item_path, "apiVersion", api_version,
+					    sizeof(api_version), &long_version)) < 0 ||
+		    (err = get_short_string(ctx, owner, item_path, "name", name, sizeof(name), &long_name)) < 0 ||
+		    (err = get_member(ctx, owner, item_path, "controller", json_type_boolean,
+				      &controller)) < 0)
+			return err;
+		is_controller = controller && json_object_get_boolean(controller);
+		/* The kubelet's IsDaemonSetPod-like check: the controlling owner is a DaemonSet. */
+		if (strcmp(kind, "DaemonSet") == 0 && is_controller)
+			meta->is_daemonset = true;
+		/* The owner the kubelet gives its mirror pods, and the only one NodeRestriction lets
+		 * a node create a pod with (plugin/pkg/admission/noderestriction/admission.go
+		 * admitPodCreate: one ownerReference, apiVersion v1, kind Node, its own name,
+		 * controller true, the Node's UID). */
+		if (!strcmp(kind, "Node") && !strcmp(api_version, "v1") && is_controller && name[0]) {
+			claim->node_owner = true;
+			memcpy(claim->node_owner_name, name, sizeof(name));
+		}
+	}
+	return 0;
+}
+
+static int parse_metadata(struct parse_ctx *ctx, struct json_object *pod, const char *path,
+			  struct pod_meta *meta, struct identity_claim *claim)
+{
+	struct json_object *metadata = NULL, *annotations = NULL;
+	char metadata_path[512], annotations_path[512], item_path[512];
+	bool long_mirror;
+	int err;
 
 	path_key(metadata_path, sizeof(metadata_path), path, "metadata");
 	err = get_member(ctx, pod, path, "metadata", json_type_object, &metadata);
@@ -407,55 +488,43 @@ static int parse_metadata(struct parse_ctx *ctx, struct json_object *pod, const 
 	if (!pods_uid_is_valid(meta->uid))
 		return parse_fail(ctx, path_key(item_path, sizeof(item_path), metadata_path, "uid"),
 				  "\"%s\" is not a UID", meta->uid);
+	strcpy(meta->cgroup_uid, meta->uid);
 
 	err = get_member(ctx, metadata, metadata_path, "annotations", json_type_object, &annotations);
 	if (err < 0)
 		return err;
 	path_key(annotations_path, sizeof(annotations_path), metadata_path, "annotations");
 	if (annotations) {
-		if ((err = get_string(ctx, annotations, annotations_path, POD_ANNOTATION_CONFIG_SOURCE,
-				      false, source, sizeof(source))) < 0 ||
-		    (has_mirror = err = get_string(ctx, annotations, annotations_path,
-						   POD_ANNOTATION_CONFIG_MIRROR, false, mirror,
-						   sizeof(mirror))) < 0 ||
-		    (err = get_string(ctx, annotations, annotations_path, POD_ANNOTATION_CONFIG_HASH,
-				      false, hash, sizeof(hash))) < 0)
+		err = get_short_string(ctx, annotations, annotations_path, POD_ANNOTATION_CONFIG_MIRROR,
+				       claim->mirror, sizeof(claim->mirror), &long_mirror);
+		if (err < 0)
 			return err;
-		/* [pod_update.go] IsStaticPod: a source annotation other than "api";
-		 * IsMirrorPod: the mirror annotation exists (whatever its value). */
-		meta->is_static = source[0] && strcmp(source, "api") != 0;
-		meta->is_mirror = has_mirror > 0;
+		claim->has_mirror = err > 0;
 	}
-	/* The kubelet names a static pod's cgroup after its own UID (config.hash); the mirror
-	 * pod the API server holds has another UID and carries that hash in config.mirror. */
-	if (meta->is_mirror && pods_uid_is_valid(mirror))
-		strcpy(meta->cgroup_uid, mirror);
-	else if (meta->is_static && pods_uid_is_valid(hash))
-		strcpy(meta->cgroup_uid, hash);
-	else
-		strcpy(meta->cgroup_uid, meta->uid);
+	return parse_owners(ctx, metadata, metadata_path, meta, claim);
+}
 
-	err = get_member(ctx, metadata, metadata_path, "ownerReferences", json_type_array, &owners);
-	if (err < 0)
-		return err;
-	path_key(owners_path, sizeof(owners_path), metadata_path, "ownerReferences");
-	for (size_t i = 0; owners && i < json_object_array_length(owners); i++) {
-		struct json_object *owner = json_object_array_get_idx(owners, i);
-		struct json_object *controller = NULL;
-		char kind[64] = "";
-
-		path_index(item_path, sizeof(item_path), owners_path, i);
-		if (!json_object_is_type(owner, json_type_object))
-			return parse_fail(ctx, item_path, "expected object, got %s", json_kind(owner));
-		if ((err = get_string(ctx, owner, item_path, "kind", true, kind, sizeof(kind))) < 0 ||
-		    (err = get_member(ctx, owner, item_path, "controller", json_type_boolean,
-				      &controller)) < 0)
-			return err;
-		/* The kubelet's IsDaemonSetPod-like check: the controlling owner is a DaemonSet. */
-		if (strcmp(kind, "DaemonSet") == 0 && controller && json_object_get_boolean(controller))
-			meta->is_daemonset = true;
-	}
-	return 0;
+/*
+ * A mirror pod is one the node's kubelet created for a static pod: the config.mirror
+ * annotation ([pod_update.go] IsMirrorPod) and the controller ownerReference to the Node it is
+ * bound to (pkg/kubelet/pod/mirror_client.go CreateMirrorPod sets both; NodeRestriction
+ * admitPodCreate holds a node to them). Only then is the kubelet's static pod behind it, and
+ * its cgroup named after the static pod's UID, the annotation's value. An API pod with the
+ * annotation but not that owner is an ordinary pod under its own UID: the kubelet runs no
+ * API pod carrying config.mirror (pkg/kubelet/kubelet.go HandlePodAdditions hands it to
+ * handleMirrorPod), so it has no cgroup to protect, and its annotation names nothing.
+ * NodeRestriction restricts node users only: an ordinary user may forge both, so a mirror's
+ * claim on a UID another listed pod holds is refused (podlist.c), never honoured.
+ */
+static void apply_identity(struct pod_meta *meta, const struct identity_claim *claim, const char *node)
+{
+	if (!claim->has_mirror || !claim->node_owner || !node[0] ||
+	    strcmp(claim->node_owner_name, node) != 0)
+		return;
+	meta->is_mirror = true;
+	meta->is_static = true;	/* [pod_update.go] IsCriticalPod: IsStaticPod || IsMirrorPod */
+	if (pods_uid_is_valid(claim->mirror))
+		strcpy(meta->cgroup_uid, claim->mirror);
 }
 
 /* One Pod object. Returns 1 to keep it, 0 to skip it (another node), negative on error. */
@@ -465,6 +534,7 @@ int parse_pod(struct parse_ctx *ctx, struct json_object *pod, const char *path,
 	struct json_object *spec = NULL, *status = NULL;
 	char spec_path[512], status_path[512], field[512];
 	char node[256] = "", qos[32] = "", phase[32] = "";
+	struct identity_claim claim = { 0 };
 	int64_t value;
 	int err;
 
@@ -472,7 +542,7 @@ int parse_pod(struct parse_ctx *ctx, struct json_object *pod, const char *path,
 		return parse_fail(ctx, path, "expected object, got %s", json_kind(pod));
 	memset(meta, 0, sizeof(*meta));
 	meta->termination_grace_period_s = -1;
-	err = parse_metadata(ctx, pod, path, meta);
+	err = parse_metadata(ctx, pod, path, meta, &claim);
 	if (err < 0)
 		return err;
 
@@ -512,6 +582,7 @@ int parse_pod(struct parse_ctx *ctx, struct json_object *pod, const char *path,
 		meta->terminal = strcmp(phase, "Succeeded") == 0 || strcmp(phase, "Failed") == 0;
 		pod_container_ids(meta, status);
 	}
+	apply_identity(meta, &claim, node);
 	if (node_name && strcmp(node, node_name) != 0)
 		return 0;
 	return 1;
@@ -527,7 +598,10 @@ void pod_meta_list_free(struct pod_meta_list *list)
 	if (!list)
 		return;
 	free(list->items);
+	free(list->refused);
 	list->items = NULL;
 	list->n_items = 0;
+	list->refused = NULL;
+	list->n_refused = 0;
 }
 

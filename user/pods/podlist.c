@@ -139,9 +139,51 @@ static int stream_value(struct podlist_stream *s, struct json_object **out)
 struct podlist_items {
 	struct pod_meta *metas;
 	size_t kept, cap, count;
-	int err;			/* the first pod's error, reported once kind is known */
-	char message[sizeof(((struct parse_ctx *)0)->message)];
+	struct pod_refusal *refused;	/* the first POD_REFUSALS_KEPT */
+	size_t n_refused;
 };
+
+static _Atomic uint64_t refused_total;
+
+uint64_t pods_refused_total(void)
+{
+	return refused_total;
+}
+
+/* One pod refused alone: counted, its message kept (the first POD_REFUSALS_KEPT). key: its
+ * metadata.uid when it has a string one, else its path in the document. */
+static int refuse(struct podlist_items *items, const char *key, const char *message)
+{
+	refused_total++;
+	if (!items->refused) {
+		items->refused = calloc(POD_REFUSALS_KEPT, sizeof(*items->refused));
+		if (!items->refused)
+			return -ENOMEM;
+	}
+	if (items->n_refused < POD_REFUSALS_KEPT) {
+		struct pod_refusal *r = &items->refused[items->n_refused];
+
+		snprintf(r->key, sizeof(r->key), "%s", key);
+		snprintf(r->message, sizeof(r->message), "%s", message);
+	}
+	items->n_refused++;
+	return 0;
+}
+
+/* The key a refused pod is logged once under: metadata.uid if it is a short string. */
+static void refusal_key(struct json_object *pod, const char *path, char *key, size_t len)
+{
+	struct json_object *metadata, *uid;
+
+	if (json_object_is_type(pod, json_type_object) &&
+	    json_object_object_get_ex(pod, "metadata", &metadata) &&
+	    json_object_is_type(metadata, json_type_object) &&
+	    json_object_object_get_ex(metadata, "uid", &uid) && json_object_is_type(uid, json_type_string) &&
+	    (size_t)json_object_get_string_len(uid) < len - 4)
+		snprintf(key, len, "uid %s", json_object_get_string(uid));
+	else
+		snprintf(key, len, "%s", path);
+}
 
 /* "items": [ ... ]: each pod parsed and its DOM freed before the next one is read. */
 static int stream_items(struct podlist_stream *s, const char *node_name, struct podlist_items *items)
@@ -150,8 +192,7 @@ static int stream_items(struct podlist_stream *s, const char *node_name, struct 
 	int err;
 
 	/* A repeated "items" key: the last one wins, as in json-c's objects. */
-	items->kept = items->count = 0;
-	items->err = 0;
+	items->kept = items->count = items->n_refused = 0;
 	s->pos++;	/* '[' */
 	stream_skip_ws(s);
 	if (s->pos < s->len && s->json[s->pos] == ']') {
@@ -164,7 +205,7 @@ static int stream_items(struct podlist_stream *s, const char *node_name, struct 
 		err = stream_value(s, &pod);
 		if (err)
 			return err;
-		if (!items->err && items->kept == items->cap) {
+		if (items->kept == items->cap) {
 			size_t cap = items->cap ? items->cap * 2 : 64;
 			struct pod_meta *grown = realloc(items->metas, cap * sizeof(*grown));
 
@@ -175,18 +216,21 @@ static int stream_items(struct podlist_stream *s, const char *node_name, struct 
 			items->metas = grown;
 			items->cap = cap;
 		}
-		if (!items->err) {
-			path_index(item_path, sizeof(item_path), "items", items->count);
-			err = parse_pod(s->ctx, pod, item_path, node_name, &items->metas[items->kept]);
-			if (err < 0) {
-				/* The rest must still be valid JSON, and kind decides whether this counts. */
-				items->err = err;
-				memcpy(items->message, s->ctx->message, sizeof(items->message));
-			} else {
-				items->kept += (size_t)err;
-			}
+		path_index(item_path, sizeof(item_path), "items", items->count);
+		err = parse_pod(s->ctx, pod, item_path, node_name, &items->metas[items->kept]);
+		if (err == -EINVAL) {
+			/* This pod alone (doc/DESIGN.md §5, "Pod identity"): the rest is kept. */
+			char key[80];
+
+			refusal_key(pod, item_path, key, sizeof(key));
+			err = refuse(items, key, s->ctx->message);
+		} else if (err >= 0) {
+			items->kept += (size_t)err;
+			err = 0;
 		}
 		json_object_put(pod);
+		if (err)
+			return err;
 		items->count++;
 		stream_skip_ws(s);
 		if (s->pos >= s->len)
@@ -270,6 +314,57 @@ static int stream_document(struct podlist_stream *s, const char *node_name, stru
 	}
 }
 
+/*
+ * Pods naming the same cgroup (items sorted by cgroup_uid). Only a mirror pod names a cgroup
+ * other than its own UID, and any user may forge one (meta.c apply_identity), so a claim on
+ * the UID of a listed ordinary pod loses: that pod is kept, the claimants are refused. With
+ * no such pod (two mirrors, two pods with one UID) all of them are refused and the cgroup is
+ * without metadata, which fails closed (a static pod stays known from the node's manifests,
+ * static_pods.c). 0 or -ENOMEM.
+ */
+static int refuse_claims(struct parse_ctx *ctx, struct podlist_items *items)
+{
+	size_t kept = 0;
+
+	for (size_t a = 0, b; a < items->kept; a = b) {
+		const struct pod_meta *owner = NULL;
+		size_t owners = 0;
+
+		for (b = a + 1; b < items->kept &&
+		     !strcmp(items->metas[a].cgroup_uid, items->metas[b].cgroup_uid); b++)
+			;
+		if (b - a == 1) {
+			items->metas[kept++] = items->metas[a];
+			continue;
+		}
+		for (size_t i = a; i < b; i++) {
+			if (!items->metas[i].is_mirror) {
+				owner = &items->metas[i];
+				owners++;
+			}
+		}
+		for (size_t i = a; i < b; i++) {
+			const struct pod_meta *m = &items->metas[i];
+			char key[80];
+			int err;
+
+			if (owners == 1 && m == owner)
+				continue;
+			snprintf(key, sizeof(key), "uid %s", m->uid);
+			parse_fail(ctx, "items", "%s/%s (uid %s%s) names the cgroup of pod UID %s, which "
+				   "%zu listed pods name; refused", m->namespace_, m->name, m->uid,
+				   m->is_mirror ? ", a mirror pod" : "", m->cgroup_uid, b - a);
+			err = refuse(items, key, ctx->message);
+			if (err)
+				return err;
+		}
+		if (owners == 1)
+			items->metas[kept++] = *owner;
+	}
+	items->kept = kept;
+	return 0;
+}
+
 /* kind List or PodList with items[] (streamed), or one Pod (rest is the pod). */
 static int parse_document(struct podlist_stream *s, const char *node_name, struct pod_meta_list *out)
 {
@@ -300,7 +395,9 @@ static int parse_document(struct podlist_stream *s, const char *node_name, struc
 	if (!err)
 		err = get_string(s->ctx, rest, "", "kind", false, kind, sizeof(kind));
 	if (err >= 0 && strcmp(kind, "Pod") == 0) {
+		/* One Pod: refusing it alone is refusing the document. */
 		free(items.metas);
+		free(items.refused);
 		items = (struct podlist_items){ 0 };
 		items.metas = calloc(1, sizeof(*items.metas));
 		err = items.metas ? parse_pod(s->ctx, rest, "", node_name, items.metas) : -ENOMEM;
@@ -314,28 +411,24 @@ static int parse_document(struct podlist_stream *s, const char *node_name, struc
 			err = get_member(s->ctx, rest, "", "items", json_type_array, &unused);
 			if (err == 0)
 				err = parse_fail(s->ctx, "items", "missing");
-		} else if (items.err) {
-			memcpy(s->ctx->message, items.message, sizeof(items.message));
-			err = items.err;
 		}
 	}
 	json_object_put(rest);
+	if (err >= 0) {
+		/* Sorted by the join key: the join is a bsearch per cgroup. */
+		if (items.kept > 1)	/* qsort(NULL, 0) is undefined */
+			qsort(items.metas, items.kept, sizeof(*items.metas), pods_cmp_meta_cgroup_uid);
+		err = refuse_claims(s->ctx, &items);
+	}
 	if (err < 0) {
 		free(items.metas);
+		free(items.refused);
 		return err;
-	}
-	/* Sorted by the join key: the join is a bsearch per cgroup. */
-	if (items.kept > 1)	/* qsort(NULL, 0) is undefined */
-		qsort(items.metas, items.kept, sizeof(*items.metas), pods_cmp_meta_cgroup_uid);
-	for (size_t i = 1; i < items.kept; i++) {
-		if (strcmp(items.metas[i - 1].cgroup_uid, items.metas[i].cgroup_uid) == 0) {
-			parse_fail(s->ctx, "items", "two pods with UID %s", items.metas[i].cgroup_uid);
-			free(items.metas);
-			return -EINVAL;
-		}
 	}
 	out->items = items.metas;
 	out->n_items = items.kept;
+	out->refused = items.refused;
+	out->n_refused = items.n_refused;
 	return 0;
 }
 
@@ -385,6 +478,11 @@ int pods_parse_podlist(const char *json, size_t len, const char *name, const cha
 	if (errbuf && errlen)
 		errbuf[0] = '\0';
 	err = parse_podlist_quiet(&ctx, json, len, node_name, list);
+	/* Once per parse (an API list, a watch event), never per refresh. */
+	for (size_t i = 0; !err && i < list->n_refused && i < POD_REFUSALS_KEPT; i++)
+		log_warn("pods: %s; the rest of the list is kept", list->refused[i].message);
+	if (!err && list->n_refused > POD_REFUSALS_KEPT)
+		log_warn("pods: %s: %zu more pods refused", ctx.name, list->n_refused - POD_REFUSALS_KEPT);
 	if (err == -EINVAL) {
 		log_err("%s", ctx.message);
 		if (errbuf && errlen)

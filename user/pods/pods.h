@@ -69,20 +69,38 @@ struct pod_meta {
 	bool joined;		/* set by pods_refresh: a cgroup was found for it */
 };
 
+/* A pod of a list refused alone (doc/DESIGN.md §5, "Pod identity"): its cgroup, if any, is
+ * then without metadata (fails closed). key: its metadata.uid when readable, else its path. */
+struct pod_refusal {
+	char key[80];
+	char message[256];
+};
+
+#define POD_REFUSALS_KEPT 32	/* messages kept per list; n_refused counts them all */
+
 struct pod_meta_list {
 	struct pod_meta *items;
 	size_t n_items;
+	struct pod_refusal *refused;	/* the first POD_REFUSALS_KEPT refusals, or NULL */
+	size_t n_refused;		/* pods of the document refused */
 };
+
+/* Pods refused by every parse so far (any source, any thread): evictd_pods_refused_total. */
+uint64_t pods_refused_total(void);
 
 void pod_meta_list_free(struct pod_meta_list *list);
 
 /*
  * Parse `kubectl get pods -o json` output: kind List or PodList with items[], or one Pod.
  * `name` (the file) prefixes messages. node_name non-NULL: keep only pods bound to that node
- * (spec.nodeName). Any malformed JSON, wrong type, out-of-range number or missing
- * metadata.uid/name rejects the whole document with -EINVAL and one message naming the field
- * path ("pods.json: items[2].spec.priority: expected an integer, got string"), logged and
- * copied to errbuf when given; *list is then untouched. Returns 0, -EINVAL or -ENOMEM.
+ * (spec.nodeName). Malformed JSON rejects the whole document with -EINVAL and one message
+ * naming the byte ("pods.json: malformed JSON at byte 12: ..."), logged and copied to errbuf
+ * when given; *list is then untouched. A well-formed list with one bad pod (a wrong type, an
+ * out-of-range number, a field over its buffer, missing metadata.uid/name, or a mirror claim on
+ * another pod's UID) refuses that pod alone: the rest is kept, the refusal is in
+ * list->refused (message naming the field path, "pods.json: items[2].spec.priority: expected
+ * int, got string"), counted in pods_refused_total() and logged here (once per parse). A single
+ * Pod document that is bad is -EINVAL as before. Returns 0, -EINVAL or -ENOMEM.
  */
 int pods_parse_podlist(const char *json, size_t len, const char *name, const char *node_name,
 		       struct pod_meta_list *list, char *errbuf, size_t errlen);

@@ -390,6 +390,14 @@ static int merge(struct static_source *s, struct pod_meta_list *list)
 	pod_meta_list_free(list);
 	list->items = items;
 	list->n_items = n;
+	/* The inner list's refusals, for join.c to log once per pod. */
+	if (s->inner_list.n_refused) {
+		list->refused = calloc(POD_REFUSALS_KEPT, sizeof(*list->refused));
+		if (!list->refused)
+			return -ENOMEM;
+		memcpy(list->refused, s->inner_list.refused, POD_REFUSALS_KEPT * sizeof(*list->refused));
+		list->n_refused = s->inner_list.n_refused;
+	}
 	return 0;
 }
 
