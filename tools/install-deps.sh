@@ -14,13 +14,43 @@ bench_pkgs=(earlyoom gnuplot-nox hyperfine jq)
 # it (skopeo); busybox-static is the image's /bin/sh, ca-certificates libcurl's CA bundle.
 image_pkgs=(buildah umoci skopeo busybox-static ca-certificates)
 
+# The admission policy's CEL test (tests/cli/test_admission_cel.sh) needs the npm packages
+# pinned in tests/admission/package-lock.json, in tests/admission/node_modules (npm ci; no global
+# install). It needs Node.js >= 20.19, which Debian 12 does not package (bookworm has 18): without
+# it the test skips and says so.
+admission_dir="$(cd "$(dirname "$0")/.." && pwd)/tests/admission"
+npm_missing() {
+	local pkg want have
+	for pkg in @marcbachmann/cel-js js-yaml; do
+		want=$(sed -n "s|.*\"$pkg\": \"\([^\"]*\)\".*|\1|p" "$admission_dir/package.json")
+		have=$(sed -n 's/^ *"version": "\([^"]*\)".*/\1/p' "$admission_dir/node_modules/$pkg/package.json" 2>/dev/null | head -1)
+		[ "$want" = "$have" ] || echo "$pkg@$want"
+	done
+}
+npm_deps() {
+	local missing
+	missing=$(npm_missing | tr "\n" " ")
+	[ -z "$missing" ] && return 0
+	if [ "$check_only" = 1 ]; then
+		echo "install-deps: missing npm packages in $admission_dir: $missing" >&2
+		return 1
+	fi
+	if ! command -v npm >/dev/null; then
+		echo "install-deps: no npm: install Node.js >= 20.19 (not a Debian 12 package), then run this again" >&2
+		return 0
+	fi
+	echo "install-deps: npm ci in $admission_dir ($missing)" >&2
+	npm ci --prefix "$admission_dir" --no-audit --no-fund --loglevel=error >/dev/null
+}
+
 check_only=0
 want=()
+want_npm=0
 for arg in "$@"; do
 	case "$arg" in
 	--check) check_only=1 ;;
 	build) want+=("${build_pkgs[@]}") ;;
-	test) want+=("${build_pkgs[@]}" "${test_pkgs[@]}") ;;
+	test) want+=("${build_pkgs[@]}" "${test_pkgs[@]}"); want_npm=1 ;;
 	vm) want+=("${vm_pkgs[@]}") ;;
 	bench) want+=("${bench_pkgs[@]}") ;;
 	image) want+=("${image_pkgs[@]}") ;;
@@ -34,7 +64,11 @@ missing=()
 for pkg in "${want[@]}"; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
-[ ${#missing[@]} -eq 0 ] && exit 0
+npm_rc=0
+if [ ${#missing[@]} -eq 0 ]; then
+	[ "$want_npm" = 1 ] && { npm_deps || npm_rc=1; }
+	exit $npm_rc
+fi
 
 if [ "$check_only" = 1 ]; then
 	echo "install-deps: missing packages: ${missing[*]}" >&2
@@ -48,3 +82,5 @@ echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+[ "$want_npm" = 1 ] && npm_deps
+exit 0

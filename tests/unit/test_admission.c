@@ -13,9 +13,26 @@
 #define RBAC_FILE DEPLOY_DIR "rbac.yaml"
 #define NODE_NAME_CLAIM "authentication.kubernetes.io/node-name"
 
-/* The writes RBAC grants that must be confined (rbac.yaml): patch is UPDATE in admission. */
-static const char *const confined_resources[] = { "pods", "pods/status", "nodes", "nodes/status" };
-static const char *const confined_operations[] = { "UPDATE", "DELETE" };
+/* The writes RBAC grants (rbac.yaml; patch is UPDATE in admission) and those evictd never
+ * sends, which the policy refuses rather than leaving them to RBAC alone. */
+static const char *const confined_resources[] = { "pods", "pods/status", "pods/eviction", "nodes", "nodes/status" };
+static const char *const confined_operations[] = { "CREATE", "UPDATE", "DELETE" };
+
+/* Whether a rule's resources list matches resource: itself, the wildcard, or the parent's
+ * wildcard for a subresource (k8s.io/api admissionregistration/v1 RuleWithOperations: a
+ * resource "pods" then slash-star means all subresources of pods). */
+static bool resources_match(yaml_document_t *doc, yaml_node_t *resources, const char *resource)
+{
+	const char *slash = strchr(resource, '/');
+	char parent_all[128];
+
+	if (seq_has(doc, resources, resource) || seq_has(doc, resources, "*"))
+		return true;
+	if (!slash)
+		return false;
+	snprintf(parent_all, sizeof(parent_all), "%.*s/*", (int)(slash - resource), resource);
+	return seq_has(doc, resources, parent_all);
+}
 
 /* Whether expr names variables.<name> as a whole identifier (not a longer one). */
 static bool mentions_var(const char *expr, const char *name)
@@ -158,7 +175,7 @@ static void check_policy(struct docs *docs, const char *sa_username, struct prob
 				yaml_node_t *rule = seq_at(doc, rules, i);
 
 				matched |= seq_has(doc, child(doc, rule, "apiGroups"), "") &&
-					   seq_has(doc, child(doc, rule, "resources"), confined_resources[r]) &&
+					   resources_match(doc, child(doc, rule, "resources"), confined_resources[r]) &&
 					   seq_has(doc, child(doc, rule, "operations"), confined_operations[o]);
 			}
 			if (!matched)
@@ -258,11 +275,16 @@ static void test_checker_catches_breakage(void **state)
 		{ "request.userInfo.extra[?'authentication.kubernetes.io/node-name'][0].orValue('')",
 		  "request.userInfo.username", "" },
 		{ "failurePolicy: Fail", "failurePolicy: Ignore", "fail open" },
-		{ "operations: [\"UPDATE\", \"DELETE\"]", "operations: [\"UPDATE\"]", "DELETE pods" },
-		{ "resources: [\"pods\", \"pods/status\", \"nodes\", \"nodes/status\"]",
-		  "resources: [\"pods\", \"nodes\", \"nodes/status\"]", "UPDATE pods/status" },
-		{ "resources: [\"pods\", \"pods/status\", \"nodes\", \"nodes/status\"]",
-		  "resources: [\"pods\", \"pods/status\", \"nodes\"]", "nodes/status" },
+		{ "operations: [\"CREATE\", \"UPDATE\", \"DELETE\", \"CONNECT\"]", "operations: [\"UPDATE\", \"DELETE\"]",
+		  "CREATE pods/eviction" },
+		{ "operations: [\"CREATE\", \"UPDATE\", \"DELETE\", \"CONNECT\"]", "operations: [\"CREATE\", \"UPDATE\"]",
+		  "DELETE pods" },
+		{ "resources: [\"pods\", \"pods/*\", \"nodes\", \"nodes/*\"]", "resources: [\"pods\", \"nodes\", \"nodes/*\"]",
+		  "UPDATE pods/status" },
+		{ "resources: [\"pods\", \"pods/*\", \"nodes\", \"nodes/*\"]", "resources: [\"pods\", \"pods/*\", \"nodes\"]",
+		  "nodes/status" },
+		{ "resources: [\"pods\", \"pods/*\", \"nodes\", \"nodes/*\"]",
+		  "resources: [\"pods\", \"pods/status\", \"nodes\", \"nodes/*\"]", "CREATE pods/eviction" },
 		{ "apiGroups: [\"\"]", "apiGroups: [\"apps\"]", "is not matched" },
 		{ "system:serviceaccount:evictd-system:evictd", "system:serviceaccount:kube-system:evictd", "matchCondition" },
 		{ "request.resource.resource != 'nodes' || request.name == variables.nodeName",
