@@ -289,19 +289,6 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 		daemon->ledger_signal[resource] = eviction->signal;
 		entry = eviction_entry(eviction, victim, EVENTLOG_KILLED, latency, NULL);
 		daemon_ops_record(daemon, &entry);
-		/* The pod is gone; tell the API server so its controller replaces it (never
-		 * waits: the request is queued). */
-		if (daemon->kube_report && !eviction->policy->config.workload_roots.n)
-			kube_report_eviction(daemon->kube_report, &(struct kube_eviction){
-				.pod = victim,
-				.signal = eviction->signal,
-				.threshold = &eviction->threshold,
-				.threshold_quantity = eviction->threshold_quantity,
-				.available = eviction->available,
-				.containers = eviction->containers,
-				.n_containers = eviction->n_containers,
-				.grace_period_s = eviction->grace_ns / 1000000000,
-			});
 		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after %s%s", eviction->victim_name,
 			 victim->cgroup_path, signal_name(eviction->signal),
 			 eviction->grace_ns ? "SIGTERM then cgroup.kill" : "cgroup.kill",
@@ -478,6 +465,20 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			log_err("evicting %s: out of memory", pod->cgroup_path);
 			return;
 		}
+		/* The kubelet's order (kube/report.c, DESIGN.md §8): the pod's status Failed/Evicted
+		 * before the kill, waited for at most KUBE_EVICTION_STATUS_WAIT_NS. */
+		if (daemon->kube_report && !policy->config.workload_roots.n && !policy->config.dry_run &&
+		    !executor_find(daemon->executor, pod))
+			kube_report_eviction(daemon->kube_report, &(struct kube_eviction){
+				.pod = pod,
+				.signal = eviction->signal,
+				.threshold = &eviction->threshold,
+				.threshold_quantity = eviction->threshold_quantity,
+				.available = eviction->available,
+				.containers = eviction->containers,
+				.n_containers = eviction->n_containers,
+				.status_wait_ns = KUBE_EVICTION_STATUS_WAIT_NS,
+			});
 		err = executor_start(daemon->executor, &policy->kill, &(struct exec_request){
 			.pod = pod,
 			.mode = grace_ns > 0 ? KILL_SOFT : KILL_HARD,

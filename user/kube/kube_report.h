@@ -2,12 +2,12 @@
 /*
  * What evictd tells the API server (issue 6), and the API-server pod metadata source.
  *
- *  - An eviction: after cgroup.kill has emptied the pod, the taint manager's pattern: the
- *    DisruptionTarget condition (reason TerminationByKubelet, the kubelet's message) through a
- *    pods/status patch with metadata.uid as precondition, then DELETE with preconditions.uid
- *    and a grace period; and a Warning Event "Evicted" on the pod (core/v1, repeats counted).
- *    Why a deletion and not a Failed status: see the comment block at the top of
- *    kube/report.c.
+ *  - An eviction, at the decision and before the kill, as the kubelet's eviction manager
+ *    writes it: a pods/status patch (metadata.uid as precondition) to phase Failed, reason
+ *    Evicted, the kubelet's message and the DisruptionTarget condition (reason
+ *    TerminationByKubelet), and a Warning Event "Evicted" on the pod (core/v1, repeats
+ *    counted). The kill waits for the patch at most KUBE_EVICTION_STATUS_WAIT_NS. No DELETE:
+ *    why, see the comment block at the top of kube/report.c.
  *  - Pressure: while MemoryPressure, DiskPressure or PIDPressure holds (the engine's
  *    conditions, which already include evictionPressureTransitionPeriod), the node carries
  *    evictd's own NoSchedule taint evictd.io/{memory,disk,pid}-pressure. The kubelet owns
@@ -92,10 +92,14 @@ struct kube_eviction {
 	 * (only memory and ephemeral-storage, only those above their request). */
 	const struct kube_container_usage *containers;
 	size_t n_containers;
-	/* The grace the kill gave the pod (0 for a hard eviction); the DELETE's
-	 * gracePeriodSeconds is this, at least 1. */
-	int64_t grace_period_s;
+	/* > 0: kube_report_eviction waits this long at most for the status patch's first
+	 * answer, so that the kill follows it (KUBE_EVICTION_STATUS_WAIT_NS). */
+	int64_t status_wait_ns;
 };
+/* The most the API may delay a kill: the kubelet's kill never waits for the API at all (its
+ * status manager writes asynchronously, pkg/kubelet/status/status_manager.go SetPodStatus);
+ * evictd waits this long so that the terminal phase usually lands first (doc/DESIGN.md §8). */
+#define KUBE_EVICTION_STATUS_WAIT_NS (100ll * 1000000)
 
 /*
  * The kubelet's evictionMessage: "The node was low on resource: memory. Threshold quantity:
@@ -117,17 +121,21 @@ void kube_format_time(int64_t unix_ns, char *buf, size_t len);
  */
 char *kube_pod_failed_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns);
 
-/* An eviction report is given up after this long: later, the kubelet may have restarted the
- * pod and the DELETE would remove a pod that is healthy again. */
+/* An eviction's status patch and its Event are given up after this long: the eviction is
+ * over by then (the kill ledger forgets it at 2 min too); a report minutes later would
+ * describe a pod that may have been replaced. */
 #define KUBE_EVICTION_RETRY_FOR_NS (120ll * 1000000000)
 
-/* The taint manager's condition patch (pods/status, strategic merge): {"metadata":{"uid":UID},
- * "status":{"conditions":[{"type":"DisruptionTarget","status":"True","lastTransitionTime":T,
- * "reason":"TerminationByKubelet","message":M}]}}. malloc'd or NULL. */
-char *kube_pod_disruption_patch(const char *uid, const char *message, int64_t now_unix_ns);
-/* DeleteOptions: {"kind":"DeleteOptions","apiVersion":"v1","gracePeriodSeconds":G,
- * "preconditions":{"uid":UID}}. malloc'd or NULL. */
-char *kube_pod_delete_options(const char *uid, int64_t grace_period_s);
+/* The longest Event name evictd makes. */
+#define KUBE_EVENT_NAME_MAX 200
+/*
+ * An Event's name as client-go's recorder makes it (tools/record/event.go makeEvent:
+ * "<object>.<hex unix ns>"), the object's name cut so that the whole is at most
+ * KUBE_EVENT_NAME_MAX and stays a DNS-1123 subdomain (apimachinery
+ * pkg/util/validation/validation.go IsDNS1123Subdomain: every label ends alphanumeric), so
+ * the cut never leaves a '-' or '.' before the dot. Returns the length or -ENOSPC.
+ */
+int kube_event_name(const char *object_name, int64_t unix_ns, char *buf, size_t len);
 
 /* A core/v1 Event. */
 struct kube_event {
@@ -214,9 +222,10 @@ int kube_report_new(struct kube_report **out, const struct kube_report_options *
 void kube_report_free(struct kube_report *report);
 
 /*
- * A pod evicted: its kill has completed (cgroup empty). Queues the status patch and the
- * Event. Pods without API metadata (no namespace/name), static and mirror pods are skipped
- * with a log line. Returns 0, -ENODATA (skipped), -ENOBUFS/-ENOMEM (not queued; logged).
+ * A pod chosen for eviction, before its kill: queues the status patch (Failed, Evicted) and
+ * the Event, then waits for the patch's first answer at most eviction->status_wait_ns. Pods
+ * without API metadata (no namespace/name), static and mirror pods are skipped with a log
+ * line. Returns 0, -ENODATA (skipped), -ENOBUFS/-ENOMEM (not queued; logged).
  */
 int kube_report_eviction(struct kube_report *report, const struct kube_eviction *eviction);
 

@@ -2,43 +2,46 @@
 /*
  * What evictd sends to the API server, and the API-server pod metadata source.
  *
- * ---- Why an evicted pod is deleted (after a DisruptionTarget condition), not marked Failed --------
+ * ---- An eviction as the kubelet writes it (doc/DESIGN.md §8) --------------------------------
  *
- * evictd kills from outside the kubelet, so the question is what makes the kubelet not undo
- * the kill. A pods/status patch to phase Failed does not (this was evictd's first design):
- *  - A status-only change reaches the kubelet as a RECONCILE, which does not sync the pod
- *    (pkg/kubelet/config/config.go checkAndUpdatePod: only a spec change is an UPDATE;
- *    kubelet.go HandlePodReconcile only updates the status manager's copy). Meanwhile the
- *    PLEG sees the killed containers die and SyncPod restarts them in place (restartPolicy
- *    Always) on the same starved node.
- *  - The status manager's periodic reconcile (pkg/kubelet/status/status_manager.go
- *    needsReconcile, syncBatch) finds the API status differing from its own and writes its own
- *    back: Running again. generateAPIPodStatus keeps a terminal API phase only when it sees it
- *    in time, and then drops our reason when it changes the phase, so "Evicted" is lost.
- *  - Retrying such a patch for minutes could then fail a pod that has recovered.
- * A deletion cannot be undone: nothing clears metadata.deletionTimestamp. The kubelet sees it
- * as an UPDATE with a deletion (config.go: a DeletionTimestamp set), its pod workers mark the
- * pod terminating (pkg/kubelet/pod_workers.go UpdatePod: DeletionTimestamp != nil ->
- * terminationRequested) and never start its containers again, whatever the PLEG reported; a
- * container restarted in the window is stopped within the grace. This is what Kubernetes' own
- * components do to remove a pod from outside the kubelet: the taint manager
- * (pkg/controller/tainteviction/taint_eviction.go addConditionAndDeletePod: patch the
- * DisruptionTarget condition with utilpod.PatchPodStatus, then Delete), as the PodGC and the
- * Eviction API do. evictd follows it:
- *  1. PATCH pods/status, strategic merge, {"metadata":{"uid"}} as precondition, adding only
- *     the DisruptionTarget condition (reason TerminationByKubelet, the kubelet's eviction
- *     message), so a Job's podFailurePolicy can ignore it as it ignores kubelet evictions;
- *  2. DELETE with {"preconditions":{"uid"}} and gracePeriodSeconds = the kill's grace (at
- *     least 1: 0 would remove the object before the kubelet cleaned up volumes and sandbox).
- * Controllers replace a deleted pod at once (ReplicaSet, Job, DaemonSet; a StatefulSet waits
- * until the object is gone, i.e. until the kubelet has finished: never two pods with one
- * identity). The Eviction API (pods/eviction) is not used: it honours PodDisruptionBudgets,
- * which node-pressure eviction by design does not. The requests go out only after
- * cgroup.kill has emptied the pod. A stale report is dropped: 404 or a 409 from the uid
- * precondition (the pod is gone, or another pod has its name), and anything not delivered
- * within KUBE_EVICTION_RETRY_FOR_NS (2 min): later the kubelet may have restarted the pod and
- * a DELETE would remove a recovered pod. The Warning Event "Evicted" with the kubelet's message
- * and annotations is recorded as before.
+ * The kubelet (pkg/kubelet/eviction/eviction_manager.go evictPod) records the Warning Event
+ * "Evicted" first, then calls killPodFunc (pkg/kubelet/pod_workers.go killPodNow: UpdatePod
+ * with KillPodOptions and a PodStatusFunc setting phase Failed, reason Evicted, the message and
+ * the DisruptionTarget condition, reason TerminationByKubelet). The pod worker applies that
+ * status in SyncTerminatingPod (pkg/kubelet/kubelet.go: podStatusFn, then
+ * statusManager.SetPodStatus) BEFORE killPod, so from then on the kubelet holds the pod
+ * terminal: its containers are never restarted and a Job container that exits 0 on SIGTERM
+ * does not make it Succeeded. evictd kills from outside the kubelet and has no such local
+ * state: the only terminal state the kubelet will respect is the API's. generateAPIPodStatus
+ * (pkg/kubelet/kubelet_pods.go) forces a terminal API phase back ("pods are not allowed to
+ * transition out of terminal phases") and keeps the API's reason and message when its own are
+ * empty, and SyncPod stops at a terminal phase (no container is started again). So evictd
+ * writes the kubelet's status itself, in one pods/status strategic-merge patch with
+ * metadata.uid as precondition, BEFORE the kill, and waits for its answer at most
+ * KUBE_EVICTION_STATUS_WAIT_NS (100 ms): the kubelet's own kill never waits for the API (its
+ * status manager writes asynchronously), so neither may a hard kill for long. A patch still
+ * unanswered then is sent anyway and lands during the kill; a pod killed first can then end
+ * Succeeded (restartPolicy Never, exit 0 on SIGTERM) or be restarted in place - the residual
+ * race, bounded by the API's latency. The kubelet's status manager does delay the
+ * DisruptionTarget condition and the terminal phase until the containers are gone
+ * (status_manager.go mergePodStatus, delayTransitioningToTerminal): it can, because its pod
+ * worker already holds the pod; evictd writes them early, and a pod it acted on is killed
+ * within the grace, so the window in which the API says Failed while a container runs is
+ * the grace period at most.
+ *
+ * No DELETE. The kubelet never deletes an evicted pod: its status manager deletes only pods
+ * whose deletion was requested already (status_manager.go syncPod -> canBeDeleted:
+ * DeletionTimestamp == nil -> false; then grace 0 and a uid precondition). The pod stays
+ * Failed/Evicted - what `kubectl get pods`, kube-state-metrics' kube_pod_status_reason and the
+ * descheduler read - until the PodGC (terminated-pod-gc-threshold) or an operator removes it.
+ * Controllers replace it at once all the same: a Failed pod is not active (ReplicaSet
+ * controller.FilterActivePods, the Job controller counts it failed and its podFailurePolicy
+ * matches DisruptionTarget, the DaemonSet controller deletes failed daemon pods, the
+ * StatefulSet controller deletes and recreates a failed member). The Eviction API
+ * (pods/eviction) is not used: it honours PodDisruptionBudgets, which node-pressure eviction by
+ * design does not. A report is stale and dropped when the pod is gone (404), another pod has
+ * its name (422: metadata.uid is immutable; 409 from older servers), or it was not delivered
+ * within KUBE_EVICTION_RETRY_FOR_NS (2 min), and so is its Event.
  *
  * ---- Node shutdown --------------------------------------------------------------------------
  *
@@ -165,7 +168,8 @@ int kube_report_eviction(struct kube_report *report, const struct kube_eviction 
 	if (kube_eviction_message(eviction, message, sizeof(message)) < 0)
 		log_debug("kube: eviction message of %s/%s truncated", pod->namespace_, pod->name);
 	snprintf(what, sizeof(what), "eviction of %s/%s", pod->namespace_, pod->name);
-	err = kube_report_evict_pod(report, pod, message, eviction->grace_period_s, what);
+	/* The status first: the kill waits for it (bounded), the Event does not matter to it. */
+	err = kube_report_evict_pod(report, pod, message, eviction->status_wait_ns, what);
 	if (err) {
 		if (err != -ENOBUFS)	/* a full queue was logged by kube_submit_job */
 			log_err("kube: %s not queued: %s", what, strerror(-err));
@@ -195,7 +199,8 @@ int kube_report_eviction(struct kube_report *report, const struct kube_eviction 
 		};
 
 		err = kube_report_emit_event(report, "Pod", pod->namespace_, pod->name, pod->uid, "Warning",
-				 KUBE_REASON_EVICTED, message, annotations, 3);
+					     KUBE_REASON_EVICTED, message, annotations, 3,
+					     KUBE_EVICTION_RETRY_FOR_NS);
 	}
 	if (err && err != -ENOBUFS)
 		log_err("kube: event Evicted on %s/%s not queued: %s", pod->namespace_, pod->name, strerror(-err));

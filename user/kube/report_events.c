@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kube/client_internal.h"
 #include "kube/report_internal.h"
 #include "sys/clock.h"
 #include "sys/log.h"
@@ -26,6 +27,8 @@ struct event_job {
 	char annotations[3][2][256];
 	size_t n_annotations;
 	int64_t when_unix_ns;
+	int64_t retry_for_ns;	/* > 0: given up this long after the first attempt */
+	int64_t first_ns;	/* the client's clock, at the first attempt */
 	/* Decided at the first run. */
 	bool decided;
 	bool patching;
@@ -97,6 +100,15 @@ static int event_job_run(struct kube_client *client, void *ctx, unsigned attempt
 	char *body;
 	int err;
 
+	/* An eviction's Event lives as long as the eviction (KUBE_EVICTION_RETRY_FOR_NS), not
+	 * the client's whole retry window. */
+	if (!attempt)
+		job->first_ns = client->now_ns();
+	else if (job->retry_for_ns > 0 && client->now_ns() - job->first_ns >= job->retry_for_ns) {
+		log_warn("kube: event %s on %s %s: not delivered within %llds; dropped", job->reason,
+			 job->kind, job->object_name, (long long)(job->retry_for_ns / 1000000000));
+		return -ETIMEDOUT;
+	}
 	if (!job->decided) {
 		struct event_cache_entry *entry = event_cache_find(report, job->key, clock_monotonic_ns());
 
@@ -109,8 +121,8 @@ static int event_job_run(struct kube_client *client, void *ctx, unsigned attempt
 			job->count = entry->count + 1;
 			job->first_unix_ns = entry->first_unix_ns;
 		} else {
-			snprintf(job->name, sizeof(job->name), "%.200s.%llx", job->object_name,
-				 (unsigned long long)job->when_unix_ns);
+			if (kube_event_name(job->object_name, job->when_unix_ns, job->name, sizeof(job->name)) < 0)
+				return -ENOSPC;
 			job->count = 1;
 			job->first_unix_ns = job->when_unix_ns;
 		}
@@ -200,7 +212,8 @@ static const struct kube_job_ops event_job_ops = {
 /* annotations: n pairs. Any thread. */
 int kube_report_emit_event(struct kube_report *report, const char *kind, const char *object_namespace,
 		      const char *object_name, const char *object_uid, const char *type, const char *reason,
-		      const char *message, const char *const annotations[][2], size_t n_annotations)
+		      const char *message, const char *const annotations[][2], size_t n_annotations,
+		      int64_t retry_for_ns)
 {
 	struct event_job *job;
 	char what[400];
@@ -229,6 +242,7 @@ int kube_report_emit_event(struct kube_report *report, const char *kind, const c
 		job->n_annotations = i + 1;
 	}
 	job->when_unix_ns = report->realtime_ns();
+	job->retry_for_ns = retry_for_ns;
 	/* What makes two events "the same" for counting: client-go's aggregate key. */
 	job->key = 0xcbf29ce484222325ull;
 	job->key = kube_fnv1a(job->key, report->component);
@@ -250,5 +264,5 @@ int kube_report_emit_event(struct kube_report *report, const char *kind, const c
 void kube_report_node_event(struct kube_report *report, const char *type, const char *reason, const char *message)
 {
 	/* The kubelet's nodeRef uses the node name as UID. */
-	kube_report_emit_event(report, "Node", "", report->node, report->node, type, reason, message, NULL, 0);
+	kube_report_emit_event(report, "Node", "", report->node, report->node, type, reason, message, NULL, 0, 0);
 }

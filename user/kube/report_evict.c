@@ -1,100 +1,115 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * An eviction the kubelet cannot undo (doc/DESIGN.md §8): the pattern Kubernetes' own
- * components use to remove a pod from outside the kubelet, the taint manager's
- * (pkg/controller/tainteviction/taint_eviction.go addConditionAndDeletePod): the
- * DisruptionTarget condition through a pods/status patch, then a DELETE, here with a
- * metadata.uid precondition and a grace period. The reasoning, with the kubelet functions it
- * rests on, is in kube/report.c and doc/DESIGN.md §8.
+ * An eviction as the kubelet writes it (doc/DESIGN.md §8): one pods/status patch, phase
+ * Failed, reason Evicted, the kubelet's message and the DisruptionTarget condition
+ * (kubernetes pkg/kubelet/eviction/eviction_manager.go synchronize and evictPod's status
+ * function), sent at the decision, before the kill, with metadata.uid as precondition.
  *
- * One job per eviction in the client's worker: patch (once it succeeded it is not sent again),
- * then delete. 404 or a 409 from the uid precondition: the pod is gone or is another one of
- * the same name, and the report is stale: dropped, never retried. Retryable failures back off,
- * but only for KUBE_EVICTION_RETRY_FOR_NS: a report that cannot be delivered within that
- * window is dropped rather than deleting, minutes later, a pod the kubelet may have restarted
- * and that is healthy again.
+ * One job per eviction in the client's worker. The caller may wait for the first answer, at
+ * most a bound (KUBE_EVICTION_STATUS_WAIT_NS): the kill is never delayed longer by the API.
+ * 404, 409 or 422 (a uid mismatch in the body of a status patch is Invalid, not Conflict:
+ * apiserver staging/src/k8s.io/apiserver/pkg/registry/rest/update.go BeforeUpdate ->
+ * ValidateObjectMetaUpdate, metadata.uid "field is immutable"): the pod is gone or is
+ * another one of the same name: stale, dropped, never retried. Retryable failures back off
+ * for KUBE_EVICTION_RETRY_FOR_NS only. No DELETE follows: the kubelet deletes only a pod
+ * whose deletion was already requested (pkg/kubelet/status/status_manager.go canBeDeleted:
+ * DeletionTimestamp == nil -> false), never an evicted one.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kube/client_internal.h"
 #include "kube/report_internal.h"
+#include "sys/clock.h"
 #include "sys/log.h"
 
-char *kube_pod_delete_options(const char *uid, int64_t grace_period_s)
-{
-	struct json_object *doc = json_object_new_object();
-	struct json_object *preconditions = json_object_new_object();
-
-	if (!doc || !preconditions) {
-		json_object_put(doc);
-		json_object_put(preconditions);
-		return NULL;
-	}
-	kube_json_add_string(doc, "kind", "DeleteOptions");
-	kube_json_add_string(doc, "apiVersion", "v1");
-	json_object_object_add(doc, "gracePeriodSeconds", json_object_new_int64(grace_period_s));
-	kube_json_add_string(preconditions, "uid", uid);
-	json_object_object_add(doc, "preconditions", preconditions);
-	return kube_json_take(doc);
-}
+/* The caller's side of the first answer; shared by the job and the waiting caller. */
+struct evict_wait {
+	atomic_int refs;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	bool answered;
+	int result;	/* 0 landed, EVICT_STALE, KUBE_JOB_RETRY, negative errno */
+};
 
 struct evict_job {
 	struct kube_report *report;
+	struct evict_wait *wait;	/* NULL: nobody waits */
 	char status_path[512];
-	char pod_path[512];
 	char what[400];
 	char *patch;
-	char *delete_options;
-	bool patched;
 	bool warned;
 	int64_t first_ns;
 };
+
+static void wait_unref(struct evict_wait *wait)
+{
+	if (!wait || atomic_fetch_sub(&wait->refs, 1) != 1)
+		return;
+	pthread_cond_destroy(&wait->cond);
+	pthread_mutex_destroy(&wait->lock);
+	free(wait);
+}
+
+static void wait_answer(struct evict_wait *wait, int result)
+{
+	if (!wait)
+		return;
+	pthread_mutex_lock(&wait->lock);
+	if (!wait->answered) {
+		wait->answered = true;
+		wait->result = result;
+		pthread_cond_broadcast(&wait->cond);
+	}
+	pthread_mutex_unlock(&wait->lock);
+}
 
 static void evict_job_release(void *ctx)
 {
 	struct evict_job *job = ctx;
 
+	wait_answer(job->wait, -ECANCELED);	/* dropped before it ran */
+	wait_unref(job->wait);
 	free(job->patch);
-	free(job->delete_options);
 	kube_report_unref(job->report);
 	free(job);
 }
 
-/* evict_step: the pod is gone or another one: the report is stale. */
+/* The pod is gone or another one: the report is stale. */
 #define EVICT_STALE 2
 
-/* One request of the job: 0 done, EVICT_STALE (drop the job), KUBE_JOB_RETRY, negative errno. */
-static int evict_step(struct kube_client *client, struct evict_job *job, const char *method, const char *path,
-		      const char *content_type, const char *body)
+/* 0 done, EVICT_STALE (drop the job), KUBE_JOB_RETRY, negative errno. */
+static int evict_patch(struct kube_client *client, struct evict_job *job)
 {
 	struct kube_response response;
 	char url[1024];
 	int err;
 
-	err = kube_request(client, method, path, content_type, body, &response);
-	kube_url(client, path, url, sizeof(url));
+	err = kube_request(client, "PATCH", job->status_path, KUBE_CONTENT_STRATEGIC_PATCH, job->patch, &response);
+	kube_url(client, job->status_path, url, sizeof(url));
 	if (!err && response.status >= 200 && response.status <= 299) {
 		kube_response_free(&response);
 		return 0;
 	}
-	if (!err && (response.status == 404 || response.status == 409)) {
-		log_info("kube: %s: %s %s: %s; the pod is gone or replaced, the report is stale: dropped",
-			 job->what, method, url, response.error);
+	if (!err && (response.status == 404 || response.status == 409 || response.status == 422)) {
+		log_info("kube: %s: PATCH %s: %s; the pod is gone or replaced, the report is stale: dropped",
+			 job->what, url, response.error);
 		kube_response_free(&response);
 		return EVICT_STALE;
 	}
 	if (kube_should_retry(err, response.status)) {
 		if (!job->warned)
-			log_warn("kube: %s: %s %s: %s; retrying with backoff for at most %llds", job->what, method,
+			log_warn("kube: %s: PATCH %s: %s; retrying with backoff for at most %llds", job->what,
 				 url, response.error, KUBE_EVICTION_RETRY_FOR_NS / 1000000000);
 		job->warned = true;
 		kube_response_free(&response);
 		return KUBE_JOB_RETRY;
 	}
-	log_err("kube: %s: %s %s: %s; not retried", job->what, method, url, response.error);
+	log_err("kube: %s: PATCH %s: %s; not retried", job->what, url, response.error);
 	kube_response_free(&response);
 	return err ? err : -EPROTO;
 }
@@ -108,19 +123,14 @@ static int evict_job_run(struct kube_client *client, void *ctx, unsigned attempt
 	if (!attempt)
 		job->first_ns = now;
 	else if (now - job->first_ns >= KUBE_EVICTION_RETRY_FOR_NS) {
-		log_warn("kube: %s: not delivered within %llds; dropped (the pod may run again by now)",
-			 job->what, KUBE_EVICTION_RETRY_FOR_NS / 1000000000);
+		log_warn("kube: %s: not delivered within %llds; dropped", job->what,
+			 KUBE_EVICTION_RETRY_FOR_NS / 1000000000);
 		return -ETIMEDOUT;
 	}
-	if (!job->patched) {
-		result = evict_step(client, job, "PATCH", job->status_path, KUBE_CONTENT_STRATEGIC_PATCH, job->patch);
-		if (result == EVICT_STALE || result == KUBE_JOB_RETRY)
-			return result == EVICT_STALE ? 0 : result;
-		/* A status patch refused for good (validation): the deletion still makes the
-		 * eviction stick; only the condition is missing. */
-		job->patched = true;
-	}
-	result = evict_step(client, job, "DELETE", job->pod_path, KUBE_CONTENT_JSON, job->delete_options);
+	result = evict_patch(client, job);
+	/* The first answer, whatever it is, ends the caller's wait: the kill does not wait for
+	 * a backoff. */
+	wait_answer(job->wait, result);
 	if (result == 0 && attempt)
 		log_info("kube: %s: done after %u attempts", job->what, attempt + 1);
 	return result == EVICT_STALE ? 0 : result;
@@ -131,39 +141,66 @@ static const struct kube_job_ops evict_job_ops = {
 	.release = evict_job_release,
 };
 
-int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, const char *message,
-			  int64_t grace_period_s, const char *what)
+/* Wait for the first answer until deadline (CLOCK_MONOTONIC). true when the status landed. */
+static bool wait_landed(struct evict_wait *wait, int64_t wait_ns, const char *what)
 {
+	int64_t deadline = clock_monotonic_ns() + wait_ns;
+	struct timespec ts = { .tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000 };
+	bool landed;
+
+	pthread_mutex_lock(&wait->lock);
+	while (!wait->answered)
+		if (pthread_cond_timedwait(&wait->cond, &wait->lock, &ts) == ETIMEDOUT)
+			break;
+	landed = wait->answered && wait->result == 0;
+	if (!wait->answered)
+		log_warn("kube: %s: no answer to the status patch within %lld ms: killing anyway, the "
+			 "patch follows", what, (long long)(wait_ns / 1000000));
+	pthread_mutex_unlock(&wait->lock);
+	return landed;
+}
+
+int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, const char *message,
+			  int64_t wait_ns, const char *what)
+{
+	struct evict_wait *wait = NULL;
 	struct evict_job *job;
-	/* Never 0: a pod bound to a node deleted with 0 is removed at once, before the kubelet has
-	 * cleaned up (volumes, the sandbox); its processes are gone already, so the kubelet
-	 * finishes within a second of seeing the deletion whatever the grace. */
-	int64_t grace = grace_period_s > 0 ? grace_period_s : 1;
+	pthread_condattr_t attr;
+	int err;
 
 	job = calloc(1, sizeof(*job));
 	if (!job)
 		return -ENOMEM;
 	snprintf(job->status_path, sizeof(job->status_path), "/api/v1/namespaces/%s/pods/%s/status",
 		 pod->namespace_, pod->name);
-	snprintf(job->pod_path, sizeof(job->pod_path), "/api/v1/namespaces/%s/pods/%s", pod->namespace_, pod->name);
 	snprintf(job->what, sizeof(job->what), "%s", what);
-	job->patch = kube_pod_disruption_patch(pod->uid, message, report->realtime_ns());
-	job->delete_options = kube_pod_delete_options(pod->uid, grace);
-	if (!job->patch || !job->delete_options) {
-		free(job->patch);
-		free(job->delete_options);
+	job->patch = kube_pod_failed_patch(pod->uid, KUBE_REASON_EVICTED, message, report->realtime_ns());
+	if (!job->patch) {
 		free(job);
 		return -ENOMEM;
 	}
 	if (report->dry_run) {
-		log_info("kube: [dry-run] %s: would PATCH %s %s, then DELETE %s %s", what, job->status_path,
-			 job->patch, job->pod_path, job->delete_options);
+		log_info("kube: [dry-run] %s: would PATCH %s %s", what, job->status_path, job->patch);
 		free(job->patch);
-		free(job->delete_options);
 		free(job);
 		return 0;
 	}
+	if (wait_ns > 0 && (wait = calloc(1, sizeof(*wait)))) {
+		atomic_init(&wait->refs, 2);	/* the job and the caller */
+		pthread_mutex_init(&wait->lock, NULL);
+		pthread_condattr_init(&attr);
+		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+		pthread_cond_init(&wait->cond, &attr);
+		pthread_condattr_destroy(&attr);
+	}
+	job->wait = wait;
 	job->report = report;
 	kube_report_ref(report);
-	return kube_submit_job(report->client, &evict_job_ops, job, what);	/* releases on failure */
+	err = kube_submit_job(report->client, &evict_job_ops, job, what);	/* releases on failure */
+	if (wait) {
+		if (!err)
+			wait_landed(wait, wait_ns, what);
+		wait_unref(wait);
+	}
+	return err;
 }

@@ -172,9 +172,10 @@ void kube_json_add_time(struct json_object *obj, const char *key, int64_t unix_n
 	kube_json_add_string(obj, key, text);
 }
 
-/* A pods/status patch with the DisruptionTarget condition and, when reason is set, phase Failed
- * with that reason and message. */
-static char *pod_status_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns)
+/* The pods/status patch that fails a pod, as the kubelet's status function in evictPod sets
+ * it (phase, reason, message, then podutil.UpdatePodCondition with the DisruptionTarget
+ * condition); the API server keeps the other conditions (strategic merge by type). */
+char *kube_pod_failed_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns)
 {
 	struct json_object *doc = json_object_new_object();
 	struct json_object *metadata = json_object_new_object();
@@ -190,15 +191,13 @@ static char *pod_status_patch(const char *uid, const char *reason, const char *m
 		json_object_put(condition);
 		return NULL;
 	}
-	/* A precondition: the API server answers 409 when the pod of this name is another one. */
+	/* A precondition: the API server refuses the patch (422, uid immutable) when the pod of
+	 * this name is another one. */
 	kube_json_add_string(metadata, "uid", uid);
 	json_object_object_add(doc, "metadata", metadata);
-	if (reason) {
-		kube_json_add_string(status, "phase", "Failed");
-		kube_json_add_string(status, "reason", reason);
-		kube_json_add_string(status, "message", message);
-	}
-	/* conditions merge by type in a strategic-merge patch: the others are kept. */
+	kube_json_add_string(status, "phase", "Failed");
+	kube_json_add_string(status, "reason", reason ? reason : "");
+	kube_json_add_string(status, "message", message);
 	kube_json_add_string(condition, "type", KUBE_CONDITION_DISRUPTION_TARGET);
 	kube_json_add_string(condition, "status", "True");
 	kube_json_add_time(condition, "lastTransitionTime", now_unix_ns);
@@ -210,16 +209,26 @@ static char *pod_status_patch(const char *uid, const char *reason, const char *m
 	return kube_json_take(doc);
 }
 
-char *kube_pod_failed_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns)
+int kube_event_name(const char *object_name, int64_t unix_ns, char *buf, size_t len)
 {
-	return pod_status_patch(uid, reason ? reason : "", message, now_unix_ns);
-}
+	char suffix[24];
+	size_t keep = strlen(object_name);
+	int n = snprintf(suffix, sizeof(suffix), ".%llx", (unsigned long long)unix_ns);
 
-/* Only the condition, as the taint manager patches it: phase and reason stay the kubelet's to
- * write as it terminates the deleted pod. */
-char *kube_pod_disruption_patch(const char *uid, const char *message, int64_t now_unix_ns)
-{
-	return pod_status_patch(uid, NULL, message, now_unix_ns);
+	if (n < 0 || (size_t)n >= KUBE_EVENT_NAME_MAX)
+		return -ENOSPC;
+	if (keep > KUBE_EVENT_NAME_MAX - (size_t)n)
+		keep = KUBE_EVENT_NAME_MAX - (size_t)n;
+	/* A DNS-1123 label ends alphanumeric: never "...-.17979cfe" nor "...." */
+	while (keep && (object_name[keep - 1] == '-' || object_name[keep - 1] == '.'))
+		keep--;
+	n = snprintf(buf, len, "%.*s%s", (int)keep, object_name, suffix);
+	if (n < 0 || (size_t)n >= len) {
+		if (len)
+			buf[0] = '\0';
+		return -ENOSPC;
+	}
+	return n;
 }
 
 char *kube_event_body(const struct kube_event *event)

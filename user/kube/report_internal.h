@@ -84,12 +84,13 @@ int kube_report_send(struct kube_report *report, const char *method, const char 
 int kube_report_emit_event(struct kube_report *report, const char *kind, const char *object_namespace,
 			   const char *object_name, const char *object_uid, const char *type,
 			   const char *reason, const char *message, const char *const annotations[][2],
-			   size_t n_annotations);
+			   size_t n_annotations, int64_t retry_for_ns);
 void kube_report_node_event(struct kube_report *report, const char *type, const char *reason,
 			    const char *message);
-/* An eviction's condition patch and uid-checked DELETE, one job (kube/report_evict.c). */
+/* An eviction's status patch, one job; waits for its first answer at most wait_ns
+ * (kube/report_evict.c). */
 int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, const char *message,
-			  int64_t grace_period_s, const char *what);
+			  int64_t wait_ns, const char *what);
 /* The taint reconciler (kube/report_taints.c). */
 extern const struct kube_task_ops kube_report_taint_task_ops;
 bool kube_report_read_record(const char *path, const char *node);
