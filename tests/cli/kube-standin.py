@@ -43,8 +43,14 @@ other objects moved etcd's revision on), POST /standin/blackhole and /standin/un
 watches, and watches opened meanwhile, get nothing at all, not even bookmarks, on an open
 socket: a black-holed connection).
 
---fixtures DIR: pods.json (a PodList) and node-<name>.json files; a node without a file is
-created empty on first GET. --faults FILE: a JSON list of rules,
+--fixtures DIR: pods.json (a PodList) and node-<name>.json files; a node without a file does
+not exist (GET and PATCH 404, as the API server: nothing is created on read).
+Content types as evictd must send them, else 415: pods/status and event PATCH strategic merge
+patch, event POST application/json, node PATCH merge patch. A pods/status patch whose
+metadata.uid is not the pod's is 422 Invalid (uid immutable); a DELETE's preconditions.uid 409.
+DELETE: a terminal (Failed/Succeeded) pod goes at once whatever the grace, a pod with
+finalizers only gets its deletionTimestamp. POST /standin/kubelet-status/NS/NAME {"phase": ...}:
+the kubelet's status manager writes that status, keeping a terminal API phase and its reason. --faults FILE: a JSON list of rules,
 re-read on every request (a changed file starts its counts again), each {"method": M, "path": P (prefix), "query": Q (substring), "status": S, "times": N,
 "retry_after": SECONDS, "delay": SECONDS, "body": TEXT, "mutate_node": {"taints": [...]}}: the
 first N matching requests get status S (with body TEXT as is, when given: garbage) (or, with mutate_node, the node is changed under the client's feet first, so its
@@ -167,15 +173,39 @@ class State:
         self.changed.notify_all()
 
     def node(self, name):
+        """The node, from its fixture file on first use; None when there is none (a GET or
+        PATCH of it is 404: the API server never creates a Node on read)."""
         if name not in self.nodes:
-            node = {"kind": "Node", "apiVersion": "v1", "metadata": {"name": name, "uid": "uid-" + name}}
             path = os.path.join(self.fixtures or "", "node-%s.json" % name)
-            if self.fixtures and os.path.exists(path):
-                with open(path) as f:
-                    node = json.load(f)
-            node.setdefault("metadata", {})["resourceVersion"] = self.bump()
+            if not (self.fixtures and os.path.exists(path)):
+                return None
+            with open(path) as f:
+                node = json.load(f)
+            node.setdefault("kind", "Node")
+            node.setdefault("apiVersion", "v1")
+            node.setdefault("metadata", {}).setdefault("name", name)
+            node["metadata"].setdefault("uid", "uid-" + name)
+            node["metadata"]["resourceVersion"] = self.bump()
             self.nodes[name] = node
         return self.nodes[name]
+
+    def kubelet_status(self, pod, status):
+        """What the kubelet's status manager writes for a pod (under lock), with its one rule
+        that matters here: a terminal API phase is kept (kubernetes pkg/kubelet/kubelet_pods.go
+        generateAPIPodStatus, "pods are not allowed to transition out of terminal phases"), and
+        with it the API's reason and message when the kubelet has none of its own."""
+        old = pod.setdefault("status", {})
+        new = dict(old)
+        new.update(status)
+        if old.get("phase") in ("Failed", "Succeeded"):
+            new["phase"] = old["phase"]
+            if not status.get("reason"):
+                new["reason"] = old.get("reason")
+            if not status.get("message"):
+                new["message"] = old.get("message")
+            new = {k: v for k, v in new.items() if v is not None}
+        pod["status"] = new
+        self.record_pod("MODIFIED", pod)
 
 
 def status_body(code, reason, message):
@@ -265,6 +295,8 @@ class Handler(BaseHTTPRequestHandler):
             if rule.get("mutate_node"):
                 with state.lock:
                     node = state.node(parts[3])
+                    if node is None:
+                        return self.reply(404, status_body(404, "NotFound", 'nodes "%s" not found' % parts[3]))
                     spec = node.setdefault("spec", {})
                     spec["taints"] = spec.get("taints", []) + rule["mutate_node"].get("taints", [])
                     node["metadata"]["resourceVersion"] = state.bump()
@@ -339,6 +371,8 @@ class Handler(BaseHTTPRequestHandler):
             # /api/v1/nodes/N
             if parts[:3] == ["api", "v1", "nodes"] and len(parts) == 4:
                 node = state.node(parts[3])
+                if node is None:
+                    return self.reply(404, status_body(404, "NotFound", 'nodes "%s" not found' % parts[3]))
                 if self.command == "GET":
                     return self.reply(200, node)
                 if self.command == "PATCH":
@@ -364,11 +398,21 @@ class Handler(BaseHTTPRequestHandler):
                             and p["metadata"]["name"] == parts[5]), None)
                 if pod is None:
                     return self.reply(404, status_body(404, "NotFound", 'pods "%s" not found' % parts[5]))
+                # The conditions merge by type only in a strategic merge patch; a merge patch
+                # would replace the kubelet's conditions, a JSON patch is another format.
+                if self.headers.get("Content-Type") != "application/strategic-merge-patch+json":
+                    return self.reply(415, status_body(415, "UnsupportedMediaType",
+                                                       "pods/status: strategic merge patch only"))
+                # metadata.uid in the body that is not the pod's: the patched object fails
+                # ValidateObjectMetaUpdate (uid immutable) -> 422 Invalid, not 409
+                # (apiserver pkg/registry/rest/update.go BeforeUpdate).
                 uid = patch.get("metadata", {}).get("uid")
                 if uid is not None and uid != pod["metadata"]["uid"]:
-                    return self.reply(409, status_body(
-                        409, "Conflict", "Precondition failed: UID in precondition: %s, UID in object "
-                        "meta: %s" % (uid, pod["metadata"]["uid"])))
+                    doc = status_body(422, "Invalid", 'Pod "%s" is invalid: metadata.uid: Invalid '
+                                      'value: "%s": field is immutable' % (parts[5], uid))
+                    doc["details"] = {"name": parts[5], "kind": "Pod", "causes": [
+                        {"reason": "FieldValueInvalid", "field": "metadata.uid"}]}
+                    return self.reply(422, doc)
                 strategic_status_patch(pod, patch)
                 state.record_pod("MODIFIED", pod)
                 return self.reply(200, pod)
@@ -387,7 +431,11 @@ class Handler(BaseHTTPRequestHandler):
                 grace = patch.get("gracePeriodSeconds")
                 if grace is None:
                     grace = pod.get("spec", {}).get("terminationGracePeriodSeconds", 30)
-                if grace > 0 and pod.get("spec", {}).get("nodeName"):
+                # pkg/registry/core/pod/strategy.go CheckGracefulDelete: an unscheduled or
+                # terminal pod goes at once; finalizers keep any pod until they are removed.
+                if pod.get("status", {}).get("phase") in ("Failed", "Succeeded"):
+                    grace = 0
+                if pod["metadata"].get("finalizers") or (grace > 0 and pod.get("spec", {}).get("nodeName")):
                     pod["metadata"]["deletionTimestamp"] = "2023-11-14T22:13:50Z"
                     pod["metadata"]["deletionGracePeriodSeconds"] = grace
                     state.record_pod("MODIFIED", pod)
@@ -397,6 +445,10 @@ class Handler(BaseHTTPRequestHandler):
                 return self.reply(200, pod)
             # /api/v1/namespaces/NS/events[/NAME]
             if len(parts) >= 5 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "events":
+                wanted = {"POST": "application/json", "PATCH": "application/strategic-merge-patch+json"}
+                if self.command in wanted and self.headers.get("Content-Type") != wanted[self.command]:
+                    return self.reply(415, status_body(415, "UnsupportedMediaType", "events: %s only"
+                                                       % wanted[self.command]))
                 if self.command == "POST" and len(parts) == 5:
                     key = (parts[3], patch.get("metadata", {}).get("name"))
                     if key in state.events:
@@ -510,6 +562,12 @@ class Handler(BaseHTTPRequestHandler):
                 if pod is not None:
                     state.pods.remove(pod)
                     state.record_pod("DELETED", pod)
+            elif parts[:2] == ["standin", "kubelet-status"] and len(parts) == 4:
+                # The kubelet's status manager writes {"phase": ..., ...} for this pod.
+                pod = next((p for p in state.pods if p["metadata"].get("namespace") == parts[2]
+                            and p["metadata"]["name"] == parts[3]), None)
+                if pod is not None:
+                    state.kubelet_status(pod, json.loads(body_text))
             elif parts == ["standin", "compact"]:
                 # etcd compaction at a new revision: every older resourceVersion is gone.
                 state.bump()

@@ -44,6 +44,7 @@ cat >"$tmp/fixtures/pods.json" <<EOF
  {"metadata": {"name": "other", "namespace": "default", "uid": "0a1b2c3d-0000-4000-8000-000000000003", "resourceVersion": "5"},
   "spec": {"nodeName": "node-2"}}]}
 EOF
+echo "{\"metadata\": {\"name\": \"$node\"}}" >"$tmp/fixtures/node-$node.json"
 echo "token-for-evictd" >"$tmp/token"
 echo '[]' >"$tmp/faults.json"
 
@@ -97,6 +98,17 @@ selfcheck "every request is recorded with method, path, query and headers" \
 		and .[0].headers.authorization == "Bearer token-for-evictd"
 		and .[4].headers["content-type"] == "application/merge-patch+json"
 		and .[4].body.spec.taints[0].key == "a"' "$tmp/requests.jsonl"
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$tmp/certs/ca.crt" "${auth[@]}" "$api/api/v1/nodes/no-such-node")
+selfcheck "an unknown node is 404, not created on read" test "$code" = 404
+code=$(curl -s -o "$tmp/patch.out" -w '%{http_code}' --cacert "$tmp/certs/ca.crt" "${auth[@]}" -X PATCH \
+	-H "Content-Type: application/merge-patch+json" --data '{"metadata":{"uid":"0a1b2c3d-0000-4000-8000-000000000001"}}' \
+	"$api/api/v1/namespaces/default/pods/web-1/status")
+selfcheck "a pods/status merge patch is 415 (conditions merge by type only in a strategic one)" test "$code" = 415
+code=$(curl -s -o "$tmp/patch.out" -w '%{http_code}' --cacert "$tmp/certs/ca.crt" "${auth[@]}" -X PATCH \
+	-H "Content-Type: application/strategic-merge-patch+json" --data '{"metadata":{"uid":"ffffffff"},"status":{"phase":"Failed"}}' \
+	"$api/api/v1/namespaces/default/pods/web-1/status")
+selfcheck "a pods/status patch with another metadata.uid is 422 Invalid, not 409" \
+	jqtest '.code == 422 and .reason == "Invalid"' "$tmp/patch.out"
 kill -USR1 "$standin_pid"
 for _ in $(seq 50); do [ -s "$tmp/state.json" ] && break; sleep 0.1; done
 selfcheck "the state dump shows the applied taint" \

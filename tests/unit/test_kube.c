@@ -480,8 +480,9 @@ static void standin_start(struct standin *s, const char *faults, const char *nod
 	snprintf(cert, sizeof(cert), "%s/server.crt", certs_dir);
 	snprintf(key, sizeof(key), "%s/server.key", certs_dir);
 	fixture_write(s->dir, "fixtures/pods.json", "%s", PODS_FIXTURE);
-	if (node_json)
-		fixture_write(s->dir, "fixtures/node-" NODE ".json", "%s", node_json);
+	/* The node exists (the stand-in, as the API server, 404s an unknown one). */
+	fixture_write(s->dir, "fixtures/node-" NODE ".json", "%s",
+		      node_json ? node_json : "{\"metadata\":{\"name\":\"" NODE "\"}}");
 	fixture_write(s->dir, "faults.json", "%s", faults ? faults : "[]");
 	fixture_write(s->dir, "token", "token-one\n");
 
