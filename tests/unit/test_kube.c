@@ -197,11 +197,6 @@ static void test_eviction_message(void **state)
 	"\"status\":\"True\",\"lastTransitionTime\":\"" FIXED_TIME "\",\"reason\":\"TerminationByKubelet\"," \
 	"\"message\":\"" EVICTED_MESSAGE "\"}]}}"
 
-#define DISRUPTION_PATCH                                                                           \
-	"{\"metadata\":{\"uid\":\"" UID_WEB "\"},\"status\":{\"conditions\":[{\"type\":\"DisruptionTarget\"," \
-	"\"status\":\"True\",\"lastTransitionTime\":\"" FIXED_TIME "\",\"reason\":\"TerminationByKubelet\"," \
-	"\"message\":\"" EVICTED_MESSAGE "\"}]}}"
-
 static void test_pod_failed_patch(void **state)
 {
 	char *patch = kube_pod_failed_patch(UID_WEB, "Evicted", EVICTED_MESSAGE, fixed_realtime());
@@ -684,23 +679,18 @@ static void test_eviction_requests(void **state)
 	assert_request_lines(requests, (const char *const[]){
 		"GET /api/v1/nodes/" NODE,	/* start: anything left from an earlier run? no */
 		"PATCH /api/v1/namespaces/default/pods/web-1/status",
-		"DELETE /api/v1/namespaces/default/pods/web-1",
 		"POST /api/v1/namespaces/default/events",
-	}, 4);
+	}, 3);
 	r = json_object_array_get_idx(requests, 1);
 	assert_string_equal(str_at(r, "headers.content-type"), "application/strategic-merge-patch+json");
 	assert_string_equal(str_at(r, "headers.authorization"), "Bearer token-one");
 	assert_string_equal(str_at(r, "headers.accept"), "application/json");
 	assert_string_equal(str_at(r, "headers.user-agent"), "evictd");
-	/* The taint manager's pattern: the condition only, then a uid-checked DELETE. */
-	assert_body(requests, 1, DISRUPTION_PATCH);
+	/* The kubelet's eviction status, one patch; no DELETE (DESIGN.md §8). */
+	assert_body(requests, 1, EVICTED_PATCH);
 	r = json_object_array_get_idx(requests, 2);
 	assert_string_equal(str_at(r, "headers.content-type"), "application/json");
-	assert_body(requests, 2, "{\"kind\":\"DeleteOptions\",\"apiVersion\":\"v1\",\"gracePeriodSeconds\":1,"
-		    "\"preconditions\":{\"uid\":\"" UID_WEB "\"}}");
-	r = json_object_array_get_idx(requests, 3);
-	assert_string_equal(str_at(r, "headers.content-type"), "application/json");
-	assert_body(requests, 3,
+	assert_body(requests, 2,
 		"{\"apiVersion\":\"v1\",\"kind\":\"Event\",\"metadata\":{\"name\":\"web-1.17979cfe362a0000\","
 		"\"namespace\":\"default\",\"annotations\":{\"offending_containers\":\"\","
 		"\"offending_containers_usage\":\"\",\"starved_resource\":\"memory\"}},"
@@ -711,8 +701,8 @@ static void test_eviction_requests(void **state)
 		"\"reportingComponent\":\"evictd\",\"reportingInstance\":\"" NODE "\"}");
 	json_object_put(requests);
 
-	/* The stand-in applied it as the API server would: the condition, and the pod bound to
-	 * the node is terminating (deletionTimestamp, the grace): nothing can undo that. */
+	/* The stand-in applied it as the API server would: Failed/Evicted, the condition, and the
+	 * pod is not being deleted. */
 	doc = standin_state(&s);
 	{
 		struct json_object *pods, *pod0, *conditions;
@@ -720,24 +710,23 @@ static void test_eviction_requests(void **state)
 		json_object_object_get_ex(doc, "pods", &pods);
 		pod0 = json_object_array_get_idx(pods, 0);
 		assert_string_equal(str_at(pod0, "metadata.name"), "web-1");
-		assert_non_null(str_at(pod0, "metadata.deletionTimestamp"));
-		assert_string_equal(str_at(pod0, "metadata.deletionGracePeriodSeconds"), "1");
-		assert_null(str_at(pod0, "status.reason"));	/* the kubelet's to write */
+		assert_null(str_at(pod0, "metadata.deletionTimestamp"));
+		assert_string_equal(str_at(pod0, "status.phase"), "Failed");
+		assert_string_equal(str_at(pod0, "status.reason"), "Evicted");
 		json_object_object_get_ex(json_object_object_get(pod0, "status"), "conditions", &conditions);
 		assert_string_equal(str_at(json_object_array_get_idx(conditions, 0), "type"), "DisruptionTarget");
 	}
 	json_object_put(doc);
 
 	/* Stale reports are dropped after one request: a pod replaced under the same name (the
-	 * uid precondition of the patch -> 409: no DELETE) and one deleted (404). */
+	 * uid in the patch -> 422) and one deleted (404). */
 	{
 		struct pod replaced = make_pod("default", "db-0", "ffffffff-0000-4000-8000-000000000002");
 		struct pod gone = make_pod("default", "gone", UID_WEB);
 
 		snprintf(replaced.namespace_, sizeof(replaced.namespace_), "prod");
 		assert_int_equal(kube_report_eviction(report, &(struct kube_eviction){
-			.pod = &replaced, .signal = EV_SIGNAL_MEMORY_AVAILABLE, .threshold = &value,
-			.grace_period_s = 30 }), 0);
+			.pod = &replaced, .signal = EV_SIGNAL_MEMORY_AVAILABLE, .threshold = &value }), 0);
 		assert_int_equal(kube_report_eviction(report, &(struct kube_eviction){
 			.pod = &gone, .signal = EV_SIGNAL_MEMORY_AVAILABLE, .threshold = &value }), 0);
 		drain(&s);
@@ -745,27 +734,26 @@ static void test_eviction_requests(void **state)
 		assert_request_lines(requests, (const char *const[]){
 			"GET /api/v1/nodes/" NODE,
 			"PATCH /api/v1/namespaces/default/pods/web-1/status",
-			"DELETE /api/v1/namespaces/default/pods/web-1",
 			"POST /api/v1/namespaces/default/events",
 			"PATCH /api/v1/namespaces/prod/pods/db-0/status",
 			"POST /api/v1/namespaces/prod/events",
 			"PATCH /api/v1/namespaces/default/pods/gone/status",
 			"POST /api/v1/namespaces/default/events",
-		}, 8);
+		}, 7);
 		json_object_put(requests);
 		doc = standin_state(&s);
 		{
 			struct json_object *pods;
 
 			json_object_object_get_ex(doc, "pods", &pods);
-			assert_null(str_at(json_object_array_get_idx(pods, 1), "metadata.deletionTimestamp"));
+			assert_string_equal(str_at(json_object_array_get_idx(pods, 1), "status.phase"), "Running");
 		}
 		json_object_put(doc);
 	}
 	fixture_write(s.dir, "requests.jsonl", "%s", "");
 
-	/* A pod replaced under the same name (uid precondition -> 409) and one deleted (404):
-	 * nothing to do, one request each, no retry. */
+	/* A pod replaced under the same name (uid -> 422) and one deleted (404): nothing to do,
+	 * one request each, no retry. */
 	{
 		struct pod replaced = make_pod("default", "web-1", "ffffffff-0000-4000-8000-000000000001");
 		struct pod gone = make_pod("default", "gone", UID_WEB);
@@ -809,10 +797,8 @@ static size_t count_requests(struct standin *s, const char *line)
 	return n;
 }
 
-/* A DELETE that keeps failing (500) is retried with backoff, but a report older than
- * KUBE_EVICTION_RETRY_FOR_NS is dropped: by then the pod may have been restarted and be
- * healthy, and deleting it would not be the eviction decided minutes ago. The patch is not
- * sent again on the retries. */
+/* A status patch that keeps failing (500) is retried with backoff, but a report older than
+ * KUBE_EVICTION_RETRY_FOR_NS is dropped: the eviction is over by then. */
 static void test_eviction_report_window(void **state)
 {
 	struct pod pod = make_pod("default", "web-1", UID_WEB);
@@ -821,10 +807,10 @@ static void test_eviction_report_window(void **state)
 	struct kube_report *report;
 	static struct standin s;
 	bool disabled;
-	size_t deletes;
+	size_t patches;
 
 	SKIP_WITHOUT_STANDIN();
-	standin_start(&s, "[{\"method\":\"DELETE\",\"path\":\"/api/v1/namespaces/default/pods/web-1\","
+	standin_start(&s, "[{\"method\":\"PATCH\",\"path\":\"/api/v1/namespaces/default/pods/web-1/status\","
 		      "\"status\":500,\"times\":100000}]", NULL);
 	fake_now = 1000000000000ll;
 	assert_int_equal(kube_client_new(&s.client, &(struct kube_client_options){
@@ -836,11 +822,11 @@ static void test_eviction_report_window(void **state)
 		.pod = &pod, .signal = EV_SIGNAL_MEMORY_AVAILABLE, .threshold = &value,
 		.threshold_quantity = 104857600, .available = 52428800 }), 0);
 	/* The injected clock moves on as the real one does (retries fall due by it). */
-	for (int i = 0; i < 200 && count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1") < 3; i++) {
+	for (int i = 0; i < 200 && count_requests(&s, "PATCH /api/v1/namespaces/default/pods/web-1/status") < 3; i++) {
 		usleep(20000);
 		fake_now += 20000000;
 	}
-	assert_true(count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1") >= 3);
+	assert_true(count_requests(&s, "PATCH /api/v1/namespaces/default/pods/web-1/status") >= 3);
 	assert_false(kube_client_idle(s.client));
 	/* Two minutes later (the injected clock): given up, nothing left to send. */
 	fake_now += KUBE_EVICTION_RETRY_FOR_NS + 1;
@@ -851,10 +837,10 @@ static void test_eviction_report_window(void **state)
 	drain(&s);
 	kube_client_get_stats(s.client, &stats);
 	assert_true(stats.dropped >= 1);
-	deletes = count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1");
+	patches = count_requests(&s, "PATCH /api/v1/namespaces/default/pods/web-1/status");
 	usleep(200000);
-	assert_int_equal(count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1"), deletes);
-	assert_int_equal(count_requests(&s, "PATCH /api/v1/namespaces/default/pods/web-1/status"), 1);
+	assert_int_equal(count_requests(&s, "PATCH /api/v1/namespaces/default/pods/web-1/status"), patches);
+	assert_int_equal(count_requests(&s, "DELETE /api/v1/namespaces/default/pods/web-1"), 0);
 	kube_report_free(report);
 	standin_stop(&s);
 }
