@@ -26,9 +26,12 @@ python3 /usr/lib/evictd-vm/kube-standin.py --make-certs $K/certs ||
     vm_fail standin-started "openssl could not make the stand-in's certificates"
 echo token-vm >$K/token
 echo '[]' >$K/faults.json
+# The Node exists: the stand-in, as the API server, 404s an unknown one.
+mkdir -p $K/fixtures
+echo "{\"metadata\": {\"name\": \"$NODE\"}}" >$K/fixtures/node-$NODE.json
 systemd-run --quiet --unit=kube-standin --service-type=exec python3 /usr/lib/evictd-vm/kube-standin.py \
     --cert $K/certs/server.crt --key $K/certs/server.key --port-file $K/port --log $K/requests.jsonl \
-    --token-file $K/token --faults $K/faults.json --max-seconds 3000
+    --token-file $K/token --faults $K/faults.json --fixtures $K/fixtures --max-seconds 3000
 if vm_wait_for 30 test -s $K/port; then vm_pass standin-started; else vm_fail standin-started "no port file"; fi
 port=$(cat $K/port)
 
