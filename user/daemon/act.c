@@ -466,7 +466,11 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			return;
 		}
 		/* The kubelet's order (kube/report.c, DESIGN.md §8): the pod's status Failed/Evicted
-		 * before the kill, waited for at most KUBE_EVICTION_STATUS_WAIT_NS. */
+		 * before the kill. A soft eviction waits for it at most KUBE_EVICTION_STATUS_WAIT_NS
+		 * (its SIGTERM would let a Job pod exit 0 and end Succeeded first); a hard one does not
+		 * wait at all: it races the kernel OOM killer, its processes die by SIGKILL (never
+		 * Succeeded), and the patch, sent first, lands long before the kubelet's next relist
+		 * (PLEG, 1 s) sees them gone. */
 		if (daemon->kube_report && !policy->config.workload_roots.n && !policy->config.dry_run &&
 		    !executor_find(daemon->executor, pod))
 			kube_report_eviction(daemon->kube_report, &(struct kube_eviction){
@@ -477,7 +481,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 				.available = eviction->available,
 				.containers = eviction->containers,
 				.n_containers = eviction->n_containers,
-				.status_wait_ns = KUBE_EVICTION_STATUS_WAIT_NS,
+				.status_wait_ns = grace_ns > 0 ? KUBE_EVICTION_STATUS_WAIT_NS : 0,
 			});
 		err = executor_start(daemon->executor, &policy->kill, &(struct exec_request){
 			.pod = pod,
