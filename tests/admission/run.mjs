@@ -1,7 +1,8 @@
 // Evaluates every CEL expression of tools/deploy/admission-policy.yaml with a CEL implementation
 // (@marcbachmann/cel-js, optional types on, as Kubernetes enables them) against the requests
 // evictd sends (requests/*.json: method, path, content type and body as user/kube/report*.c
-// write them, and the stored object) and against forbidden variants, the way the API server's
+// write them, and the stored object; tests/unit/test_admission.c checks each body is what the
+// C builders produce) and against forbidden variants, the way the API server's
 // ValidatingAdmissionPolicy plugin does (k8s.io/apiserver pkg/admission/plugin/policy/validating:
 // matchConstraints, then matchConditions - any false skips the policy, an error applies
 // failurePolicy - then variables and every validation; a false or failing validation denies
@@ -173,7 +174,8 @@ function strategicPatch(target, patch) {
 // admission chain gets it: PATCH is UPDATE with the patched object after the strategy's
 // PrepareForUpdate (kubernetes/kubernetes pkg/registry/core/node/strategy.go: a Node's status
 // is kept; pkg/registry/core/pod/strategy.go podStatusStrategy: spec and ownerReferences kept);
-// DELETE has object null and the stored object as oldObject.
+// DELETE (which evictd never sends: a forbidden variant) has object null and the stored object
+// as oldObject.
 export function toAdmission(fixture, stored, user = { username: evictdUser, extra: { 'authentication.kubernetes.io/node-name': [NODE] } }) {
 	const m = fixture.path.match(/^\/api\/(v1)\/(?:namespaces\/([^/]+)\/)?([^/]+)(?:\/([^/]+))?(?:\/([^/]+))?$/);
 	if (!m) throw new Error(`unparsed path ${fixture.path}`);
@@ -227,10 +229,13 @@ const policyText = JSON.stringify(spec);
 ok(taintKeys.every((k) => k && policyText.includes(`'${k}'`)),
 	`the policy names every taint key of user/kube/kube_report.h (${taintKeys.join(', ')})`);
 for (const [name, variable] of [['KUBE_REASON_EVICTED', 'podReasons'], ['KUBE_REASON_SHUTDOWN_TERMINATED', 'podReasons'],
-	['KUBE_REASON_TERMINATION_BY_KUBELET', 'disruptionReasons']]) {
+	['KUBE_MESSAGE_SHUTDOWN', 'podReasons'], ['KUBE_REASON_TERMINATION_BY_KUBELET', 'disruptionReasons']]) {
 	const v = spec.variables.find((x) => x.name === variable);
 	ok(define(name) && v?.expression.includes(`'${define(name)}'`), `variables.${variable} has ${name} "${define(name)}"`);
 }
+// Every fixture is a write evictd sends: a PATCH (no DELETE: an evicted pod stays Failed).
+ok(fixtures.every((f) => f.method === 'PATCH'), 'every request fixture is a PATCH: evictd deletes and creates no pod or Node',
+	fixtures.filter((f) => f.method !== 'PATCH').map((f) => `${f.file}: ${f.method}`).join('\n'));
 const fixtureTaintKeys = new Set(fixtures.flatMap((f) => f.body?.spec?.taints || []).map((t) => t.key));
 ok([...fixtureTaintKeys].filter((k) => k !== 'dedicated').every((k) => taintKeys.includes(k)) &&
 	taintKeys.every((k) => fixtureTaintKeys.has(k)), 'the node fixtures add every taint evictd owns and no other');
@@ -247,6 +252,13 @@ for (const fx of fixtures) {
 const byFile = Object.fromEntries(fixtures.map((f) => [f.file, f]));
 const fired = new Set();
 const otherNode = (o) => { o.metadata.name = 'node-b'; };
+// The DELETE of the fixture pod as kube_pod_delete_options sent it before issue 20.
+const podDelete = (f) => {
+	f.method = 'DELETE'; f.path = f.path.replace(/\/status$/, ''); f.contentType = 'application/json';
+	f.body = { kind: 'DeleteOptions', apiVersion: 'v1', gracePeriodSeconds: 30, preconditions: { uid: f.stored.metadata.uid } };
+	return f;
+};
+const EVICT = 'pod-status-evicted-failed.json';
 // [name, fixture, change(fixture copy) -> fixture, expected message part, user override]
 const variants = [
 	['a Node other than its own', 'node-taint-add-memory-pressure.json',
@@ -281,39 +293,51 @@ const variants = [
 		(f) => { f.method = 'DELETE'; return f; }, 'sends no nodes DELETE'],
 	['a Node created', 'node-taint-add-memory-pressure.json',
 		(f) => { f.method = 'POST'; f.path = '/api/v1/nodes'; f.body = clone(f.stored); return f; }, 'sends no nodes CREATE'],
-	['a pod on another node deleted', 'pod-delete.json',
-		(f) => { f.stored.spec.nodeName = 'node-b'; return f; }, 'only pods bound to that node'],
-	['an unscheduled pod deleted', 'pod-delete.json',
+	// evictd deletes no pod (doc/DESIGN.md §8): not its own node's, not with a uid precondition.
+	['a pod DELETE with a uid precondition', EVICT, podDelete, 'sends no pods DELETE'],
+	['a pod on another node deleted', EVICT,
+		(f) => { podDelete(f); f.stored.spec.nodeName = 'node-b'; return f; }, 'only pods bound to that node'],
+	['an unscheduled pod deleted', EVICT,
+		(f) => { podDelete(f); delete f.stored.spec.nodeName; return f; }, 'only pods bound to that node'],
+	['the status of an unscheduled pod', EVICT,
 		(f) => { delete f.stored.spec.nodeName; return f; }, 'only pods bound to that node'],
-	['the status of a pod on another node', 'pod-status-disruption-target.json',
+	['the status of a pod on another node', EVICT,
 		(f) => { f.stored.spec.nodeName = 'node-b'; return f; }, 'only pods bound to that node'],
-	['a pod label through pods/status', 'pod-status-disruption-target.json',
+	['a pod label through pods/status', EVICT,
 		(f) => { f.body.metadata.labels = { app: 'db' }; return f; }, "labels, annotations or finalizers"],
-	['a forged config.source annotation through pods/status', 'pod-status-disruption-target.json',
+	['a forged config.source annotation through pods/status', EVICT,
 		(f) => { f.body.metadata.annotations = { 'kubernetes.io/config.source': 'file' }; return f; }, "labels, annotations or finalizers"],
 	['a pod phase Succeeded', 'pod-status-shutdown-failed.json',
-		(f) => { f.body.status.phase = 'Succeeded'; return f; }, 'only to Failed'],
+		(f) => { f.body.status.phase = 'Succeeded'; return f; }, 'only to phase Failed'],
 	['a pod Failed with a reason evictd does not write', 'pod-status-shutdown-failed.json',
-		(f) => { f.body.status.reason = 'NodeLost'; return f; }, 'only to Failed'],
-	['a pod message rewritten without a phase change', 'pod-status-disruption-target.json',
-		(f) => { f.body.status.message = 'all fine'; return f; }, 'only to Failed'],
-	['a pod Ready condition turned False', 'pod-status-disruption-target.json',
+		(f) => { f.body.status.reason = 'NodeLost'; return f; }, 'only to phase Failed'],
+	['a pod Failed, reason Evicted, with a message that is not the kubelet\'s', EVICT,
+		(f) => { f.body.status.message = f.body.status.conditions[0].message = 'all fine'; return f; }, 'only to phase Failed'],
+	['a shutdown message with reason Evicted', 'pod-status-shutdown-failed.json',
+		(f) => { f.body.status.reason = 'Evicted'; return f; }, 'only to phase Failed'],
+	['the pre-issue-20 shape: DisruptionTarget without the phase', EVICT,
+		(f) => { delete f.body.status.phase; delete f.body.status.reason; delete f.body.status.message; return f; }, 'only to phase Failed'],
+	['Failed without the DisruptionTarget condition', EVICT,
+		(f) => { delete f.body.status.conditions; return f; }, 'only the DisruptionTarget'],
+	['DisruptionTarget with a message other than the status message', EVICT,
+		(f) => { f.body.status.conditions[0].message = 'The node was low on resource: cpu. '; return f; }, 'only the DisruptionTarget'],
+	['a pod Ready condition turned False', EVICT,
 		(f) => { f.body.status.conditions.push({ type: 'Ready', status: 'False' }); return f; }, 'only the DisruptionTarget'],
-	['DisruptionTarget with another reason', 'pod-status-disruption-target.json',
+	['DisruptionTarget with another reason', EVICT,
 		(f) => { f.body.status.conditions[0].reason = 'PreemptionByScheduler'; return f; }, 'only the DisruptionTarget'],
-	['DisruptionTarget False', 'pod-status-disruption-target.json',
+	['DisruptionTarget False', EVICT,
 		(f) => { f.body.status.conditions[0].status = 'False'; return f; }, 'only the DisruptionTarget'],
-	['a pod IP', 'pod-status-disruption-target.json',
+	['a pod IP', EVICT,
 		(f) => { f.body.status.podIP = '10.244.9.9'; f.body.status.podIPs = [{ ip: '10.244.9.9' }]; return f; }, 'IPs, container statuses'],
-	['a container status (ready)', 'pod-status-disruption-target.json',
+	['a container status (ready)', EVICT,
 		(f) => { f.body.status.containerStatuses = [{ name: 'web', ready: false }]; return f; }, 'IPs, container statuses'],
-	['a pod spec patch (pods UPDATE)', 'pod-status-disruption-target.json',
+	['a pod spec patch (pods UPDATE)', EVICT,
 		(f) => { f.path = f.path.replace(/\/status$/, ''); f.body = { metadata: { labels: { app: 'x' } } }; return f; }, 'sends no pods UPDATE'],
-	['an eviction (pods/eviction CREATE)', 'pod-delete.json',
-		(f) => { f.method = 'POST'; f.path += '/eviction'; f.body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-7d4b9c6f5-x2x9k', namespace: 'shop' } }; return f; }, 'sends no pods/eviction CREATE'],
-	['a pod created', 'pod-delete.json',
+	['an eviction (pods/eviction CREATE)', EVICT,
+		(f) => { f.method = 'POST'; f.path = f.path.replace(/\/status$/, '/eviction'); f.body = { apiVersion: 'policy/v1', kind: 'Eviction', metadata: { name: 'web-7d4b9c6f5-x2x9k', namespace: 'shop' } }; return f; }, 'sends no pods/eviction CREATE'],
+	['a pod created', EVICT,
 		(f) => { f.method = 'POST'; f.path = '/api/v1/namespaces/shop/pods'; f.body = clone(f.stored); return f; }, 'sends no pods CREATE'],
-	['a credential without the node-name claim', 'pod-delete.json', (f) => f, 'names no node',
+	['a credential without the node-name claim', EVICT, (f) => f, 'names no node',
 		{ username: evictdUser, extra: {} }],
 	['a claim naming another node', 'node-taint-add-memory-pressure.json', (f) => f, 'only its own Node',
 		{ username: evictdUser, extra: { 'authentication.kubernetes.io/node-name': ['node-b'] } }],
@@ -333,7 +357,7 @@ spec.validations.forEach((v, i) => ok(fired.has(i), `validation ${i} denies at l
 // Another service account is not this policy's business (its own RBAC decides); evictd's
 // ClusterRoleBinding binds only the account the policy matches.
 {
-	const f = clone(byFile['pod-delete.json']);
+	const f = podDelete(clone(byFile[EVICT]));
 	f.stored.spec.nodeName = 'node-b';
 	const { req, object, oldObject } = toAdmission(f, f.stored,
 		{ username: 'system:serviceaccount:kube-system:generic-garbage-collector', extra: {} });
