@@ -53,7 +53,7 @@ struct node {
 	char name[64];
 	struct pods_meta_source *source;
 	/* per event */
-	uint64_t watches0;
+	uint64_t watches0, watches_end;	/* opened: by the event's start, by its end */
 	double age0_s;		/* since the last progress, at the event's start (the model's input) */
 	double recovered_s;	/* after the event's end; < 0: not within the window */
 	double stale_s;
@@ -124,11 +124,24 @@ static void sleep_until(int64_t when_ns)
 		usleep((useconds_t)((when_ns - now) / 1000));
 }
 
-/* Watching again: a watch is open and was (re)opened, or brought progress, since `since_ns`
- * (a partition's watch that survives resumes with a bookmark). */
-static bool watching_again(const struct kube_pods_health *h, const struct node *n, int64_t since_ns)
+/* Watching again: a watch is open that was opened after the event's end, or that brought a
+ * list, event or bookmark after it (a watch reopened inside a partition proves nothing until
+ * its first bookmark). */
+static bool watching_again(const struct kube_pods_health *h, const struct node *n, int64_t end_ns)
 {
-	return h->watching && (h->watches > n->watches0 || h->progress_ns > since_ns);
+	return h->watching && (h->watches > n->watches_end || h->progress_ns > end_ns);
+}
+
+/* The disturbance ends now. */
+static void event_end(struct window *w)
+{
+	w->end_ns = clock_monotonic_ns();
+	for (unsigned i = 0; i < opt.nodes; i++) {
+		struct kube_pods_health h;
+
+		kube_pods_source_health(nodes[i].source, &h);
+		nodes[i].watches_end = h.watches;
+	}
 }
 
 static unsigned count_watching(void)
@@ -160,7 +173,8 @@ static void event_begin(struct window *w)
 	}
 }
 
-/* Sample every node until `until_ns`; recovery counts from w->end_ns. */
+/* Sample every node until `until_ns`. Recovery counts from w->end_ns, to the start of the
+ * last stretch in which the node watched again (a 410's watch is open for an instant). */
 static void sample_until(const struct window *w, int64_t until_ns)
 {
 	for (int64_t t = clock_monotonic_ns(); t < until_ns; t = clock_monotonic_ns()) {
@@ -171,7 +185,11 @@ static void sample_until(const struct window *w, int64_t until_ns)
 			kube_pods_source_health(n->source, &h);
 			if (t - h.progress_ns > h.progress_timeout_ns)
 				n->stale_s += (double)SAMPLE_NS / NS;
-			if (t >= w->end_ns && n->recovered_s < 0 && watching_again(&h, n, w->end_ns))
+			if (t < w->end_ns)
+				continue;
+			if (!watching_again(&h, n, w->end_ns))
+				n->recovered_s = -1;
+			else if (n->recovered_s < 0)
 				n->recovered_s = (double)(t - w->end_ns) / NS;
 		}
 		sleep_until(t + SAMPLE_NS);
@@ -530,7 +548,7 @@ int main(int argc, char **argv)
 	/* The API server restarts. */
 	event_begin(&windows[EV_RESTART]);
 	hook("restart");
-	windows[EV_RESTART].end_ns = windows[EV_RESTART].start_ns;
+	event_end(&windows[EV_RESTART]);
 	windows[EV_RESTART].until_ns = windows[EV_RESTART].end_ns + (int64_t)(opt.window_s * NS);
 	sample_until(&windows[EV_RESTART], windows[EV_RESTART].until_ns);
 	for (unsigned i = 0; i < opt.nodes; i++)
@@ -545,7 +563,7 @@ int main(int argc, char **argv)
 	windows[EV_PARTITION].end_ns = windows[EV_PARTITION].start_ns + (int64_t)(opt.partition_s * NS);
 	sample_until(&windows[EV_PARTITION], windows[EV_PARTITION].end_ns);
 	hook("unblackhole");
-	windows[EV_PARTITION].end_ns = clock_monotonic_ns();
+	event_end(&windows[EV_PARTITION]);
 	windows[EV_PARTITION].until_ns = windows[EV_PARTITION].end_ns + (int64_t)(opt.window_s * NS);
 	sample_until(&windows[EV_PARTITION], windows[EV_PARTITION].until_ns);
 	for (unsigned i = 0; i < opt.nodes; i++)
@@ -561,7 +579,7 @@ int main(int argc, char **argv)
 	windows[EV_STORM].end_ns = windows[EV_STORM].start_ns + (int64_t)(opt.storm_s * NS);
 	sample_until(&windows[EV_STORM], windows[EV_STORM].end_ns);
 	write_faults("[]");
-	windows[EV_STORM].end_ns = clock_monotonic_ns();
+	event_end(&windows[EV_STORM]);
 	windows[EV_STORM].until_ns = windows[EV_STORM].end_ns + (int64_t)(opt.window_s * NS);
 	sample_until(&windows[EV_STORM], windows[EV_STORM].until_ns);
 	for (unsigned i = 0; i < opt.nodes; i++)
