@@ -31,7 +31,10 @@ if [ "${1:-}" = --table ]; then
 	grep -E '^fleet (restart|partition|storm) ' "$raw" | while read -r _ event who rest; do
 		all=$(val "$rest" watching_all_s)
 		[ "$all" = "-1.0" ] && all="not all ($(val "$rest" not_watching) never)"
-		echo "| $event | ${who%:} | $(val "$rest" requests_per_node) ($(val "$rest" requests_max)) | $(val "$rest" lists_per_node) ($(val "$rest" lists_max)) | $(val "$rest" peak_rps) ($(val "$rest" peak_at_s)) | $all ($(val "$rest" watching_median_s)) | $(val "$rest" stale_mean_s) ($(val "$rest" stale_max_s)) | $(val "$rest" late_requests) |"
+		stale="$(val "$rest" stale_mean_s) ($(val "$rest" stale_max_s))"
+		# The model follows no bookmark timer after a storm: its staleness is not computed.
+		[ "$event $who" = "storm client-go:" ] && stale="— (not modelled)"
+		echo "| $event | ${who%:} | $(val "$rest" requests_per_node) ($(val "$rest" requests_max)) | $(val "$rest" lists_per_node) ($(val "$rest" lists_max)) | $(val "$rest" peak_rps) ($(val "$rest" peak_at_s)) | $all ($(val "$rest" watching_median_s)) | $stale | $(val "$rest" late_requests) |"
 	done
 	echo
 	echo "Targets (evictd, measured):"
