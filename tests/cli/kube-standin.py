@@ -13,6 +13,7 @@ Usage:
   kube-standin.py --make-certs DIR            throwaway CA + server cert (openssl) into DIR
   kube-standin.py --cert C --key K --port-file F --log L [--fixtures DIR] [--faults FILE]
                   [--token-file T] [--state-dump FILE] [--max-seconds N]
+                  [--log-time] [--listen-backlog N]
 
 The pods are versioned as the real API server versions them: one resourceVersion counter
 (etcd's revision, cluster-wide), every change recorded in a history ("etcd"); a list says its
@@ -54,7 +55,11 @@ the kubelet's status manager writes that status, keeping a terminal API phase an
 re-read on every request (a changed file starts its counts again), each {"method": M, "path": P (prefix), "query": Q (substring), "status": S, "times": N,
 "retry_after": SECONDS, "delay": SECONDS, "body": TEXT, "mutate_node": {"taints": [...]}}: the
 first N matching requests get status S (with body TEXT as is, when given: garbage) (or, with mutate_node, the node is changed under the client's feet first, so its
-resourceVersion precondition fails for real). --token-file: the only bearer token accepted
+resourceVersion precondition fails for real). --log-time: each logged request also says "time", time.monotonic() (CLOCK_MONOTONIC, the clock
+evictd's code reads) when it arrived (tools/bench/fleet.c counts requests per second from it).
+--listen-backlog N: the listen queue (default 5, socketserver's): hundreds of clients that
+connect at once (the fleet benchmark) would otherwise wait out SYN retransmits.
+--token-file: the only bearer token accepted
 (re-read per request); others get 401. --state-dump FILE: the nodes, pods and events are
 written there (atomically) on SIGUSR1 and on exit.
 """
@@ -234,6 +239,8 @@ class Handler(BaseHTTPRequestHandler):
                         if k.lower() in ("authorization", "content-type", "accept", "user-agent")},
             "body": body,
         }
+        if self.server.log_time:
+            entry["time"] = self.arrived
         with self.server.log_lock:
             self.server.log.write(json.dumps(entry, sort_keys=True) + "\n")
             self.server.log.flush()
@@ -271,6 +278,7 @@ class Handler(BaseHTTPRequestHandler):
         return None
 
     def handle_any(self):
+        self.arrived = time.monotonic()
         length = int(self.headers.get("Content-Length") or 0)
         body_text = self.rfile.read(length).decode() if length else ""
         url = urllib.parse.urlsplit(self.path)
@@ -612,12 +620,15 @@ def main():
     parser.add_argument("--state-dump", help="write the nodes, pods and events here on exit")
     parser.add_argument("--max-seconds", type=float, default=300)
     parser.add_argument("--bookmark-seconds", type=float, default=60)
+    parser.add_argument("--log-time", action="store_true")
+    parser.add_argument("--listen-backlog", type=int, default=5)
     args = parser.parse_args()
 
     if args.make_certs:
         make_certs(args.make_certs)
         return 0
 
+    ThreadingHTTPServer.request_queue_size = args.listen_backlog
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.daemon_threads = True
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
@@ -629,6 +640,7 @@ def main():
     server.faults = args.faults
     server.token_file = args.token_file
     server.bookmark_seconds = args.bookmark_seconds
+    server.log_time = args.log_time
 
     def dump_state():
         if args.state_dump:

@@ -3,7 +3,7 @@
 # the targets, the exact commands) and bench/memory-race.png.
 # Usage: tools/bench/run.sh [PART...]
 #        tools/bench/run.sh --report    (rewrite results.md from the last run, run nothing)
-#   parts: overhead footprint scale host-race race race-systemd (default: all, in this order)
+#   parts: overhead footprint scale host-race race race-systemd fleet (default: all, in this order)
 #   overhead   BPF programs attached vs not (A/B alternating): fork/exit, page-cache read,
 #              write, create/unlink loops, per configuration (default, --bpf-inspect, the
 #              memory-hook candidates); kernel event -> handler latency
@@ -18,6 +18,9 @@
 #   race       the memory race against the peers in the QEMU guest (tools/bench/memory-race.sh)
 #   race-systemd  the same race in a Debian systemd guest, where systemd-oomd and nohang (Python)
 #              can run, beside evictd and earlyoom (tools/bench/memory-race-systemd.sh)
+#   fleet      500 simulated nodes (the real pods source each) against the stand-in API server
+#              through a restart, a partition and a 429 storm, beside a model of client-go's
+#              reflector (tools/bench/fleet.sh; FLEET_NODES and the others there)
 # Environment: FOOTPRINT_SECONDS (60), RACE_RUNS (12), RACE_SYSTEMD_RUNS (7), HOST_RACE_RUNS (20),
 # and those of each part's script. Parts not run keep nothing: results.md describes this run only.
 set -uo pipefail
@@ -39,7 +42,7 @@ if [ "${1:-}" = --report ]; then
 	. "$env_file"
 else
 	parts=("$@")
-	[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race race-systemd)
+	[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race race-systemd fleet)
 	: >"$raw"
 	load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 	run_date=$(date -u +%Y-%m-%dT%H:%MZ)
@@ -65,6 +68,7 @@ run_part() {	# run_part NAME COMMAND...: print and keep its output
 	host-race) run_part host-race tools/bench/host-race.sh bench/host-race ;;
 	race) rm -rf bench/memory-race; run_part race tools/bench/memory-race.sh bench/memory-race ;;
 	race-systemd) rm -rf bench/memory-race-systemd; run_part race-systemd tools/bench/memory-race-systemd.sh bench/memory-race-systemd ;;
+	fleet) run_part fleet tools/bench/fleet.sh ;;
 	*) echo "bench: unknown part $part" >&2; exit 2 ;;
 	esac
 done
@@ -177,6 +181,10 @@ EOF
 		echo
 		echo "Host: this machine's v2 tree is /sys/fs/cgroup/unified of a hybrid host, without the memory and pids controllers, so per pod evictd reads no memory files and counts tasks through \`cgroup.threads\` (the pids.current fallback). Guest: QEMU TCG, cgroup v2 with memory and pids (the real per-pod reads), several times slower than hardware."
 		echo
+	fi
+
+	if has fleet && grep -q '^fleet params:' "$raw"; then
+		tools/bench/fleet.sh --table "$raw"	# its section and its own targets
 	fi
 
 	echo "## BPF overhead and footprint"
@@ -325,6 +333,7 @@ EOF
 	echo "tools/bench/run.sh host-race     # tools/bench/host-race.sh bench/host-race"
 	echo "tools/bench/run.sh race          # tools/bench/memory-race.sh bench/memory-race (RACE_RUNS=$RACE_RUNS)"
 	echo "tools/bench/run.sh race-systemd  # tools/bench/memory-race-systemd.sh bench/memory-race-systemd (RACE_SYSTEMD_RUNS=$RACE_SYSTEMD_RUNS)"
+	echo "tools/bench/run.sh fleet         # tools/bench/fleet.sh (FLEET_NODES=500; --smoke: 20 nodes)"
 	echo "tools/bench/race-analyze.sh bench/memory-race   # re-analyse and re-plot a race without re-running it"
 	echo '```'
 	if [ -f bench/memory-race/commands.txt ] && has race; then
