@@ -1287,7 +1287,8 @@ static struct pods_meta_source *watch_source(struct standin *s, unsigned page_li
 {
 	struct pods_meta_source *source = kube_pods_source_new(&(struct kube_pods_source_options){
 		.client = s->client, .node_name = NODE, .page_limit = page_limit, .watch_timeout_s = timeout_s,
-		.backoff_initial_ns = 20000000, .backoff_cap_ns = 100000000 });	/* fast, as the client */
+		.backoff_initial_ns = 20000000, .backoff_cap_ns = 100000000,	/* fast, as the client */
+		.relist_spread_ns = -1 });
 
 	assert_non_null(source);
 	return source;

@@ -203,7 +203,7 @@ static void standin_source(struct standin *s, int64_t progress_timeout_ns)
 	s->source = kube_pods_source_new(&(struct kube_pods_source_options){
 		.client = s->client, .node_name = NODE, .watch_timeout_s = 30,
 		.backoff_initial_ns = 20 * MS, .backoff_cap_ns = 200 * MS,
-		.progress_timeout_ns = progress_timeout_ns });
+		.progress_timeout_ns = progress_timeout_ns, .relist_spread_ns = -1 });
 	assert_non_null(s->source);
 }
 

@@ -269,7 +269,16 @@ struct kube_pods_source_options {
 	/* A watch that brings no event and no bookmark for this long is cut and made again, and
 	 * the pods count as stale; 0 = KUBE_WATCH_PROGRESS_TIMEOUT_NS. */
 	int64_t progress_timeout_ns;
+	/* The first relist after a watch's 410 waits a random time in [0, this) beside the
+	 * backoff; 0 = KUBE_RELIST_SPREAD_NS, negative: none. */
+	int64_t relist_spread_ns;
 };
+/* After an API server restart every node's watch gets 410 at once. client-go's reflector
+ * relists after 0.8-1.6 s (its backoff, tools/cache/reflector.go), so 5,000 nodes send ~4,000
+ * lists a second; spread over 20 s, a fleet's lists (and the watches after them: two requests
+ * a node) stay under a tenth of the nodes a second (issue 20's fleet target; bench/results.md
+ * "Fleet"). The pods keep their last metadata meanwhile. */
+#define KUBE_RELIST_SPREAD_NS (20ll * 1000000000)
 /* The API server sends a watch a bookmark about once a minute (apiserver cacher.go,
  * bookmarkFrequency = time.Minute): 90 s without one (or an event) is a dead watch. */
 #define KUBE_WATCH_PROGRESS_TIMEOUT_NS (90ll * 1000000000)

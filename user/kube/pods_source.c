@@ -192,6 +192,8 @@ struct pods_meta_source *kube_pods_source_new(const struct kube_pods_source_opti
 		.reset_ns = options->backoff_reset_ns > 0 ? options->backoff_reset_ns :
 			    KUBE_REFLECTOR_BACKOFF_RESET_NS,
 	};
+	s->relist_spread_ns = options->relist_spread_ns < 0 ? 0 :
+			      options->relist_spread_ns ? options->relist_spread_ns : KUBE_RELIST_SPREAD_NS;
 	s->source.name = "apiserver";
 	s->source.refresh = pods_source_refresh;
 	s->source.destroy = pods_source_destroy;

@@ -457,12 +457,16 @@ struct loop_state {
 /* The reflector's delay between two rounds (kube_delay: never reset by a list that worked,
  * only by 2 min without a delay), or the server's Retry-After when longer (429 from API
  * Priority and Fairness, 503), bounded. */
-static void back_off(struct kube_pods_source *s, struct loop_state *st, int64_t retry_after_ns)
+static void back_off(struct kube_pods_source *s, struct loop_state *st, int64_t retry_after_ns,
+		     int64_t spread_ns)
 {
 	int64_t delay = kube_delay_next(&s->delay, clock_monotonic_ns(), kube_next_random(&st->random));
 	int64_t asked = kube_retry_after_bounded(retry_after_ns);
+	int64_t spread = spread_ns > 0 ? (int64_t)(kube_next_random(&st->random) % (uint64_t)spread_ns) : 0;
 
-	sleep_ns(s, asked > delay ? asked : delay);
+	if (asked > delay)
+		delay = asked;
+	sleep_ns(s, spread > delay ? spread : delay);
 }
 
 static void failed(struct kube_pods_source *s, struct loop_state *st, const char *what, long status, int err,
@@ -479,7 +483,7 @@ static void failed(struct kube_pods_source *s, struct loop_state *st, const char
 		log_debug("kube: pods of %s: %s: Retry-After %llds", s->node, what,
 			  (long long)(retry_after_ns / 1000000000));
 	st->warned = true;
-	back_off(s, st, status == 429 || status == 503 ? retry_after_ns : 0);
+	back_off(s, st, status == 429 || status == 503 ? retry_after_ns : 0, 0);
 }
 
 static void *watch_main(void *arg)
@@ -545,7 +549,8 @@ static void *watch_main(void *arg)
 			have_list = false;
 			relisting = true;
 			mode = LIST_RV_LAST;
-			back_off(s, &st, 0);
+			/* Not at once with every other node of the fleet (KUBE_RELIST_SPREAD_NS). */
+			back_off(s, &st, 0, s->relist_spread_ns);
 			break;
 		case WATCH_STALLED:
 			kube_pods_health_update(s, count_stall, NULL);

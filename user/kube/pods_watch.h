@@ -19,6 +19,7 @@ struct kube_pods_source {
 	int64_t watch_timeout_s;		/* 0: random in [300, 600) */
 	int64_t progress_timeout_ns;		/* no event nor bookmark this long: cut the watch */
 	struct kube_delay delay;		/* the reflector's backoff (watch thread only) */
+	int64_t relist_spread_ns;		/* 0: none (kube_report.h KUBE_RELIST_SPREAD_NS) */
 	atomic_bool stopping;
 
 	pthread_mutex_t lock;			/* guards fresh, health; cond signals both */
