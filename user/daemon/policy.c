@@ -150,7 +150,17 @@ static void engine_follow_layout(struct policy *policy)
 	if (policy->engine_ready && policy->engine_layout == policy->obs.fs_layout)
 		return;
 	n = config_effective_thresholds(&policy->config, policy->obs.fs_layout, effective, EV_MAX_THRESHOLDS);
+	/* What was observed so far survives a layout change and a reload (doc/DESIGN.md, "Runtime
+	 * and policy; reload"). */
+	if (policy->engine_ready) {
+		policy->inherited = policy->engine;
+		policy->has_inherited = true;
+	}
 	engine_init(&policy->engine, effective, n, policy->config.pressure_transition_period_ns);
+	if (policy->has_inherited) {
+		engine_carry_state(&policy->engine, &policy->inherited);
+		policy->has_inherited = false;
+	}
 	if (policy->engine_ready)
 		log_info("filesystem layout is now %s; containerfs thresholds follow it",
 			 fs_layout_name(policy->obs.fs_layout));

@@ -29,6 +29,10 @@ struct policy {
 	struct eviction_engine engine;
 	enum fs_layout engine_layout;	/* layout the engine's containerfs thresholds follow */
 	bool engine_ready;
+	/* The running engine this policy replaces on a reload: what it observed is carried over
+	 * when this policy's engine is first built (engine_carry_state). */
+	struct eviction_engine inherited;
+	bool has_inherited;
 	struct observations obs;
 	struct evaluation eval;
 	/* The last decision. decision.victim and candidates point into the pods table and are

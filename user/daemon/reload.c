@@ -42,7 +42,11 @@ int daemon_reload(struct daemon *daemon)
 		goto out;
 	}
 	log_set_level(fresh->log_level);
-	engine_carry_state(&policy->engine, &old->engine);
+	if (old->engine_ready) {
+		/* Applied when the new engine is first built (policy.c engine_follow_layout). */
+		policy->inherited = old->engine;
+		policy->has_inherited = true;
+	}
 	daemon->policy = policy;
 	/* A reclaim job reads the old policy's signals: it ends with it, the new one decides. */
 	reclaim_cancel(&old->reclaim);
