@@ -152,47 +152,6 @@ const struct option_spec config_options[] = {
 	{ "version", NULL, NULL, OPT_VERSION, NO_FIELD, NULL, "show the version" },
 };
 
-/* The range of each duration and seconds option, by field (doc/evictd.8 lists the same). */
-static const struct {
-	size_t offset;
-	struct option_range range;
-} option_ranges[] = {
-	{ offsetof(struct evictd_config, eviction_soft_grace_period),
-	  { 0, DAY_NS, false, "a duration from 0s to 24h" } },
-	{ offsetof(struct evictd_config, max_pod_grace_period_s),
-	  { 0, DAY_S, false, "0 to 86400 seconds (24h)" } },
-	{ offsetof(struct evictd_config, hard_eviction_grace_ns),
-	  { 0, DAY_NS, false, "a duration from 0s to 24h" } },
-	{ offsetof(struct evictd_config, pressure_transition_period_ns),
-	  { 0, DAY_NS, false, "a duration from 0s to 24h" } },
-	{ offsetof(struct evictd_config, housekeeping_interval_ns),
-	  { 100 * NS_PER_MS, DAY_NS, false, "a duration from 100ms to 24h" } },
-	/* pkg/kubelet/apis/config/validation ValidateKubeletConfiguration: "shutdownGracePeriod %v
-	 * must be either zero or otherwise >= 1 sec", the same for the critical pods' part. */
-	{ offsetof(struct evictd_config, shutdown_grace_period_ns),
-	  { NS_PER_S, DAY_NS, true, "0, or a duration from 1s to 24h" } },
-	{ offsetof(struct evictd_config, shutdown_grace_period_critical_pods_ns),
-	  { NS_PER_S, DAY_NS, true, "0, or a duration from 1s to 24h" } },
-	{ offsetof(struct evictd_config, shutdown_groups),
-	  { 0, DAY_S, false, "0 to 86400 seconds (24h) per priority" } },
-	{ offsetof(struct evictd_config, kill_timeout_ns),
-	  { 100 * NS_PER_MS, DAY_NS, false, "a duration from 100ms to 24h" } },
-	{ offsetof(struct evictd_config, kube_pods_refresh_ns),
-	  { NS_PER_S, DAY_NS, false, "a duration from 1s to 24h" } },
-	{ offsetof(struct evictd_config, event_log_max_size),
-	  { 4096, 1LL << 40, true, "0 (no cap) or 4Ki to 1Ti" } },
-	{ offsetof(struct evictd_config, event_log_max_files),
-	  { 0, 100, false, "0 to 100" } },
-};
-
-const struct option_range *option_range_of(const struct option_spec *spec)
-{
-	for (size_t i = 0; i < sizeof(option_ranges) / sizeof(option_ranges[0]); i++)
-		if (spec->size && option_ranges[i].offset == spec->offset)
-			return &option_ranges[i].range;
-	return NULL;
-}
-
 const size_t config_n_options = sizeof(config_options) / sizeof(config_options[0]);
 _Static_assert(sizeof(config_options) / sizeof(config_options[0]) <= CONFIG_MAX_OPTIONS,
 	       "struct evictd_config sources[] has a row per option");
