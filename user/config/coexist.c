@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "config/coexist.h"
+#include "config/options.h"
 #include "core/quantity.h"
 #include "core/signal_meta.h"
 #include "sys/log.h"
@@ -118,34 +119,73 @@ int coexist_format(const struct coexist_finding *finding, char *buf, size_t len)
 	return snprintf(buf, len, "?");
 }
 
-int coexist_check_kubelet_file(const struct evictd_config *evictd, const char *path)
+/* The kubelet's file read as the kubelet reads it: its defaults, then the file
+ * (config_finalize applies the default thresholds when the file sets none, as the kubelet
+ * does). 0 and *out (to free), or -errno after one line saying what is then not done. */
+static int read_kubelet_file(const char *path, const char *unused_for, struct evictd_config **out)
 {
-	struct coexist_finding findings[COEXIST_MAX_FINDINGS];
 	struct evictd_config *kubelet;
 	struct stat st;
-	int warnings = 0, err;
-	size_t n;
+	int err;
 
+	*out = NULL;
 	if (stat(path, &st)) {
 		err = -errno;
-		log_info("kubelet-config %s: %m: coexistence with the kubelet not checked", path);
+		log_info("kubelet-config %s: %m: %s", path, unused_for);
 		return err;
 	}
 	kubelet = malloc(sizeof(*kubelet));
 	if (!kubelet)
 		return -ENOMEM;
-	/* Read as the kubelet reads it: its defaults, then the file (config_finalize applies the
-	 * default thresholds when the file sets none, as the kubelet does). */
 	config_init_defaults(kubelet);
 	err = config_load_file(kubelet, path);
 	if (!err && config_finalize(kubelet))
 		err = -EINVAL;
 	if (err) {
-		log_warn("kubelet-config %s: not understood (%s): coexistence with the kubelet not checked",
-			 path, strerror(-err));
+		log_warn("kubelet-config %s: not understood (%s): %s", path, strerror(-err), unused_for);
 		free(kubelet);
 		return err;
 	}
+	*out = kubelet;
+	return 0;
+}
+
+int coexist_static_pod_path(struct evictd_config *config)
+{
+	const struct option_spec *spec = option_by_flag("static-pod-path");
+	size_t row = (size_t)(spec - config_options);
+	struct evictd_config *kubelet;
+	char source[96];
+	int err;
+
+	/* An evictd flag or file, or the running kubelet's flags, said it already. */
+	if (!config->kubelet_config[0] || config->sources[row][0])
+		return 0;
+	err = read_kubelet_file(config->kubelet_config, "its staticPodPath not used", &kubelet);
+	if (err)
+		return err;
+	/* A file without staticPodPath keeps evictd's default: the kubelet may still have
+	 * --pod-manifest-path, and a static pod taken for an ordinary one could be evicted. */
+	if (kubelet->sources[row][0]) {
+		memcpy(config->static_pod_path, kubelet->static_pod_path, sizeof(config->static_pod_path));
+		snprintf(source, sizeof(source), "--kubelet-config %.*s", (int)(sizeof(source) - 18),
+			 kubelet->sources[row]);
+		option_note_source(config, spec, source);
+	}
+	free(kubelet);
+	return 0;
+}
+
+int coexist_check_kubelet_file(const struct evictd_config *evictd, const char *path)
+{
+	struct coexist_finding findings[COEXIST_MAX_FINDINGS];
+	struct evictd_config *kubelet;
+	int warnings = 0, err;
+	size_t n;
+
+	err = read_kubelet_file(path, "coexistence with the kubelet not checked", &kubelet);
+	if (err)
+		return err;
 	n = coexist_compare(evictd, kubelet, NULL, findings, COEXIST_MAX_FINDINGS);
 	for (size_t i = 0; i < n; i++) {
 		char line[512];

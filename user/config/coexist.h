@@ -46,4 +46,10 @@ bool coexist_is_warning(const struct coexist_finding *finding);
  * not be read or understood. */
 int coexist_check_kubelet_file(const struct evictd_config *evictd, const char *path);
 
+/* The kubelet's staticPodPath from its file (--kubelet-config) into config->static_pod_path,
+ * when no evictd option nor the running kubelet's flags set it (doc/DESIGN.md §5, "Pod
+ * identity"); its source is noted for --validate. 0, or -errno (logged) when the file could
+ * not be read: the value then stays. */
+int coexist_static_pod_path(struct evictd_config *config);
+
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "config/coexist.h"
 #include "config/options.h"
 #include "core/quantity.h"
 #include "sys/fileio.h"
@@ -43,6 +44,7 @@ void config_init_defaults(struct evictd_config *config)
 	/* Off: the DaemonSet controller does not tolerate evictd.io taints (doc/DESIGN.md §8). */
 	config->kube_pressure_taints = false;
 	strcpy(config->enforce_node_allocatable, "pods");	/* DefaultNodeAllocatableEnforcement */
+	strcpy(config->static_pod_path, CONFIG_DEFAULT_STATIC_POD_PATH);
 }
 
 /* DefaultEvictionHard (pkg/kubelet/eviction/defaults_linux.go). */
@@ -437,6 +439,7 @@ int config_finalize(struct evictd_config *config)
 	for (size_t i = 0; i < config->workload_roots.n; i++)
 		if (check_workload_root(config, config->workload_roots.items[i]))
 			err = -EINVAL;
+	coexist_static_pod_path(config);	/* an unreadable file is logged, not fatal */
 	return err;
 }
 
@@ -589,6 +592,14 @@ void config_print(const struct evictd_config *config, FILE *out)
 		fprintf(out, "pods-file %s\n", config->pods_file);
 	if (config->node_name[0])
 		fprintf(out, "node-name %s\n", config->node_name);
+	/* Where static pods are known from, and who said so (DESIGN.md §5, "Pod identity"). */
+	{
+		const struct option_spec *spec = option_by_flag("static-pod-path");
+		const char *source = config->sources[spec - config_options];
+
+		fprintf(out, "static-pod-path %s (%s)\n", config->static_pod_path[0] ?
+			config->static_pod_path : "none", source[0] ? source : "default");
+	}
 	fprintf(out, "cgroup-root %s\n", config->kubelet_cgroup_root[0] ? config->kubelet_cgroup_root : "/");
 	fprintf(out, "memory-reclaim-before-kill %s\n", config->memory_reclaim_before_kill ? "true" : "false");
 	for (size_t i = 0; i < config->reclaim_commands.n; i++)

@@ -14,7 +14,12 @@
 #define CONFIG_MAX_SHUTDOWN_GROUPS 32
 #define CONFIG_MAX_LIST 16
 #define CONFIG_MAX_FILES 8
-#define CONFIG_MAX_OPTIONS 80	/* rows of the option table (options.c checks) */
+#define CONFIG_MAX_OPTIONS 80
+/* The kubelet's staticPodPath defaults to "" (none: pkg/kubelet/apis/config/v1beta1/defaults.go
+ * SetDefaults_KubeletConfiguration leaves it unset); kubeadm writes this one into every
+ * node's KubeletConfiguration (cmd/kubeadm/app/componentconfigs/kubelet.go Default,
+ * kubeadmapiv1.DefaultManifestsDir), the common case evictd assumes when it knows no better. */
+#define CONFIG_DEFAULT_STATIC_POD_PATH "/etc/kubernetes/manifests"	/* rows of the option table (options.c checks) */
 
 enum output_format {
 	OUTPUT_TEXT,
@@ -82,6 +87,9 @@ struct evictd_config {
 	char node_name[256];			/* keep only pods bound to this node */
 	char kubelet_cgroup_root[PATH_MAX];	/* kubelet cgroupRoot; "" = / */
 	char kubelet_config[PATH_MAX];		/* the kubelet's own file, read to compare (config/coexist.h) */
+	/* The kubelet's staticPodPath, below --root: static pods are known from it (pods.h).
+	 * "" = none. Resolved by config_finalize (config_resolve_static_pod_path). */
+	char static_pod_path[PATH_MAX];
 	bool memory_reclaim_before_kill;
 	struct string_list reclaim_commands;	/* DiskPressure; empty = crictl defaults */
 	int64_t kill_timeout_ns;		/* cgroup.kill -> populated 0 */

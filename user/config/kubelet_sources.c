@@ -245,7 +245,9 @@ static int apply_kubelet_args(struct evictd_config *config, char **args, size_t 
 				*p = '-';
 		if (!strcmp(name, "config") || !strcmp(name, "config-dir"))
 			continue;	/* read first, by the caller */
-		spec = option_by_flag(name);
+		/* cmd/kubelet/app/options/options.go AddKubeletConfigFlags: staticPodPath is
+		 * the kubelet's --pod-manifest-path. */
+		spec = option_by_flag(strcmp(name, "pod-manifest-path") ? name : "static-pod-path");
 		if (!kubelet_flag(spec))
 			continue;
 		if (!value && spec->kind != OPT_BOOL) {
@@ -255,7 +257,7 @@ static int apply_kubelet_args(struct evictd_config *config, char **args, size_t 
 		} else if (value) {
 			value++;
 		}
-		snprintf(key, sizeof(key), "kubelet (pid %s): --%s", pid, spec->flag);
+		snprintf(key, sizeof(key), "kubelet (pid %s): --%s", pid, name);
 		if (option_apply(config, spec, key, value))
 			err = -EINVAL;
 	}

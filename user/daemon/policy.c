@@ -37,10 +37,12 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 		policy->api_meta = meta;
 		policy->meta_deadline_ns = clock_monotonic_ns() + POLICY_META_WAIT_NS;
 	}
-	/* Static pods are known from the node's manifests, API server or not (pods.h). */
-	if (!config->workload_roots.n)
+	/* Static pods are known from the node's manifests, API server or not (pods.h), in the
+	 * kubelet's staticPodPath below --root; "" (the kubelet has none): from mirror pods only. */
+	if (!config->workload_roots.n && config->static_pod_path[0])
 		meta = pods_static_source_new(meta, &(struct pods_static_options){
 			.root = config->root,
+			.manifest_dir = config->static_pod_path,
 			.node_name = deps->node_name,
 		});
 	err = pods_open(&policy->pods, &(struct pods_options){
