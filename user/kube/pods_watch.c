@@ -448,6 +448,9 @@ static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn
 
 /* ---- the thread ---------------------------------------------------------------------------- */
 
+/* A watch the server ends this much before its timeoutSeconds was cut, not timed out. */
+#define WATCH_EARLY_END_SLACK_S 5
+
 struct loop_state {
 	bool warned;
 	bool stall_warned;
@@ -467,6 +470,13 @@ static void back_off(struct kube_pods_source *s, struct loop_state *st, int64_t 
 	if (asked > delay)
 		delay = asked;
 	sleep_ns(s, spread > delay ? spread : delay);
+}
+
+/* Only the spread, no backoff step: a watch the server ended is no failure. */
+static void back_off_spread(struct kube_pods_source *s, struct loop_state *st)
+{
+	if (s->relist_spread_ns > 0)
+		sleep_ns(s, (int64_t)(kube_next_random(&st->random) % (uint64_t)s->relist_spread_ns));
 }
 
 static void failed(struct kube_pods_source *s, struct loop_state *st, const char *what, long status, int err,
@@ -494,7 +504,7 @@ static void *watch_main(void *arg)
 	enum list_rv mode = LIST_RV_ZERO;
 	bool have_list = false, relisting = false;
 	struct kube_conn conn;
-	int64_t retry_after_ns;
+	int64_t retry_after_ns, began_ns;
 	char error[320];
 	long status;
 
@@ -535,6 +545,7 @@ static void *watch_main(void *arg)
 		}
 		timeout_s = s->watch_timeout_s > 0 ? s->watch_timeout_s :
 			    WATCH_MIN_TIMEOUT_S + (int64_t)(kube_next_random(&st.random) % WATCH_MIN_TIMEOUT_S);
+		began_ns = clock_monotonic_ns();
 		result = watch_once(s, &conn, &w, timeout_s, &status, &retry_after_ns, error, sizeof(error));
 		switch (result) {
 		case WATCH_STOPPED:
@@ -565,6 +576,12 @@ static void *watch_main(void *arg)
 				log_info("kube: pods of %s: watching works again", s->node);
 			st.warned = false;
 			st.stall_warned = false;
+			/* Ended by the server well before its timeoutSeconds: the API server
+			 * restarted or a proxy cut every stream, on every node at once. Watch again
+			 * after a random part of KUBE_RELIST_SPREAD_NS, not all in the same second
+			 * (the events meanwhile come with the watch, from resourceVersion on). */
+			if (clock_monotonic_ns() - began_ns < (timeout_s - WATCH_EARLY_END_SLACK_S) * 1000000000ll)
+				back_off_spread(s, &st);
 			break;
 		case WATCH_FAILED:
 			failed(s, &st, "watch", status, -EIO, error, retry_after_ns);
