@@ -454,6 +454,7 @@ static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn
 struct loop_state {
 	bool warned;
 	bool stall_warned;
+	bool spread_taken;	/* the watch that follows waited a spread already */
 	uint64_t random;
 };
 
@@ -477,6 +478,7 @@ static void back_off_spread(struct kube_pods_source *s, struct loop_state *st)
 {
 	if (s->relist_spread_ns > 0)
 		sleep_ns(s, (int64_t)(kube_next_random(&st->random) % (uint64_t)s->relist_spread_ns));
+	st->spread_taken = true;
 }
 
 static void failed(struct kube_pods_source *s, struct loop_state *st, const char *what, long status, int err,
@@ -560,10 +562,14 @@ static void *watch_main(void *arg)
 			have_list = false;
 			relisting = true;
 			mode = LIST_RV_LAST;
-			/* Not at once with every other node of the fleet (KUBE_RELIST_SPREAD_NS). */
-			back_off(s, &st, 0, s->relist_spread_ns);
+			/* Not at once with every other node of the fleet (KUBE_RELIST_SPREAD_NS),
+			 * unless the watch that got the 410 was itself made after a spread: one
+			 * spread per server restart, so every node lists within it. */
+			back_off(s, &st, 0, st.spread_taken ? 0 : s->relist_spread_ns);
+			st.spread_taken = false;
 			break;
 		case WATCH_STALLED:
+			st.spread_taken = false;
 			kube_pods_health_update(s, count_stall, NULL);
 			if (!st.stall_warned)
 				log_warn("kube: pods of %s: the watch brought no event and no bookmark for %.1fs; "
@@ -576,6 +582,7 @@ static void *watch_main(void *arg)
 				log_info("kube: pods of %s: watching works again", s->node);
 			st.warned = false;
 			st.stall_warned = false;
+			st.spread_taken = false;
 			/* Ended by the server well before its timeoutSeconds: the API server
 			 * restarted or a proxy cut every stream, on every node at once. Watch again
 			 * after a random part of KUBE_RELIST_SPREAD_NS, not all in the same second
@@ -584,6 +591,7 @@ static void *watch_main(void *arg)
 				back_off_spread(s, &st);
 			break;
 		case WATCH_FAILED:
+			st.spread_taken = false;
 			failed(s, &st, "watch", status, -EIO, error, retry_after_ns);
 			break;
 		}
