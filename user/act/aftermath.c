@@ -10,8 +10,7 @@
 #include <unistd.h>
 
 #include "act/aftermath.h"
-/* The cgroup-file parsers pods/usage.c reads pod usage with: one copy of each. */
-#include "pods/internal.h"
+#include "sys/cgroupfs.h"
 #include "sys/fileio.h"
 #include "sys/log.h"
 
@@ -19,7 +18,7 @@ static int64_t read_i64(int dir_fd, const char *name)
 {
 	int64_t value;
 
-	return pods_read_i64_at(dir_fd, name, &value) == 0 ? value : -1;
+	return cgroupfs_read_i64_at(dir_fd, name, &value) == 0 ? value : -1;
 }
 
 void aftermath_measure(int dir_fd, struct kill_result *result)
@@ -33,7 +32,7 @@ void aftermath_measure(int dir_fd, struct kill_result *result)
 	result->memory_left_bytes = read_i64(dir_fd, "memory.current");
 	result->tasks_left = read_i64(dir_fd, "pids.current");
 	n = fileio_read_at(dir_fd, "memory.stat", stat, sizeof(stat));
-	if (n >= 0 && pods_flat_keyed_value(stat, "shmem", &shmem) == 0)
+	if (n >= 0 && cgroupfs_keyed_value(stat, "shmem", &shmem) == 0)
 		result->shmem_left_bytes = shmem;
 }
 

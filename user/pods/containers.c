@@ -16,6 +16,7 @@
 
 #include "pods/containers.h"
 #include "pods/internal.h"
+#include "sys/cgroupfs.h"
 #include "sys/fileio.h"
 #include "sys/log.h"
 
@@ -49,12 +50,12 @@ static int read_working_set_at(int dir_fd, int64_t *working_set)
 	ssize_t n;
 	int err;
 
-	err = pods_read_i64_at(dir_fd, "memory.current", &current);
+	err = cgroupfs_read_i64_at(dir_fd, "memory.current", &current);
 	if (err)
 		return err;
 	n = fileio_read_at(dir_fd, "memory.stat", stat_buf, sizeof(stat_buf));
 	/* cAdvisor subtracts nothing when inactive_file is missing. */
-	if (n < 0 || pods_flat_keyed_value(stat_buf, "inactive_file", &inactive) < 0)
+	if (n < 0 || cgroupfs_keyed_value(stat_buf, "inactive_file", &inactive) < 0)
 		inactive = 0;
 	*working_set = current > inactive ? current - inactive : 0;
 	return 0;

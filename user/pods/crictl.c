@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "sys/cgroupfs.h"
 #include "sys/clock.h"
 #include "pods/internal.h"
 #include "pods/crictl.h"
@@ -250,7 +251,7 @@ static int cri_uint64(struct json_object *parent, const char *camel, const char 
 		return 0;
 	}
 	if (json_object_is_type(value, json_type_string))
-		return pods_parse_u64_text(json_object_get_string(value), out);
+		return cgroupfs_parse_u64_text(json_object_get_string(value), out);
 	return -EINVAL;
 }
 

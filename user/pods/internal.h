@@ -4,6 +4,7 @@
 #ifndef EVICTD_PODS_INTERNAL_H
 #define EVICTD_PODS_INTERNAL_H
 
+
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -88,10 +89,6 @@ struct pods {
 
 /* root NULL, "" or "/": paths are this machine's. */
 /* buf = root + path (root ignored when it is the host). 0 or -ENAMETOOLONG. */
-/* A whole non-negative decimal, optionally followed by whitespace. 0, -EINVAL, -ERANGE. */
-int pods_parse_u64_text(const char *text, int64_t *value);
-/* name (relative to dir_fd, AT_FDCWD for a path) holding one such decimal. */
-int pods_read_i64_at(int dir_fd, const char *name, int64_t *value);
 /* pods_read_usage() through the open cgroup dir dir_fd, with no identity check. */
 int pods_read_usage_at(struct pod *pod, int dir_fd, bool cheap);
 /* usage.c: a pod's usage files, kept open since discovery. */
@@ -129,8 +126,6 @@ void pods_watch_close(struct pods *pods);
 /* Must pods_refresh() rediscover (first time, no watching, or a change seen)? When true, the
  * watches are set anew before returning, so a change during the scan is seen next time. */
 bool pods_watch_need_discovery(struct pods *pods);
-/* The value of `key` in a "key value\n" file held in buf; -ENOENT when absent. */
-int pods_flat_keyed_value(const char *buf, const char *key, int64_t *value);
 /* true the first time (kind, key) is seen and its kind's rate allows a line: the caller logs
  * then. A key held back by the rate is not remembered, so it gets its line later. */
 bool pods_first_time(struct pods *pods, const char *kind, const char *key);

@@ -19,62 +19,6 @@
 #include "sys/log.h"
 #include "pods/internal.h"
 
-/* A whole non-negative decimal, optionally followed by whitespace. */
-int pods_parse_u64_text(const char *text, int64_t *value)
-{
-	char *end;
-	unsigned long long v;
-
-	if (*text < '0' || *text > '9')
-		return -EINVAL;
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno || v > INT64_MAX)
-		return -ERANGE;
-	while (*end == ' ' || *end == '\n' || *end == '\t')
-		end++;
-	if (*end)
-		return -EINVAL;
-	*value = (int64_t)v;
-	return 0;
-}
-
-int pods_read_i64_at(int dir_fd, const char *name, int64_t *value)
-{
-	char buf[64];
-	ssize_t n = fileio_read_at(dir_fd, name, buf, sizeof(buf));
-
-	if (n < 0)
-		return (int)n;
-	return pods_parse_u64_text(buf, value);
-}
-
-/* The value of `key` in a "key value\n" file held in buf; -ENOENT when absent. */
-int pods_flat_keyed_value(const char *buf, const char *key, int64_t *value)
-{
-	size_t key_len = strlen(key);
-	const char *line = buf;
-
-	while (line && *line) {
-		if (strncmp(line, key, key_len) == 0 && line[key_len] == ' ') {
-			char *end;
-			long long v;
-
-			errno = 0;
-			v = strtoll(line + key_len + 1, &end, 10);
-			if (errno || end == line + key_len + 1)
-				return -EINVAL;
-			*value = v;
-			return 0;
-		}
-		line = strchr(line, '\n');
-		if (line)
-			line++;
-	}
-	return -ENOENT;
-}
-
-
 /* ---- cgroup mount, own cgroup, usage --------------------------------------------------- */
 
 int pods_detect_cgroup_mount(const char *root, char *buf, size_t len)
@@ -192,7 +136,7 @@ static void set_working_set(struct pod *pod, int64_t current, const char *stat_t
 	/* cAdvisor subtracts nothing when inactive_file is missing. A negative one (no kernel
 	 * writes that) adds nothing either: the working set never exceeds memory.current, the
 	 * upper bound a cheap read ranks by. */
-	if (!stat_text || pods_flat_keyed_value(stat_text, "inactive_file", &inactive) < 0 ||
+	if (!stat_text || cgroupfs_keyed_value(stat_text, "inactive_file", &inactive) < 0 ||
 	    inactive < 0)
 		inactive = 0;
 	pod->memory_working_set = current > inactive ? current - inactive : 0;
@@ -248,7 +192,7 @@ static void read_processes(struct pod *pod, int dir_fd, int pids_fd)
 	int64_t tasks;
 	ssize_t n = reread(dir_fd, pids_fd, USAGE_PIDS, buf, sizeof(buf));
 
-	if (n < 0 || pods_parse_u64_text(buf, &tasks) < 0) {
+	if (n < 0 || cgroupfs_parse_u64_text(buf, &tasks) < 0) {
 		tasks = count_threads(dir_fd);
 		if (tasks < 0)
 			tasks = 0;
@@ -294,10 +238,10 @@ int pods_read_usage_at(struct pod *pod, int dir_fd, bool cheap)
 	{
 		int64_t populated = 1;
 
-		pod->exited = n >= 0 && pods_flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
+		pod->exited = n >= 0 && cgroupfs_keyed_value(stat_buf, "populated", &populated) == 0 &&
 			      populated == 0;
 	}
-	err = pods_read_i64_at(dir_fd, "memory.current", &current);
+	err = cgroupfs_read_i64_at(dir_fd, "memory.current", &current);
 	if (!err && cheap) {
 		set_working_set(pod, current, NULL);
 		pod->working_set_unrefined = true;
@@ -379,10 +323,10 @@ int pods_read_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES],
 		return -ENOENT;
 	}
 	events_read = n >= 0;
-	pod->exited = n >= 0 && pods_flat_keyed_value(stat_buf, "populated", &populated) == 0 &&
+	pod->exited = n >= 0 && cgroupfs_keyed_value(stat_buf, "populated", &populated) == 0 &&
 		      populated == 0;
 	n = reread(dir_fd, fds[USAGE_CURRENT], USAGE_CURRENT, stat_buf, sizeof(stat_buf));
-	err = n < 0 ? (int)n : pods_parse_u64_text(stat_buf, &current);
+	err = n < 0 ? (int)n : cgroupfs_parse_u64_text(stat_buf, &current);
 	if (!err && cheap) {
 		set_working_set(pod, current, NULL);
 		pod->working_set_unrefined = true;
@@ -474,7 +418,7 @@ static int64_t cgroup_i64_or_zero(const struct pod *pod, const char *name)
 	int64_t value = 0;
 
 	if (snprintf(path, sizeof(path), "%s/%s", pod->cgroup_path, name) >= (int)sizeof(path) ||
-	    pods_read_i64_at(AT_FDCWD, path, &value))
+	    cgroupfs_read_i64_at(AT_FDCWD, path, &value))
 		return 0;
 	return value;
 }

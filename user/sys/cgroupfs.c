@@ -10,12 +10,14 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "sys/cgroupfs.h"
+#include "sys/fileio.h"
 #include "sys/log.h"
 
 static bool vanished(int err)
@@ -233,4 +235,61 @@ bool cgroupfs_path_is_canonical(const char *path)
 			return false;
 	}
 	return true;
+}
+
+/* ---- reading cgroup files ------------------------------------------------------------- */
+
+/* A whole non-negative decimal, optionally followed by whitespace. */
+int cgroupfs_parse_u64_text(const char *text, int64_t *value)
+{
+	char *end;
+	unsigned long long v;
+
+	if (*text < '0' || *text > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(text, &end, 10);
+	if (errno || v > INT64_MAX)
+		return -ERANGE;
+	while (*end == ' ' || *end == '\n' || *end == '\t')
+		end++;
+	if (*end)
+		return -EINVAL;
+	*value = (int64_t)v;
+	return 0;
+}
+
+int cgroupfs_read_i64_at(int dir_fd, const char *name, int64_t *value)
+{
+	char buf[64];
+	ssize_t n = fileio_read_at(dir_fd, name, buf, sizeof(buf));
+
+	if (n < 0)
+		return (int)n;
+	return cgroupfs_parse_u64_text(buf, value);
+}
+
+/* The value of `key` in a "key value\n" file held in buf; -ENOENT when absent. */
+int cgroupfs_keyed_value(const char *buf, const char *key, int64_t *value)
+{
+	size_t key_len = strlen(key);
+	const char *line = buf;
+
+	while (line && *line) {
+		if (strncmp(line, key, key_len) == 0 && line[key_len] == ' ') {
+			char *end;
+			long long v;
+
+			errno = 0;
+			v = strtoll(line + key_len + 1, &end, 10);
+			if (errno || end == line + key_len + 1)
+				return -EINVAL;
+			*value = v;
+			return 0;
+		}
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return -ENOENT;
 }

@@ -46,4 +46,13 @@ int cgroupfs_cgroup_id(int dir_fd, uint64_t *id);
  * cgroup.procs cannot be read or the walk failed (see cgroupfs_walk). */
 int64_t cgroupfs_for_each_pid(int dir_fd, cgroupfs_pid_fn fn, void *ctx);
 
+/* A whole non-negative decimal ("123\n"), optionally followed by whitespace: 0, -EINVAL or
+ * -ERANGE. */
+int cgroupfs_parse_u64_text(const char *text, int64_t *value);
+/* That decimal read from the file name in dir_fd (memory.current, pids.current): 0 or -errno. */
+int cgroupfs_read_i64_at(int dir_fd, const char *name, int64_t *value);
+/* The value of key in a flat keyed file held in buf ("key value\n", memory.stat): 0, -ENOENT
+ * when absent, -EINVAL. */
+int cgroupfs_keyed_value(const char *buf, const char *key, int64_t *value);
+
 #endif
