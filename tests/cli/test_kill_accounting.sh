@@ -221,10 +221,13 @@ avail=$(mem_avail_mib)
 fill_mib=$(( avail / 4 )); [ $fill_mib -gt 1024 ] && fill_mib=1024
 thr=$(( avail - fill_mib / 2 ))
 spawn idle
+# The file is written first (no race with the writer): the daemon starts with memory.available
+# already below its threshold, kills one of the two workloads, and nothing comes back.
+spawn filler sh -c "dd if=/dev/zero of=$tmp/shm/fill bs=1M count=$fill_mib 2>/dev/null; exec sleep 600"
+for _ in $(seq 1 300); do [ "$(stat -c %s "$tmp/shm/fill" 2>/dev/null || echo 0)" -ge $((fill_mib << 20)) ] && break; sleep 0.1; done
 if run_daemon e --oom-guard=off --eviction-hard="memory.available<${thr}Mi"; then
 	hup_storm "$dpid"
-	spawn filler sh -c "dd if=/dev/zero of=$tmp/shm/fill bs=1M count=$fill_mib 2>/dev/null; exec sleep 600"
-	for _ in $(seq 1 150); do grep -qE ' evicted ' "$tmp/e.err" && break; sleep 0.1; done
+	for _ in $(seq 1 300); do grep -qE ' evicted ' "$tmp/e.err" && break; sleep 0.1; done
 	sleep 1
 	for i in 1 2 3 4 5; do spawn "new$i"; sleep 0.5; done
 	sleep 2

@@ -273,11 +273,10 @@ struct kube_pods_source_options {
 	 * backoff; 0 = KUBE_RELIST_SPREAD_NS, negative: none. */
 	int64_t relist_spread_ns;
 };
-/* After an API server restart every node's watch ends and then gets 410, at once. client-go's
- * reflector watches again at once and relists after 0.8-1.6 s (its backoff,
- * tools/cache/reflector.go), so 5,000 nodes send some 15,000 requests in two seconds. Spread
- * over 40 s, a node's three requests (the watch again, the list, the watch after it) keep a
- * fleet under a tenth of its nodes a second (3 N / 40 s; bench/results.md "Fleet"), and every
+/* After an API server restart every node's watch gets 410 from the new watch cache, at once.
+ * client-go's reflector relists after 0.8-1.6 s (its backoff, tools/cache/reflector.go), so
+ * 5,000 nodes send some 10,000 requests (list, watch) in two seconds; spread over 40 s they
+ * stay under a quarter of the nodes a second (2 N / 40 s; bench/results.md "Fleet"), and every
  * node watches again within a minute. The pods keep their last metadata meanwhile. */
 #define KUBE_RELIST_SPREAD_NS (40ll * 1000000000)
 /* The API server sends a watch a bookmark about once a minute (apiserver cacher.go,

@@ -448,13 +448,10 @@ static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn
 
 /* ---- the thread ---------------------------------------------------------------------------- */
 
-/* A watch the server ends this much before its timeoutSeconds was cut, not timed out. */
-#define WATCH_EARLY_END_SLACK_S 5
 
 struct loop_state {
 	bool warned;
 	bool stall_warned;
-	bool spread_taken;	/* the watch that follows waited a spread already */
 	uint64_t random;
 };
 
@@ -471,14 +468,6 @@ static void back_off(struct kube_pods_source *s, struct loop_state *st, int64_t 
 	if (asked > delay)
 		delay = asked;
 	sleep_ns(s, spread > delay ? spread : delay);
-}
-
-/* Only the spread, no backoff step: a watch the server ended is no failure. */
-static void back_off_spread(struct kube_pods_source *s, struct loop_state *st)
-{
-	if (s->relist_spread_ns > 0)
-		sleep_ns(s, (int64_t)(kube_next_random(&st->random) % (uint64_t)s->relist_spread_ns));
-	st->spread_taken = true;
 }
 
 static void failed(struct kube_pods_source *s, struct loop_state *st, const char *what, long status, int err,
@@ -506,7 +495,7 @@ static void *watch_main(void *arg)
 	enum list_rv mode = LIST_RV_ZERO;
 	bool have_list = false, relisting = false;
 	struct kube_conn conn;
-	int64_t retry_after_ns, began_ns;
+	int64_t retry_after_ns;
 	char error[320];
 	long status;
 
@@ -547,7 +536,6 @@ static void *watch_main(void *arg)
 		}
 		timeout_s = s->watch_timeout_s > 0 ? s->watch_timeout_s :
 			    WATCH_MIN_TIMEOUT_S + (int64_t)(kube_next_random(&st.random) % WATCH_MIN_TIMEOUT_S);
-		began_ns = clock_monotonic_ns();
 		result = watch_once(s, &conn, &w, timeout_s, &status, &retry_after_ns, error, sizeof(error));
 		switch (result) {
 		case WATCH_STOPPED:
@@ -562,14 +550,10 @@ static void *watch_main(void *arg)
 			have_list = false;
 			relisting = true;
 			mode = LIST_RV_LAST;
-			/* Not at once with every other node of the fleet (KUBE_RELIST_SPREAD_NS),
-			 * unless the watch that got the 410 was itself made after a spread: one
-			 * spread per server restart, so every node lists within it. */
-			back_off(s, &st, 0, st.spread_taken ? 0 : s->relist_spread_ns);
-			st.spread_taken = false;
+			/* Not at once with every other node of the fleet (KUBE_RELIST_SPREAD_NS). */
+			back_off(s, &st, 0, s->relist_spread_ns);
 			break;
 		case WATCH_STALLED:
-			st.spread_taken = false;
 			kube_pods_health_update(s, count_stall, NULL);
 			if (!st.stall_warned)
 				log_warn("kube: pods of %s: the watch brought no event and no bookmark for %.1fs; "
@@ -582,16 +566,12 @@ static void *watch_main(void *arg)
 				log_info("kube: pods of %s: watching works again", s->node);
 			st.warned = false;
 			st.stall_warned = false;
-			st.spread_taken = false;
-			/* Ended by the server well before its timeoutSeconds: the API server
-			 * restarted or a proxy cut every stream, on every node at once. Watch again
-			 * after a random part of KUBE_RELIST_SPREAD_NS, not all in the same second
-			 * (the events meanwhile come with the watch, from resourceVersion on). */
-			if (clock_monotonic_ns() - began_ns < (timeout_s - WATCH_EARLY_END_SLACK_S) * 1000000000ll)
-				back_off_spread(s, &st);
+			/* Watched again at once, as client-go's reflector does: a proxy that cuts one
+			 * stream must not leave this node's pods unwatched (and /readyz failing) for
+			 * up to KUBE_RELIST_SPREAD_NS. After an API server restart that watch gets
+			 * 410 from the new cache, and the relist after it is spread. */
 			break;
 		case WATCH_FAILED:
-			st.spread_taken = false;
 			failed(s, &st, "watch", status, -EIO, error, retry_after_ns);
 			break;
 		}
