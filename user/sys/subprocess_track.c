@@ -150,9 +150,12 @@ static int parse_record(const char *text, struct record *r)
 {
 	int pgid, session;
 
+	/* Session 0 is real: the session of a process whose session leader is outside its pid
+	 * namespace, or that descends from an init that never called setsid() (kernel/sys.c
+	 * getsid() -> pid_vnr(); init_task's session is 0). */
 	memset(r, 0, sizeof(*r));
 	if (sscanf(text, "boot_id %36s\npgid %d\nsession %d\nstarttime %llu", r->boot_id, &pgid,
-		   &session, &r->starttime) != 4 || pgid <= 1 || session <= 0)
+		   &session, &r->starttime) != 4 || pgid <= 1 || session < 0)
 		return -EINVAL;
 	r->pgid = pgid;
 	r->session = session;
