@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/eventfd.h>
 #include <sys/statfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -289,6 +290,147 @@ static void test_escalate_cuts_the_grace(void **state)
 	assert_int_equal(rmdir(pod.cgroup_path), 0);
 }
 
+static int rig_start_held(struct rig *rig, const struct pod *pod, int64_t grace_ns, int hold_fd,
+			  int64_t hold_ns)
+{
+	return executor_start(rig->executor, &rig->rules, &(struct exec_request){
+		.pod = pod, .mode = KILL_SOFT, .grace_ns = grace_ns, .done = on_done, .ctx = &rig->done,
+		.hold_fd = hold_fd, .hold_ns = hold_ns }, NULL);
+}
+
+static bool alive(pid_t pid)
+{
+	return waitpid(pid, NULL, WNOHANG) == 0;
+}
+
+/* The status report's answer ends the hold: no SIGTERM before it, however many loop
+ * iterations run meanwhile; then SIGTERM, and a polite victim exits within its grace. */
+static void test_hold_ends_when_its_fd_fires(void **state)
+{
+	struct rig rig;
+	struct pod pod;
+	uint64_t one = 1;
+	int ticks = 0, efd;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("held", &pod, false);
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	rig_open(&rig);
+	assert_non_null(loop_add_periodic(rig.loop, 10 * MS, on_tick, &ticks));
+	assert_int_equal(rig_start_held(&rig, &pod, 10000 * MS, efd, 60000 * MS), 0);
+	assert_int_equal(executor_action_phase(executor_find(rig.executor, &pod)), EXEC_HELD);
+	/* The loop runs on (the ticker) and the victim is not signalled. */
+	while (ticks < 5)
+		assert_true(loop_run_once(rig.loop, 50, NULL, NULL) >= 0);
+	assert_int_equal(rig.done.calls, 0);
+	assert_true(alive(pid));
+	assert_int_equal(executor_action_phase(executor_find(rig.executor, &pod)), EXEC_HELD);
+	assert_int_equal(write(efd, &one, sizeof(one)), sizeof(one));
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.result.exited_in_grace);
+	assert_int_equal(rig.done.result.n_sigterm, 1);
+	assert_false(rig.done.result.used_cgroup_kill);
+	reap(pid, SIGTERM);
+	rig_close(&rig);
+	close(efd);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
+/* No answer: the hold ends at its bound, without holding the loop (a held loop would tick
+ * about once), and the grace runs from the SIGTERM. */
+static void test_hold_is_bounded(void **state)
+{
+	struct rig rig;
+	struct pod pod;
+	int64_t start;
+	int ticks = 0, efd;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("held-bounded", &pod, false);
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	rig_open(&rig);
+	assert_non_null(loop_add_periodic(rig.loop, 20 * MS, on_tick, &ticks));
+	start = clock_monotonic_ns();
+	assert_int_equal(rig_start_held(&rig, &pod, 10000 * MS, efd, 300 * MS), 0);
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.result.exited_in_grace);
+	assert_int_equal(rig.done.result.n_sigterm, 1);
+	assert_true(rig.done.at_ns - start >= 300 * MS);
+	assert_true(ticks >= 3);
+	assert_true(loop_longest_iteration_ns(rig.loop) < 300 * MS);
+	reap(pid, SIGTERM);
+	rig_close(&rig);
+	close(efd);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
+/* A hard threshold names a pod whose soft eviction is held: cgroup.kill now, one done, and the
+ * answer arriving afterwards does nothing (its fd is no longer watched). */
+static void test_escalate_cuts_the_hold(void **state)
+{
+	struct rig rig;
+	struct pod pod;
+	uint64_t one = 1;
+	int efd;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("held-escalate", &pod, true);
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	rig_open(&rig);
+	assert_int_equal(rig_start_held(&rig, &pod, 60000 * MS, efd, 60000 * MS), 0);
+	assert_int_equal(executor_escalate(rig.executor, executor_find(rig.executor, &pod)), 0);
+	assert_int_equal(executor_action_phase(executor_find(rig.executor, &pod)), EXEC_KILLED);
+	assert_int_equal(write(efd, &one, sizeof(one)), sizeof(one));
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.result.used_cgroup_kill);
+	assert_int_equal(rig.done.result.n_sigterm, 0);
+	for (int i = 0; i < 3; i++)
+		assert_true(loop_run_once(rig.loop, 10, NULL, NULL) >= 0);
+	assert_int_equal(rig.done.calls, 1);
+	reap(pid, SIGKILL);
+	rig_close(&rig);
+	close(efd);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
+/* The pod ends by itself while held: done once, nothing was signalled. */
+static void test_hold_ended_by_itself(void **state)
+{
+	struct rig rig;
+	struct pod pod;
+	int efd;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("held-gone", &pod, true);
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	rig_open(&rig);
+	assert_int_equal(rig_start_held(&rig, &pod, 60000 * MS, efd, 60000 * MS), 0);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	reap(pid, SIGKILL);
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_int_equal(rig.done.err, 0);
+	assert_int_equal(rig.done.result.n_sigterm, 0);
+	assert_false(rig.done.result.used_cgroup_kill);
+	assert_int_equal(executor_in_flight(rig.executor), 0);
+	rig_close(&rig);
+	close(efd);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
 /* Check-then-act: the cgroup was removed and made again at the same path since it was ranked. */
 static void test_recreated_cgroup_is_refused(void **state)
 {
@@ -384,6 +526,10 @@ int main(void)
 		cmocka_unit_test(test_soft_kill_grace_does_not_block_the_loop),
 		cmocka_unit_test(test_soft_kill_exits_in_grace),
 		cmocka_unit_test(test_escalate_cuts_the_grace),
+		cmocka_unit_test(test_hold_ends_when_its_fd_fires),
+		cmocka_unit_test(test_hold_is_bounded),
+		cmocka_unit_test(test_escalate_cuts_the_hold),
+		cmocka_unit_test(test_hold_ended_by_itself),
 		cmocka_unit_test(test_recreated_cgroup_is_refused),
 		cmocka_unit_test(test_never_evict_unless_shutdown),
 		cmocka_unit_test(test_outside_roots_refused),

@@ -8,6 +8,7 @@
  * the Evicted event lives as long as the eviction; event names are valid.
  */
 #include <json-c/json.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -244,15 +245,30 @@ static struct pod make_pod(const char *name, const char *uid)
 	return pod;
 }
 
+/* Report an eviction; with wait_ns > 0, poll the answer's eventfd at most that long, as the
+ * daemon's loop watches it (a test may block; the daemon never does). */
 static int evict(struct standin *s, const struct pod *pod, int64_t wait_ns)
 {
 	static struct threshold_value value;
+	struct kube_status_wait *wait = NULL;
 	bool disabled;
+	int err;
 
 	threshold_value_parse("100Mi", &value, &disabled);
-	return kube_report_eviction(s->report, &(struct kube_eviction){
+	err = kube_report_eviction(s->report, &(struct kube_eviction){
 		.pod = pod, .signal = EV_SIGNAL_MEMORY_AVAILABLE, .threshold = &value,
-		.threshold_quantity = 104857600, .available = 52428800, .status_wait_ns = wait_ns });
+		.threshold_quantity = 104857600, .available = 52428800,
+		.status_wait = wait_ns > 0 ? &wait : NULL });
+	if (wait) {
+		struct pollfd pfd = { .fd = kube_status_wait_fd(wait), .events = POLLIN };
+
+		if (poll(&pfd, 1, (int)(wait_ns / 1000000)) == 1)
+			assert_int_not_equal(kube_status_wait_result(wait), 1);
+		else
+			assert_int_equal(kube_status_wait_result(wait), 1);
+		kube_status_wait_free(wait);
+	}
+	return err;
 }
 
 static void assert_evicted(struct json_object *pod)

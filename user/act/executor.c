@@ -38,10 +38,12 @@ struct exec_action {
 	struct kill_target target;
 	struct loop_source *events_source;
 	struct loop_source *timer;
+	struct loop_source *hold_source;	/* EXEC_HELD: the hold's fd */
 	enum exec_phase phase;
 	bool sigkill_rounds;		/* no cgroup.kill: SIGKILL rounds until the deadline */
-	int64_t start_ns, kill_ns, kill_deadline_ns;
-	int64_t grace_deadline_ns;
+	int64_t start_ns, sigterm_ns, kill_ns, kill_deadline_ns;
+	int64_t grace_ns, grace_deadline_ns;
+	int64_t hold_deadline_ns;
 	int64_t recheck_ns;		/* the next re-read of cgroup.events comes this long after */
 	struct kill_result result;
 	exec_done_fn done;
@@ -85,6 +87,8 @@ static void action_unlink(struct exec_action *action)
 	executor->n--;
 	loop_remove(executor->loop, action->events_source);
 	loop_remove(executor->loop, action->timer);
+	loop_remove(executor->loop, action->hold_source);
+	action->hold_source = NULL;
 	kill_close_target(&action->target);
 }
 
@@ -109,9 +113,14 @@ static void finish(struct exec_action *action, int err)
 			 action->result.escaped_to[0] ? action->result.escaped_to : "another cgroup",
 			 action->result.escaped_killed);
 		action->result.kill_to_empty_ns = now - (action->kill_ns ? action->kill_ns : action->start_ns);
+	} else if (!err && action->phase == EXEC_HELD) {
+		/* It ended by itself before its SIGTERM: nothing was sent. */
+		action->result.exited_in_grace = true;
+		log_info("kill: %s emptied by itself %.1f ms after the decision, before its SIGTERM",
+			 action->pod.cgroup_path, ms(now - action->start_ns));
 	} else if (!err && action->phase == EXEC_GRACE) {
 		action->result.exited_in_grace = true;
-		action->result.sigterm_to_empty_ns = now - action->start_ns;
+		action->result.sigterm_to_empty_ns = now - action->sigterm_ns;
 		log_info("kill: %s emptied %.1f ms after SIGTERM, within its grace", action->pod.cgroup_path,
 			 ms(action->result.sigterm_to_empty_ns));
 	} else if (!err) {
@@ -147,12 +156,20 @@ static bool emptied(int populated)
 	return populated == 0 || populated == -ENODEV || populated == -ENOENT;
 }
 
+/* The hold is over: its fd is no longer watched (the owner may close it once done). */
+static void drop_hold(struct exec_action *action)
+{
+	loop_remove(action->executor->loop, action->hold_source);
+	action->hold_source = NULL;
+}
+
 /* cgroup.kill now; the deadline becomes the kill timeout. */
 static int kill_now(struct exec_action *action)
 {
 	struct kill_config config = action_config(action);
 	int err;
 
+	drop_hold(action);
 	action->phase = EXEC_KILLED;
 	action->kill_ns = clock_monotonic_ns();
 	action->kill_deadline_ns = sat_add_i64(action->kill_ns, action->kill_timeout_ns);
@@ -179,6 +196,54 @@ static int kill_now(struct exec_action *action)
 	action->recheck_ns = RECHECK_KILLED_NS;
 	arm_recheck(action, action->kill_ns, action->kill_deadline_ns);
 	return 0;
+}
+
+/* SIGTERM now (the hold is over, or there was none); the grace runs from here. */
+static int begin_grace(struct exec_action *action)
+{
+	struct kill_config config = action_config(action);
+	int64_t sent;
+
+	drop_hold(action);
+	action->sigterm_ns = clock_monotonic_ns();
+	sent = kill_target_signal_tracked(&config, &action->target, SIGTERM);
+	if (sent < 0) {
+		log_err("kill: reading %s/cgroup.procs: %s", action->pod.cgroup_path, strerror((int)-sent));
+		return (int)sent;
+	}
+	action->phase = EXEC_GRACE;
+	action->result.n_sigterm = (size_t)sent;
+	log_info("kill: sent SIGTERM to %zu processes in %s; grace %.0f ms", (size_t)sent,
+		 action->pod.cgroup_path, ms(action->grace_ns));
+	action->grace_deadline_ns = sat_add_i64(action->sigterm_ns, action->grace_ns);
+	action->recheck_ns = RECHECK_GRACE_NS;
+	arm_recheck(action, action->sigterm_ns, action->grace_deadline_ns);
+	return 0;
+}
+
+/* The hold ends: its fd said so (answered) or its bound passed. Never waits. */
+static void end_hold(struct exec_action *action, bool answered)
+{
+	int64_t held = clock_monotonic_ns() - action->start_ns;
+	int err;
+
+	if (answered)
+		log_info("kill: %s: held %.1f ms for its status report; SIGTERM now", action->pod.cgroup_path,
+			 ms(held));
+	else
+		log_warn("kill: %s: no answer to its status report within %.0f ms: SIGTERM anyway, the "
+			 "report follows", action->pod.cgroup_path, ms(held));
+	err = begin_grace(action);
+	if (err)
+		finish(action, err);
+}
+
+static void on_hold(void *ctx, int fd, uint32_t revents)
+{
+	struct exec_action *action = ctx;
+
+	if (action->phase == EXEC_HELD)
+		end_hold(action, true);
 }
 
 static void on_events(void *ctx, int fd, uint32_t revents)
@@ -208,6 +273,13 @@ static void on_deadline(void *ctx)
 	if (populated < 0 && populated != -EINTR) {
 		log_err("kill: reading %s/cgroup.events: %s", action->pod.cgroup_path, strerror(-populated));
 		finish(action, populated);
+		return;
+	}
+	if (action->phase == EXEC_HELD) {
+		if (now < action->hold_deadline_ns)
+			arm(action, action->hold_deadline_ns);
+		else
+			end_hold(action, false);
 		return;
 	}
 	if (action->phase == EXEC_GRACE && now < action->grace_deadline_ns) {
@@ -309,6 +381,7 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 		.owner = request->owner,
 		.kind = request->kind,
 		.start_ns = clock_monotonic_ns(),
+		.grace_ns = request->grace_ns,
 	};
 	kill_result_init(&action->result);
 	action->result.grace_ns = result->grace_ns;
@@ -328,23 +401,22 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 	executor->head = action;
 	executor->n++;
 
-	if (mode == KILL_SOFT) {
-		int64_t sent = kill_target_signal_tracked(config, &action->target, SIGTERM);
-
-		if (sent < 0) {
-			err = (int)sent;
-			log_err("kill: reading %s/cgroup.procs: %s", pod->cgroup_path, strerror(-err));
+	if (mode == KILL_SOFT && request->hold_ns > 0 && request->hold_fd >= 0 &&
+	    (action->hold_source = loop_add_fd(executor->loop, request->hold_fd, EPOLLIN, false, on_hold, action))) {
+		/* Held: the loop goes on; the fd or the deadline ends it (on_hold, on_deadline).
+		 * Failing to watch the fd (logged by the loop) just means no hold. */
+		action->phase = EXEC_HELD;
+		action->hold_deadline_ns = sat_add_i64(action->start_ns, request->hold_ns);
+		arm(action, action->hold_deadline_ns);
+		log_info("kill: %s: SIGTERM once its status report is answered, in %.0f ms at most",
+			 pod->cgroup_path, ms(request->hold_ns));
+	} else if (mode == KILL_SOFT) {
+		err = begin_grace(action);
+		if (err) {
 			action_unlink(action);
 			free(action);
 			return err;
 		}
-		action->phase = EXEC_GRACE;
-		action->result.n_sigterm = (size_t)sent;
-		log_info("kill: sent SIGTERM to %zu processes in %s; grace %.0f ms", (size_t)sent,
-			 pod->cgroup_path, ms(request->grace_ns));
-		action->grace_deadline_ns = sat_add_i64(action->start_ns, request->grace_ns);
-		action->recheck_ns = RECHECK_GRACE_NS;
-		arm_recheck(action, action->start_ns, action->grace_deadline_ns);
 	} else {
 		err = kill_now(action);
 		if (err) {
@@ -361,9 +433,10 @@ int executor_escalate(struct executor *executor, struct exec_action *action)
 {
 	int err;
 
-	if (!action || action->phase != EXEC_GRACE)
+	if (!action || action->phase == EXEC_KILLED)
 		return 0;
-	log_info("kill: %s: its grace is cut short; cgroup.kill now", action->pod.cgroup_path);
+	log_info("kill: %s: its %s is cut short; cgroup.kill now", action->pod.cgroup_path,
+		 action->phase == EXEC_HELD ? "hold for its status report, and its grace," : "grace");
 	err = kill_now(action);
 	if (err)
 		finish(action, err);
@@ -421,8 +494,10 @@ void executor_free(struct executor *executor)
 	while (executor->head) {
 		struct exec_action *action = executor->head;
 
-		log_warn("kill: leaving %s %s", action->pod.cgroup_path, action->phase == EXEC_GRACE ?
-			 "in its grace (not killed)" : "after cgroup.kill (the kernel finishes it)");
+		log_warn("kill: leaving %s %s", action->pod.cgroup_path,
+			 action->phase == EXEC_HELD ? "before its SIGTERM (not signalled)" :
+			 action->phase == EXEC_GRACE ? "in its grace (not killed)" :
+						       "after cgroup.kill (the kernel finishes it)");
 		action_unlink(action);
 		free(action);
 	}

@@ -25,6 +25,7 @@ struct executor;
 struct exec_action;
 
 enum exec_phase {
+	EXEC_HELD,	/* soft, not signalled yet: held until hold_fd is readable or hold_ns */
 	EXEC_GRACE,	/* SIGTERM sent; cgroup.kill at the end of the grace */
 	EXEC_KILLED,	/* cgroup.kill written; waiting for populated 0 */
 };
@@ -47,6 +48,12 @@ struct exec_request {
 	 * never-evict set does not apply; the path rules (evictd's own cgroup, the allowed
 	 * roots, no symlinks, identity) still do. */
 	bool any_priority;
+	/* A soft action held before its SIGTERM until hold_fd is readable (EPOLLIN; borrowed: it
+	 * must stay open until done is called) or hold_ns has passed, whichever comes first (the
+	 * API status patch that must come before the kill, doc/DESIGN.md §8). The loop goes on
+	 * meanwhile; the grace starts at the SIGTERM. hold_ns <= 0 or hold_fd < 0: no hold. */
+	int hold_fd;
+	int64_t hold_ns;
 };
 
 int executor_new(struct executor **out, struct loop *loop);
@@ -62,8 +69,9 @@ void executor_free(struct executor *executor);
  */
 int executor_start(struct executor *executor, const struct kill_config *config,
 		   const struct exec_request *request, struct kill_result *result);
-/* Cut a soft action's grace short: cgroup.kill now (a hard threshold chose a pod already in
- * its grace, as the kubelet's pod workers shorten a grace period, never lengthen it). */
+/* Cut a soft action's hold or grace short: cgroup.kill now (a hard threshold chose a pod
+ * already in its grace, as the kubelet's pod workers shorten a grace period, never lengthen
+ * it). */
 int executor_escalate(struct executor *executor, struct exec_action *action);
 
 size_t executor_in_flight(const struct executor *executor);

@@ -41,6 +41,7 @@ void config_init_defaults(struct evictd_config *config)
 	config->kill_timeout_ns = 10LL * 1000000000;
 	strcpy(config->kube_api, "auto");
 	config->kube_pods_refresh_ns = 10LL * 1000000000;
+	config->kube_eviction_status_wait_ns = 100LL * 1000000;	/* KUBE_EVICTION_STATUS_WAIT_NS */
 	/* Off: the DaemonSet controller does not tolerate evictd.io taints (doc/DESIGN.md §8). */
 	config->kube_pressure_taints = false;
 	strcpy(config->enforce_node_allocatable, "pods");	/* DefaultNodeAllocatableEnforcement */

@@ -99,6 +99,7 @@ struct evictd_config {
 	char kube_token_file[PATH_MAX];
 	char kube_ca_file[PATH_MAX];
 	int64_t kube_pods_refresh_ns;
+	int64_t kube_eviction_status_wait_ns;	/* a soft kill held for its status patch, at most */
 	bool kube_pressure_taints;
 	bool taint_out_of_service_on_shutdown;
 	char metrics_address[PATH_MAX];		/* "host:port"; "" or "off": no server */

@@ -43,9 +43,19 @@ struct eviction {
 	struct kube_container_usage containers[POD_MAX_NAMED_CONTAINERS];
 	char container_names[POD_MAX_NAMED_CONTAINERS][64];
 	size_t n_containers;
+	/* The answer to its status patch, which a soft kill is held for (NULL: none). Owned:
+	 * the executor watches its fd until done is called. */
+	struct kube_status_wait *status_wait;
 };
 
 static size_t evictions_in_flight;
+
+static void eviction_free(struct eviction *eviction)
+{
+	kube_status_wait_free(eviction->status_wait);
+	policy_unref(eviction->policy);
+	free(eviction);
+}
 
 bool daemon_is_disk_signal(enum ev_signal signal)
 {
@@ -303,8 +313,7 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 	 * eviction reclaims first again, as the kubelet's next synchronize() does. */
 	daemon->reclaim_tried[eviction->signal] = false;
 	daemon->pending_mask |= SIGNAL_MASK_ALL;
-	policy_unref(eviction->policy);
-	free(eviction);
+	eviction_free(eviction);
 }
 
 static struct eviction *eviction_new(struct daemon *daemon, const struct threshold *threshold,
@@ -436,7 +445,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 		}
 		action = executor_find(daemon->executor, pod);
 		if (action) {
-			if (urgent && executor_action_phase(action) == EXEC_GRACE &&
+			if (urgent && executor_action_phase(action) != EXEC_KILLED &&
 			    executor_action_kind(action) == DAEMON_ACTION_EVICTION) {
 				executor_escalate(daemon->executor, action);
 				pending = sat_add_i64(pending, FREES_UNKNOWN);
@@ -466,9 +475,10 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			return;
 		}
 		/* The kubelet's order (kube/report.c, DESIGN.md §8): the pod's status Failed/Evicted
-		 * before the kill. A soft eviction waits for it at most KUBE_EVICTION_STATUS_WAIT_NS
-		 * (its SIGTERM would let a Job pod exit 0 and end Succeeded first); a hard one does not
-		 * wait at all: it races the kernel OOM killer, its processes die by SIGKILL (never
+		 * before the kill. A soft eviction's SIGTERM is held for its first answer at most
+		 * --kube-eviction-status-wait (its SIGTERM would let a Job pod exit 0 and end
+		 * Succeeded first), by the executor in the loop, which goes on meanwhile; a hard one
+		 * is not held: it races the kernel OOM killer, its processes die by SIGKILL (never
 		 * Succeeded), and the patch, sent first, lands long before the kubelet's next relist
 		 * (PLEG, 1 s) sees them gone. */
 		if (daemon->kube_report && !policy->config.workload_roots.n && !policy->config.dry_run &&
@@ -481,7 +491,8 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 				.available = eviction->available,
 				.containers = eviction->containers,
 				.n_containers = eviction->n_containers,
-				.status_wait_ns = grace_ns > 0 ? KUBE_EVICTION_STATUS_WAIT_NS : 0,
+				.status_wait = grace_ns > 0 && policy->config.kube_eviction_status_wait_ns > 0 ?
+					       &eviction->status_wait : NULL,
 			});
 		err = executor_start(daemon->executor, &policy->kill, &(struct exec_request){
 			.pod = pod,
@@ -491,6 +502,8 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			.ctx = eviction,
 			.owner = eviction,
 			.kind = DAEMON_ACTION_EVICTION,
+			.hold_fd = kube_status_wait_fd(eviction->status_wait),
+			.hold_ns = eviction->status_wait ? policy->config.kube_eviction_status_wait_ns : 0,
 		}, &result);
 		daemon->last_kill = result;
 		if (err == 1 && result.dry_run) {
@@ -522,8 +535,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 				kill_ledger_backing_off(&daemon->ledger, resource, now, &until);
 				daemon_arm_retry(daemon, until);
 			}
-			policy_unref(eviction->policy);
-			free(eviction);
+			eviction_free(eviction);
 			/* Dry run: nothing changes, the same decision would repeat. Empty: it ended
 			 * by itself, re-read on the next wake. Refused: do not try the next pod on
 			 * a table that may be stale. */

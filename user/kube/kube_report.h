@@ -6,7 +6,7 @@
  *    writes it: a pods/status patch (metadata.uid as precondition) to phase Failed, reason
  *    Evicted, the kubelet's message and the DisruptionTarget condition (reason
  *    TerminationByKubelet), and a Warning Event "Evicted" on the pod (core/v1, repeats
- *    counted). The kill waits for the patch at most KUBE_EVICTION_STATUS_WAIT_NS. No DELETE:
+ *    counted). A soft kill is held for the patch at most KUBE_EVICTION_STATUS_WAIT_NS. No DELETE:
  *    why, see the comment block at the top of kube/report.c.
  *  - Pressure: while MemoryPressure, DiskPressure or PIDPressure holds (the engine's
  *    conditions, which already include evictionPressureTransitionPeriod), the node carries
@@ -92,14 +92,27 @@ struct kube_eviction {
 	 * (only memory and ephemeral-storage, only those above their request). */
 	const struct kube_container_usage *containers;
 	size_t n_containers;
-	/* > 0: kube_report_eviction waits this long at most for the status patch's first
-	 * answer, so that the kill follows it (KUBE_EVICTION_STATUS_WAIT_NS). */
-	int64_t status_wait_ns;
+	/* Not NULL: *status_wait gets a handle on the status patch's first answer (NULL when
+	 * nothing was queued), so that the caller's loop can hold the kill for it. */
+	struct kube_status_wait **status_wait;
 };
-/* The most the API may delay a kill: the kubelet's kill never waits for the API at all (its
- * status manager writes asynchronously, pkg/kubelet/status/status_manager.go SetPodStatus);
- * evictd waits this long so that the terminal phase usually lands first (doc/DESIGN.md §8). */
+/* The most the API may delay a soft kill (--kube-eviction-status-wait): the kubelet's kill
+ * never waits for the API at all (its status manager writes asynchronously,
+ * pkg/kubelet/status/status_manager.go SetPodStatus); evictd holds a soft kill this long so
+ * that the terminal phase usually lands first (doc/DESIGN.md §8). */
 #define KUBE_EVICTION_STATUS_WAIT_NS (100ll * 1000000)
+
+/* The first answer to an eviction's status patch, as an event source. Any thread. */
+struct kube_status_wait;
+/* An eventfd, readable (EPOLLIN) once the patch has its first answer; owned by the handle
+ * (watch it borrowed, never read or close it). */
+int kube_status_wait_fd(const struct kube_status_wait *wait);
+/* 1: no answer yet; 0: the status landed; -ESTALE: the pod is gone or another one; -EAGAIN:
+ * a retryable failure (the patch is retried in the background); -ECANCELED: dropped
+ * unsent; another negative errno: refused. */
+int kube_status_wait_result(struct kube_status_wait *wait);
+/* The caller's reference; the job keeps its own. NULL is a no-op. */
+void kube_status_wait_free(struct kube_status_wait *wait);
 
 /*
  * The kubelet's evictionMessage: "The node was low on resource: memory. Threshold quantity:
@@ -223,7 +236,7 @@ void kube_report_free(struct kube_report *report);
 
 /*
  * A pod chosen for eviction, before its kill: queues the status patch (Failed, Evicted) and
- * the Event, then waits for the patch's first answer at most eviction->status_wait_ns. Pods
+ * the Event, and returns at once (eviction->status_wait: a handle on the patch's answer). Pods
  * without API metadata (no namespace/name), static and mirror pods are skipped with a log
  * line. Returns 0, -ENODATA (skipped), -ENOBUFS/-ENOMEM (not queued; logged).
  */

@@ -17,9 +17,10 @@
  * transition out of terminal phases") and keeps the API's reason and message when its own are
  * empty, and SyncPod stops at a terminal phase (no container is started again). So evictd
  * writes the kubelet's status itself, in one pods/status strategic-merge patch with
- * metadata.uid as precondition, BEFORE the kill, and waits for its answer at most
- * KUBE_EVICTION_STATUS_WAIT_NS (100 ms): the kubelet's own kill never waits for the API (its
- * status manager writes asynchronously), so neither may a hard kill for long. A patch still
+ * metadata.uid as precondition, BEFORE the kill; a soft kill is held (in the loop, as an event
+ * source: act/executor.c) until its first answer, at most KUBE_EVICTION_STATUS_WAIT_NS
+ * (100 ms); a hard kill is not held: the kubelet's own kill never waits for the API (its
+ * status manager writes asynchronously). A patch still
  * unanswered then is sent anyway and lands during the kill; a pod killed first can then end
  * Succeeded (restartPolicy Never, exit 0 on SIGTERM) or be restarted in place - the residual
  * race, bounded by the API's latency. The kubelet's status manager does delay the
@@ -168,8 +169,8 @@ int kube_report_eviction(struct kube_report *report, const struct kube_eviction 
 	if (kube_eviction_message(eviction, message, sizeof(message)) < 0)
 		log_debug("kube: eviction message of %s/%s truncated", pod->namespace_, pod->name);
 	snprintf(what, sizeof(what), "eviction of %s/%s", pod->namespace_, pod->name);
-	/* The status first: the kill waits for it (bounded), the Event does not matter to it. */
-	err = kube_report_evict_pod(report, pod, message, eviction->status_wait_ns, what);
+	/* The status first: a soft kill is held for it (bounded), the Event does not matter to it. */
+	err = kube_report_evict_pod(report, pod, message, eviction->status_wait, what);
 	if (err) {
 		if (err != -ENOBUFS)	/* a full queue was logged by kube_submit_job */
 			log_err("kube: %s not queued: %s", what, strerror(-err));

@@ -5,8 +5,9 @@
  * (kubernetes pkg/kubelet/eviction/eviction_manager.go synchronize and evictPod's status
  * function), sent at the decision, before the kill, with metadata.uid as precondition.
  *
- * One job per eviction in the client's worker. The caller may wait for the first answer, at
- * most a bound (KUBE_EVICTION_STATUS_WAIT_NS): the kill is never delayed longer by the API.
+ * One job per eviction in the client's worker. The caller may ask for a handle whose eventfd
+ * becomes readable at the patch's first answer; the daemon's loop holds the kill for it at
+ * most a bound (KUBE_EVICTION_STATUS_WAIT_NS, act/executor.c), and never waits itself.
  * 404, 409 or 422 (a uid mismatch in the body of a status patch is Invalid, not Conflict:
  * apiserver staging/src/k8s.io/apiserver/pkg/registry/rest/update.go BeforeUpdate ->
  * ValidateObjectMetaUpdate, metadata.uid "field is immutable"): the pod is gone or is
@@ -20,25 +21,27 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
 
 #include "kube/client_internal.h"
 #include "kube/report_internal.h"
-#include "sys/clock.h"
 #include "sys/log.h"
 
-/* The caller's side of the first answer; shared by the job and the waiting caller. */
-struct evict_wait {
+/* The caller's side of the first answer; shared by the job and the caller's handle. The
+ * eventfd becomes readable at the first answer: the daemon's loop watches it (the executor's
+ * hold, act/executor.c), so nothing ever waits on it. */
+struct kube_status_wait {
 	atomic_int refs;
 	pthread_mutex_t lock;
-	pthread_cond_t cond;
 	bool answered;
 	int result;	/* 0 landed, EVICT_STALE, KUBE_JOB_RETRY, negative errno */
+	int fd;		/* eventfd */
 };
 
 struct evict_job {
 	struct kube_report *report;
-	struct evict_wait *wait;	/* NULL: nobody waits */
+	struct kube_status_wait *wait;	/* NULL: nobody waits */
 	char status_path[512];
 	char what[400];
 	char *patch;
@@ -46,24 +49,28 @@ struct evict_job {
 	int64_t first_ns;
 };
 
-static void wait_unref(struct evict_wait *wait)
+static void wait_unref(struct kube_status_wait *wait)
 {
 	if (!wait || atomic_fetch_sub(&wait->refs, 1) != 1)
 		return;
-	pthread_cond_destroy(&wait->cond);
+	close(wait->fd);
 	pthread_mutex_destroy(&wait->lock);
 	free(wait);
 }
 
-static void wait_answer(struct evict_wait *wait, int result)
+static void wait_answer(struct kube_status_wait *wait, int result)
 {
+	uint64_t one = 1;
+
 	if (!wait)
 		return;
 	pthread_mutex_lock(&wait->lock);
 	if (!wait->answered) {
 		wait->answered = true;
 		wait->result = result;
-		pthread_cond_broadcast(&wait->cond);
+		/* A write of 1 to a fresh eventfd cannot fail short of a bad fd, which refs rule out. */
+		if (write(wait->fd, &one, sizeof(one)) != sizeof(one))
+			log_warn("kube: eventfd write: %m");
 	}
 	pthread_mutex_unlock(&wait->lock);
 }
@@ -141,33 +148,55 @@ static const struct kube_job_ops evict_job_ops = {
 	.release = evict_job_release,
 };
 
-/* Wait for the first answer until deadline (CLOCK_MONOTONIC). true when the status landed. */
-static bool wait_landed(struct evict_wait *wait, int64_t wait_ns, const char *what)
+int kube_status_wait_fd(const struct kube_status_wait *wait)
 {
-	int64_t deadline = clock_monotonic_ns() + wait_ns;
-	struct timespec ts = { .tv_sec = deadline / 1000000000, .tv_nsec = deadline % 1000000000 };
-	bool landed;
+	return wait ? wait->fd : -1;
+}
 
+int kube_status_wait_result(struct kube_status_wait *wait)
+{
+	int result;
+
+	if (!wait)
+		return -EINVAL;
 	pthread_mutex_lock(&wait->lock);
-	while (!wait->answered)
-		if (pthread_cond_timedwait(&wait->cond, &wait->lock, &ts) == ETIMEDOUT)
-			break;
-	landed = wait->answered && wait->result == 0;
-	if (!wait->answered)
-		log_warn("kube: %s: no answer to the status patch within %lld ms: killing anyway, the "
-			 "patch follows", what, (long long)(wait_ns / 1000000));
+	result = !wait->answered ? 1 : wait->result == EVICT_STALE ? -ESTALE :
+		 wait->result == KUBE_JOB_RETRY ? -EAGAIN : wait->result;
 	pthread_mutex_unlock(&wait->lock);
-	return landed;
+	return result;
+}
+
+void kube_status_wait_free(struct kube_status_wait *wait)
+{
+	wait_unref(wait);
+}
+
+static struct kube_status_wait *wait_new(void)
+{
+	struct kube_status_wait *wait = calloc(1, sizeof(*wait));
+
+	if (!wait)
+		return NULL;
+	wait->fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (wait->fd < 0) {
+		log_warn("kube: eventfd for a status patch's answer: %m; the kill will not wait for it");
+		free(wait);
+		return NULL;
+	}
+	atomic_init(&wait->refs, 2);	/* the job and the caller */
+	pthread_mutex_init(&wait->lock, NULL);
+	return wait;
 }
 
 int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, const char *message,
-			  int64_t wait_ns, const char *what)
+			  struct kube_status_wait **wait_out, const char *what)
 {
-	struct evict_wait *wait = NULL;
+	struct kube_status_wait *wait = NULL;
 	struct evict_job *job;
-	pthread_condattr_t attr;
 	int err;
 
+	if (wait_out)
+		*wait_out = NULL;
 	job = calloc(1, sizeof(*job));
 	if (!job)
 		return -ENOMEM;
@@ -185,22 +214,15 @@ int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, con
 		free(job);
 		return 0;
 	}
-	if (wait_ns > 0 && (wait = calloc(1, sizeof(*wait)))) {
-		atomic_init(&wait->refs, 2);	/* the job and the caller */
-		pthread_mutex_init(&wait->lock, NULL);
-		pthread_condattr_init(&attr);
-		pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-		pthread_cond_init(&wait->cond, &attr);
-		pthread_condattr_destroy(&attr);
-	}
+	if (wait_out)
+		wait = wait_new();
 	job->wait = wait;
 	job->report = report;
 	kube_report_ref(report);
 	err = kube_submit_job(report->client, &evict_job_ops, job, what);	/* releases on failure */
-	if (wait) {
-		if (!err)
-			wait_landed(wait, wait_ns, what);
+	if (err || !wait_out)
 		wait_unref(wait);
-	}
+	else
+		*wait_out = wait;
 	return err;
 }
