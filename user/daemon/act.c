@@ -491,7 +491,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 				.available = eviction->available,
 				.containers = eviction->containers,
 				.n_containers = eviction->n_containers,
-				.status_wait = grace_ns > 0 && policy->config.kube_eviction_status_wait_ns > 0 ?
+				.status_wait = !urgent && grace_ns > 0 && policy->config.kube_eviction_status_wait_ns > 0 ?
 					       &eviction->status_wait : NULL,
 			});
 		err = executor_start(daemon->executor, &policy->kill, &(struct exec_request){
