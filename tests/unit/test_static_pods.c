@@ -322,6 +322,30 @@ static void test_static_pods_known_with_api_unreachable(void **state)
 	pods_close(pods);
 }
 
+/* staticPodPath given as one manifest file, which the kubelet accepts (pkg/kubelet/config/
+ * file.go sourceFile.extractFromPath: a regular file is one manifest): its pod is static, the
+ * others in the same directory are not read. */
+static void test_static_pod_path_single_file(void **state)
+{
+	const char *root = *state;
+	struct failing_source *api = failing_source_new(-ECONNREFUSED);
+	struct pods *pods;
+
+	build_static(root);
+	assert_int_equal(pods_open(&pods, &(struct pods_options){
+		.root = root,
+		.meta_source = pods_static_source_new(&api->source, &(struct pods_static_options){
+			.root = root, .node_name = "Node-A",
+			.manifest_dir = "/etc/kubernetes/manifests/kube-apiserver.yaml" }),
+	}), 0);
+	assert_int_equal(pods_refresh(pods), 0);
+	assert_true(find_pod(pods, UID_APISERVER)->is_static);
+	assert_string_equal(find_pod(pods, UID_APISERVER)->name, "kube-apiserver-node-a");
+	assert_false(find_pod(pods, UID_ETCD)->is_static);	/* etcd.json: not the path given */
+	assert_false(find_pod(pods, UID_SCHED)->is_static);
+	pods_close(pods);
+}
+
 /* A listed pod the manifests name is static even when the list says otherwise, and a
  * manifest added later is picked up on the next refresh (the directory changed). */
 static void test_static_marks_listed_and_follows_changes(void **state)
@@ -406,6 +430,7 @@ int main(void)
 		TT(test_oom_guard_picks_unknown_by_qos),
 		TT(test_known_pods_before_unknown),
 		TT(test_static_pods_known_with_api_unreachable),
+		TT(test_static_pod_path_single_file),
 		TT(test_static_marks_listed_and_follows_changes),
 		TT(test_static_hostile_manifests),
 	};

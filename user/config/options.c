@@ -91,8 +91,8 @@ const struct option_spec config_options[] = {
 	{ "kubelet-config", NULL, "kubeletConfig", OPT_PATH, FIELD(kubelet_config), "FILE",
 	  "the kubelet's own config file, only read: warn at start when both run graceful shutdown "
 	  "or evictd's thresholds are not above the kubelet's" },
-	{ "static-pod-path", "staticPodPath", "staticPodPath", OPT_PATH, FIELD(static_pod_path), "DIR",
-	  "the kubelet's static pod directory (staticPodPath, --pod-manifest-path): its pods are "
+	{ "static-pod-path", "staticPodPath", "staticPodPath", OPT_PATH, FIELD(static_pod_path), "PATH",
+	  "the kubelet's static pod directory or manifest file (staticPodPath, --pod-manifest-path): its pods are "
 	  "never evicted; default: the kubelet's, from --kubelet-config or --kubelet-flags-from, "
 	  "else /etc/kubernetes/manifests; \"\": none" },
 	{ "memory-reclaim-before-kill", NULL, "memoryReclaimBeforeKill", OPT_BOOL,

@@ -208,14 +208,54 @@ static bool same_stamp(const struct stat *st, const struct timespec *mtime, ino_
 	return st->st_ino == ino && st->st_mtim.tv_sec == mtime->tv_sec && st->st_mtim.tv_nsec == mtime->tv_nsec;
 }
 
-/* The manifests' pods. Returns the count; problems are logged once per scan that finds them. */
+/* One manifest file's pods into pods[0..max): the count, -1 when it is skipped (logged), -2
+ * when it is no regular file (a directory, a FIFO: skipped silently, as file.go does; a FIFO
+ * is never opened blocking). */
+static int read_manifest(const char *path, char *text, struct static_pod *pods, size_t max)
+{
+	ssize_t len;
+	int fd, got;
+
+	fd = fileio_open_regular(path, O_RDONLY, 0, NULL);
+	if (fd < 0)
+		return -2;
+	len = fileio_pread_fd(fd, text, STATIC_MAX_MANIFEST_BYTES + 1);
+	close(fd);
+	if (len < 0 || (size_t)len > STATIC_MAX_MANIFEST_BYTES) {
+		log_warn("pods: static pod manifest %s: %s; skipped", path,
+			 len < 0 ? strerror((int)-len) : "larger than 1 MiB");
+		return -1;
+	}
+	got = parse_manifest(text, (size_t)len, pods, max);
+	if (got < 0) {
+		log_warn("pods: static pod manifest %s: not a Pod in YAML or JSON; skipped", path);
+		return -1;
+	}
+	return got;
+}
+
+/*
+ * The manifests' pods. staticPodPath is a directory or a single file, as the kubelet reads it
+ * (pkg/kubelet/config/file.go sourceFile.extractFromPath: os.Stat, a directory entry by entry
+ * (extractFromDir), a regular file as one manifest (extractFromFile)). Returns the count;
+ * problems are logged once per scan that finds them.
+ */
 static size_t read_manifests(struct static_source *s, struct static_pod *pods, size_t max)
 {
-	DIR *dir = opendir(s->manifest_dir);
 	struct dirent *entry;
+	struct stat st;
 	size_t n = 0, files = 0;
 	char *text;
+	DIR *dir;
+	int got;
 
+	if (stat(s->manifest_dir, &st) == 0 && S_ISREG(st.st_mode)) {
+		text = malloc(STATIC_MAX_MANIFEST_BYTES + 1);
+		got = text ? read_manifest(s->manifest_dir, text, pods, max) : -1;
+		free(text);
+		return got > 0 ? (size_t)got : 0;
+	}
+	dir = opendir(s->manifest_dir);
 	if (!dir) {
 		if (errno != ENOENT && !s->warned_manifests)
 			log_warn("pods: static pod manifests %s: %m; static pods are known only from the API",
@@ -226,29 +266,16 @@ static size_t read_manifests(struct static_source *s, struct static_pod *pods, s
 	text = malloc(STATIC_MAX_MANIFEST_BYTES + 1);
 	while (text && (entry = readdir(dir)) && files < STATIC_MAX_MANIFESTS) {
 		char path[PATH_MAX + 256];
-		ssize_t len;
-		int fd, got;
 
 		if (entry->d_name[0] == '.')	/* file.go: hidden files are ignored */
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", s->manifest_dir, entry->d_name);
-		fd = fileio_open_regular(path, O_RDONLY, 0, NULL);
-		if (fd < 0)
-			continue;	/* a directory, a FIFO: file.go skips non-regular files too */
+		got = read_manifest(path, text, pods + n, max - n);
+		if (got == -2)
+			continue;	/* not counted: no regular file */
 		files++;
-		len = fileio_pread_fd(fd, text, STATIC_MAX_MANIFEST_BYTES + 1);
-		close(fd);
-		if (len < 0 || (size_t)len > STATIC_MAX_MANIFEST_BYTES) {
-			log_warn("pods: static pod manifest %s: %s; skipped", path,
-				 len < 0 ? strerror((int)-len) : "larger than 1 MiB");
-			continue;
-		}
-		got = parse_manifest(text, (size_t)len, pods + n, max - n);
-		if (got < 0) {
-			log_warn("pods: static pod manifest %s: not a Pod in YAML or JSON; skipped", path);
-			continue;
-		}
-		n += (size_t)got;
+		if (got > 0)
+			n += (size_t)got;
 	}
 	free(text);
 	closedir(dir);
