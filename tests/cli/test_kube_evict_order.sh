@@ -140,6 +140,7 @@ stop_daemon() {
 soft=(--eviction-soft="memory.available<$((mem_total + 1))" --eviction-soft-grace-period=memory.available=1s
 	--eviction-max-pod-grace-period=20)
 show() { sed "s/^/# /" "$1" | tail -n 15; }
+jqtest() { jq -e "$@" >/dev/null; }
 san_clean() { ! grep -qE 'ERROR: AddressSanitizer|runtime error|LeakSanitizer' "$1"; }
 
 # ---- 1: the status before the SIGTERM --------------------------------------------------------
@@ -153,9 +154,9 @@ stop_daemon
 kill -USR1 "$standin_pid"
 sleep 0.5
 check "the pod ends Failed/Evicted with DisruptionTarget, though its process exited 0 on SIGTERM" \
-	jq -e '.pods | (if type == "array" then . else [.[]] end) | map(select(.metadata.name == "p1"))[0] |
+	jqtest '.pods | (if type == "array" then . else [.[]] end) | map(select(.metadata.name == "p1"))[0] |
 		.status.phase == "Failed" and .status.reason == "Evicted" and
-		any(.status.conditions[]; .type == "DisruptionTarget" and .status == "True")' "$tmp/state.json" >/dev/null
+		any(.status.conditions[]; .type == "DisruptionTarget" and .status == "True")' "$tmp/state.json"
 check "no sanitizer report (1)" san_clean "$tmp/one.err"
 lt "$t_patch" "$t_sig" || show "$tmp/one.err"
 
