@@ -6,7 +6,7 @@ set -euo pipefail
 
 build_pkgs=(make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
 	libsystemd-dev libyaml-dev libmicrohttpd-dev libcurl4-openssl-dev libjson-c-dev)
-test_pkgs=(libcmocka-dev libclang-rt-14-dev attr jq e2fsprogs util-linux curl systemd groff-base man-db openssl python3
+test_pkgs=(libcmocka-dev prometheus libclang-rt-14-dev attr jq e2fsprogs util-linux curl systemd groff-base man-db openssl python3
 	dbus-daemon)
 vm_pkgs=(qemu-system-x86 busybox-static cpio mmdebstrap kmod e2fsprogs)
 bench_pkgs=(earlyoom gnuplot-nox hyperfine jq)

@@ -109,7 +109,7 @@ check "$name: evictd asked logind for the lock (the call was taken and not answe
 	grep -q call-ignored "$tmp/logind.out"
 sleep 1
 lmax=$(loop_max "$port")
-check "$name: evictd_loop_iteration_max_seconds below 1 ('$lmax')" below_1s "$lmax"
+check "$name: evictd_loop_iteration_max_since_start_seconds below 1 ('$lmax')" below_1s "$lmax"
 stop "$tpid"
 check "$name: SIGTERM exits 0 while a logind call is pending (rc '$rc')" [ "$rc" = 0 ]
 

@@ -144,9 +144,9 @@ expect() {
 		fail "$what" "$* = '${v}'"
 	fi
 }
-expect "memory.available capacity is MemTotal" 'v == total' evictd_signal_capacity 'signal="memory.available"'
-expect "memory.available is between 0 and MemTotal" 'v > 0 && v <= total' evictd_signal_available 'signal="memory.available"'
-expect "the hard threshold is exported resolved" 'v == thr' evictd_threshold_value 'signal="memory.available",kind="hard"'
+expect "memory.available capacity is MemTotal" 'v == total' evictd_signal_capacity_bytes 'signal="memory.available"'
+expect "memory.available is between 0 and MemTotal" 'v > 0 && v <= total' evictd_signal_available_bytes 'signal="memory.available"'
+expect "the hard threshold is exported resolved" 'v == thr' evictd_threshold_bytes 'signal="memory.available",kind="hard"'
 expect "the threshold is met" 'v == 1' evictd_threshold_met 'signal="memory.available",kind="hard"'
 expect "MemoryPressure is 1" 'v == 1' evictd_node_condition 'condition="MemoryPressure"'
 expect "PIDPressure is 0" 'v == 0' evictd_node_condition 'condition="PIDPressure"'
@@ -163,7 +163,11 @@ expect "evictd's shutdown start gauge exists" 'v >= 0' evictd_graceful_shutdown_
 check "every metric name is evictd_*" bash -c "! grep -vE '^(#|evictd_|\$)' '$tmp/metrics'"
 expect "evictd's shutdown end gauge exists" 'v >= 0' evictd_graceful_shutdown_end_time_seconds
 expect "kernel OOM kills are exported" 'v >= 0' evictd_kernel_oom_kills_total
-check "build info carries the version" grep -qE '^evictd_build_info\{version="[^"]+"\} 1$' "$tmp/metrics"
+check "build info carries the version and commit" grep -qE '^evictd_build_info\{version="[^"]+",commit="[^"]+"\} 1$' "$tmp/metrics"
+check "no family mixes units (the pre-0.2 names are gone)" bash -c "! grep -qE '^evictd_(signal_available|signal_capacity|threshold_value)[{ ]' '$tmp/metrics'"
+expect "pid.available is in the _tasks family" 'v > 0' evictd_signal_available_tasks 'signal="pid.available"'
+expect "the windowed loop maximum is exported" 'v >= 0 && v < 1' evictd_loop_iteration_max_seconds
+expect "the since-start loop maximum is exported" 'v >= 0' evictd_loop_iteration_max_since_start_seconds
 check "the latency histogram is declared" grep -qx '# TYPE evictd_eviction_latency_seconds histogram' "$tmp/metrics"
 buckets=$(grep '^evictd_eviction_latency_seconds_bucket' "$tmp/metrics" | awk '{print $2}' | tr '\n' ' ')
 count=$(value evictd_eviction_latency_seconds_count)

@@ -16,7 +16,7 @@
 /* ---- a strict parser of the text format ------------------------------------------------- */
 
 #define MAX_SAMPLES 512
-#define MAX_FAMILIES 64
+#define MAX_FAMILIES 96
 #define MAX_LABELS 4
 
 struct label {
@@ -313,9 +313,11 @@ static void test_exposition_series_and_types(void **state)
 	metrics_set_shutdown_times(metrics, 1700000100, 1700000130);
 	render_parse(metrics, &exp);
 
-	assert_string_equal(type_of(&exp, "evictd_signal_available"), "gauge");
-	assert_string_equal(type_of(&exp, "evictd_signal_capacity"), "gauge");
-	assert_string_equal(type_of(&exp, "evictd_threshold_value"), "gauge");
+	assert_string_equal(type_of(&exp, "evictd_signal_available_bytes"), "gauge");
+	assert_string_equal(type_of(&exp, "evictd_signal_capacity_bytes"), "gauge");
+	assert_string_equal(type_of(&exp, "evictd_signal_available_tasks"), "gauge");
+	assert_string_equal(type_of(&exp, "evictd_signal_capacity_tasks"), "gauge");
+	assert_string_equal(type_of(&exp, "evictd_threshold_bytes"), "gauge");
 	assert_string_equal(type_of(&exp, "evictd_node_condition"), "gauge");
 	assert_string_equal(type_of(&exp, "evictd_evictions_total"), "counter");
 	assert_string_equal(type_of(&exp, "evictd_eviction_latency_seconds"), "histogram");
@@ -323,15 +325,18 @@ static void test_exposition_series_and_types(void **state)
 	assert_string_equal(type_of(&exp, "evictd_evaluations_total"), "counter");
 	assert_string_equal(type_of(&exp, "evictd_build_info"), "gauge");
 
-	assert_true(value_of(&exp, "evictd_signal_available", "signal", "memory.available", NULL, NULL) == 512.0 * (1 << 20));
-	assert_true(value_of(&exp, "evictd_signal_capacity", "signal", "memory.available", NULL, NULL) == 8.0 * (1 << 30));
-	assert_true(value_of(&exp, "evictd_signal_available", "signal", "pid.available", NULL, NULL) == 4000000);
+	assert_true(value_of(&exp, "evictd_signal_available_bytes", "signal", "memory.available", NULL, NULL) == 512.0 * (1 << 20));
+	assert_true(value_of(&exp, "evictd_signal_capacity_bytes", "signal", "memory.available", NULL, NULL) == 8.0 * (1 << 30));
+	assert_true(value_of(&exp, "evictd_signal_available_tasks", "signal", "pid.available", NULL, NULL) == 4000000);
 	/* A signal that could not be read has no series rather than a stale or zero one. */
-	assert_int_equal(count_samples(&exp, "evictd_signal_available"), 2);
-	assert_int_equal(count_samples(&exp, "evictd_signal_capacity"), 2);
+	assert_int_equal(count_samples(&exp, "evictd_signal_available_bytes"), 1);
+	assert_int_equal(count_samples(&exp, "evictd_signal_capacity_bytes"), 1);
+	assert_int_equal(count_samples(&exp, "evictd_signal_available_tasks"), 1);
+	/* No inode signal read: no inode family (and no family without samples, below). */
+	assert_string_equal(type_of(&exp, "evictd_signal_available_inodes"), "(none)");
 
-	assert_true(value_of(&exp, "evictd_threshold_value", "signal", "memory.available", "kind", "hard") == 100.0 * (1 << 20));
-	assert_true(value_of(&exp, "evictd_threshold_value", "signal", "memory.available", "kind", "soft") == 1.0 * (1 << 30));
+	assert_true(value_of(&exp, "evictd_threshold_bytes", "signal", "memory.available", "kind", "hard") == 100.0 * (1 << 20));
+	assert_true(value_of(&exp, "evictd_threshold_bytes", "signal", "memory.available", "kind", "soft") == 1.0 * (1 << 30));
 	assert_true(value_of(&exp, "evictd_threshold_met", "signal", "memory.available", "kind", "soft") == 1);
 	assert_true(value_of(&exp, "evictd_threshold_met", "signal", "memory.available", "kind", "hard") == 0);
 
@@ -350,7 +355,7 @@ static void test_exposition_series_and_types(void **state)
 	assert_true(value_of(&exp, "evictd_evaluations_total", NULL, NULL, NULL, NULL) == 42);
 	assert_true(fabs(value_of(&exp, "evictd_last_evaluation_timestamp_seconds", NULL, NULL, NULL, NULL) -
 			 1700000000.123) < 1e-6);
-	assert_true(value_of(&exp, "evictd_build_info", "version", "1.2.3", NULL, NULL) == 1);
+	assert_true(value_of(&exp, "evictd_build_info", "version", "1.2.3", "commit", EVICTD_COMMIT) == 1);
 	assert_true(value_of(&exp, "evictd_start_time_seconds", NULL, NULL, NULL, NULL) > 1600000000);
 
 	/* Graceful shutdown: evictd's names only (never the kubelet's own series). */
@@ -369,6 +374,133 @@ static void test_exposition_series_and_types(void **state)
 		if (!used)
 			fail_msg("family %s declared without samples", exp.families[i].name);
 	}
+	metrics_close(metrics);
+}
+
+/* Issue 22: no family mixes units. Every signal's series is in the family of its unit only
+ * (node_exporter's split of node_filesystem_avail_bytes from node_filesystem_files_free). */
+static void test_signal_families_by_unit(void **state)
+{
+	static struct exposition exp;
+	struct metrics_snapshot snap;
+	struct metrics *metrics = open_state_only();
+	static const char *const families[] = {
+		"evictd_signal_available_bytes", "evictd_signal_available_inodes", "evictd_signal_available_tasks",
+		"evictd_signal_capacity_bytes", "evictd_signal_capacity_inodes", "evictd_signal_capacity_tasks",
+		"evictd_threshold_bytes", "evictd_threshold_inodes", "evictd_threshold_tasks",
+	};
+	int seen = 0;
+
+	sample_snapshot(&snap);
+	snap.signal_present[EV_SIGNAL_NODEFS_AVAILABLE] = true;
+	snap.signal_available[EV_SIGNAL_NODEFS_AVAILABLE] = 10ll << 30;
+	snap.signal_capacity[EV_SIGNAL_NODEFS_AVAILABLE] = 100ll << 30;
+	snap.signal_present[EV_SIGNAL_NODEFS_INODES_FREE] = true;
+	snap.signal_available[EV_SIGNAL_NODEFS_INODES_FREE] = 5000;
+	snap.signal_capacity[EV_SIGNAL_NODEFS_INODES_FREE] = 65536;
+	snap.thresholds[2] = (struct metrics_threshold){ EV_SIGNAL_NODEFS_INODES_FREE, true, 3277, false };
+	snap.thresholds[3] = (struct metrics_threshold){ EV_SIGNAL_PID_AVAILABLE, true, 41943, false };
+	snap.n_thresholds = 4;
+	metrics_update(metrics, &snap);
+	render_parse(metrics, &exp);
+
+	assert_true(value_of(&exp, "evictd_signal_available_inodes", "signal", "nodefs.inodesFree", NULL, NULL) == 5000);
+	assert_true(value_of(&exp, "evictd_signal_capacity_inodes", "signal", "nodefs.inodesFree", NULL, NULL) == 65536);
+	assert_true(value_of(&exp, "evictd_signal_available_bytes", "signal", "nodefs.available", NULL, NULL) == 10.0 * (1ll << 30));
+	assert_true(value_of(&exp, "evictd_threshold_inodes", "signal", "nodefs.inodesFree", "kind", "hard") == 3277);
+	assert_true(value_of(&exp, "evictd_threshold_tasks", "signal", "pid.available", "kind", "hard") == 41943);
+	for (size_t f = 0; f < sizeof(families) / sizeof(families[0]); f++) {
+		const char *unit = strrchr(families[f], '_') + 1;
+
+		assert_string_equal(type_of(&exp, families[f]), "gauge");
+		for (int i = 0; i < exp.n_samples; i++) {
+			enum ev_signal signal;
+
+			if (strcmp(exp.samples[i].name, families[f]))
+				continue;
+			assert_string_equal(exp.samples[i].labels[0].name, "signal");
+			assert_int_equal(signal_lookup(exp.samples[i].labels[0].value, &signal), 0);
+			if (strcmp(signal_unit_name(signal), unit))
+				fail_msg("%s holds %s, measured in %s", families[f],
+					 exp.samples[i].labels[0].value, signal_unit_name(signal));
+			seen++;
+		}
+	}
+	assert_int_equal(seen, 4 * 2 + 4);	/* 4 signals x available/capacity, 4 thresholds */
+	metrics_close(metrics);
+}
+
+/* Issue 22: the loop maximum is over the last minute, so an alert on it resolves. The
+ * window on a made-up clock: a 2 s stall at t=5 s is seen until it is a minute old. */
+static void test_loop_window_max(void **state)
+{
+	struct metrics_window_max window = { 0 };
+	const int64_t s = 1000000000;
+
+	assert_true(metrics_window_max_get(&window, 0) == 0);
+	metrics_window_max_observe(&window, 5 * s, 2 * s);
+	metrics_window_max_observe(&window, 30 * s, s / 10);
+	metrics_window_max_observe(&window, 31 * s, s / 20);
+	assert_true(metrics_window_max_get(&window, 40 * s) == 2 * s);
+	assert_true(metrics_window_max_get(&window, 59 * s) == 2 * s);
+	/* At 60 s the bucket of t=5 s (0-10 s) is out: the 0.1 s of t=30 s is the maximum. */
+	assert_true(metrics_window_max_get(&window, 60 * s) == s / 10);
+	assert_true(metrics_window_max_get(&window, 89 * s) == s / 10);
+	assert_true(metrics_window_max_get(&window, 90 * s) == 0);
+	/* A slot reused by a later bucket starts again from the new value. */
+	metrics_window_max_observe(&window, 65 * s, s / 100);
+	assert_true(metrics_window_max_get(&window, 66 * s) == s / 10);
+	assert_true(metrics_window_max_get(&window, 95 * s) == s / 100);
+}
+
+/* Through the renderer: a stall shows in the windowed and the since-start families. */
+static void test_loop_max_exported(void **state)
+{
+	static struct exposition exp;
+	struct metrics *metrics = open_state_only();
+
+	metrics_set_loop(metrics, 1500000000, 1500000000, 2);
+	metrics_set_loop(metrics, 1500000000, 1000000, 2);
+	render_parse(metrics, &exp);
+	assert_string_equal(type_of(&exp, "evictd_loop_iteration_max_seconds"), "gauge");
+	assert_true(fabs(value_of(&exp, "evictd_loop_iteration_max_seconds", NULL, NULL, NULL, NULL) - 1.5) < 1e-9);
+	assert_true(fabs(value_of(&exp, "evictd_loop_iteration_max_since_start_seconds", NULL, NULL, NULL, NULL) - 1.5) < 1e-9);
+	metrics_close(metrics);
+}
+
+/* Issue 22: the BPF programs' counters, by event and by wake-up type; none without BPF. */
+static void test_bpf_counters(void **state)
+{
+	static struct exposition exp;
+	struct metrics_snapshot snap;
+	struct metrics *metrics = open_state_only();
+
+	sample_snapshot(&snap);
+	metrics_update(metrics, &snap);
+	render_parse(metrics, &exp);
+	assert_null(find_family(&exp, "evictd_bpf_events_total"));
+	assert_null(find_family(&exp, "evictd_bpf_wakeups_sent_total"));
+
+	snap.bpf_counters_known = true;
+	snap.bpf_events[0] = (struct metrics_bpf_count){ "fork", 1234 };
+	snap.bpf_events[1] = (struct metrics_bpf_count){ "oom_kill", 2 };
+	snap.n_bpf_events = 2;
+	snap.bpf_wakeups_received[0] = (struct metrics_bpf_count){ "memory-step", 17 };
+	snap.bpf_wakeups_received[1] = (struct metrics_bpf_count){ "fork-step", 3 };
+	snap.n_bpf_wakeups_received = 2;
+	snap.bpf_wakeups_sent = 20;
+	snap.bpf_wakeups_dropped = 1;
+	snap.bpf_wakeups_rate_limited = 7;
+	metrics_update(metrics, &snap);
+	render_parse(metrics, &exp);
+	assert_string_equal(type_of(&exp, "evictd_bpf_events_total"), "counter");
+	assert_true(value_of(&exp, "evictd_bpf_events_total", "event", "fork", NULL, NULL) == 1234);
+	assert_true(value_of(&exp, "evictd_bpf_events_total", "event", "oom_kill", NULL, NULL) == 2);
+	assert_true(value_of(&exp, "evictd_bpf_wakeups_received_total", "type", "memory-step", NULL, NULL) == 17);
+	assert_true(value_of(&exp, "evictd_bpf_wakeups_received_total", "type", "fork-step", NULL, NULL) == 3);
+	assert_true(value_of(&exp, "evictd_bpf_wakeups_sent_total", NULL, NULL, NULL, NULL) == 20);
+	assert_true(value_of(&exp, "evictd_bpf_wakeups_dropped_total", NULL, NULL, NULL, NULL) == 1);
+	assert_true(value_of(&exp, "evictd_bpf_wakeups_rate_limited_total", NULL, NULL, NULL, NULL) == 7);
 	metrics_close(metrics);
 }
 
@@ -605,7 +737,7 @@ static void test_http_endpoints(void **state)
 	assert_string_equal(content_type, METRICS_CONTENT_TYPE);
 	parse_exposition(body, &exp);
 	assert_true(value_of(&exp, "evictd_evictions_total", "signal", "memory.available", "result", "killed") == 1);
-	assert_true(value_of(&exp, "evictd_signal_available", "signal", "memory.available", NULL, NULL) == 512.0 * (1 << 20));
+	assert_true(value_of(&exp, "evictd_signal_available_bytes", "signal", "memory.available", NULL, NULL) == 512.0 * (1 << 20));
 	free(body);
 
 	assert_int_equal(http_request(port, "GET", "/healthz", &body, content_type, sizeof(content_type)), 200);
@@ -753,6 +885,10 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_exposition_series_and_types),
+		cmocka_unit_test(test_signal_families_by_unit),
+		cmocka_unit_test(test_loop_window_max),
+		cmocka_unit_test(test_loop_max_exported),
+		cmocka_unit_test(test_bpf_counters),
 		cmocka_unit_test(test_unknown_oom_count_is_absent),
 		cmocka_unit_test(test_evictions_and_latency_histogram),
 		cmocka_unit_test(test_label_escaping),

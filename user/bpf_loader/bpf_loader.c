@@ -231,6 +231,8 @@ static int ring_sample(void *ctx, void *data, size_t size)
 	if (size < sizeof(wake) || !loader->consume_fn)
 		return 0;
 	memcpy(&wake, data, sizeof(wake));
+	if (wake.type <= EVICTD_WAKE_OOM_KILL)
+		loader->wakeups_received[wake.type]++;
 	return loader->consume_fn(loader->consume_ctx, &wake);
 }
 

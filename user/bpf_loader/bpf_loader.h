@@ -162,6 +162,9 @@ void bpf_loader_pin_report(const struct bpf_loader *loader, struct bpf_loader_pi
 
 /* "fork-step", "oom-kill", ... ; "unknown" for anything else. */
 const char *bpf_loader_wake_type_name(uint32_t type);
+/* Wake-up records of this type read by bpf_loader_consume since the loader opened (0 for an
+ * unknown type): evictd_bpf_wakeups_received_total. */
+uint64_t bpf_loader_wakeups_received(const struct bpf_loader *loader, uint32_t type);
 /* The signal group to re-read for a wake-up type (EVICTD_GROUP_COUNT when unknown). */
 enum evictd_wake_group bpf_loader_wake_group(uint32_t type);
 

@@ -60,6 +60,7 @@ struct bpf_loader {
 	struct ring_buffer *ring;
 	bpf_loader_wake_fn consume_fn;	/* set for the duration of bpf_loader_consume() */
 	void *consume_ctx;
+	uint64_t wakeups_received[EVICTD_WAKE_OOM_KILL + 1];	/* by type, from ring_sample */
 	int nr_cpus;
 	char *pin_dir;			/* NULL when not pinning */
 	struct bpf_loader_pin_report pins;

@@ -155,6 +155,11 @@ const char *bpf_loader_wake_type_name(uint32_t type)
 	}
 }
 
+uint64_t bpf_loader_wakeups_received(const struct bpf_loader *loader, uint32_t type)
+{
+	return loader && type <= EVICTD_WAKE_OOM_KILL ? loader->wakeups_received[type] : 0;
+}
+
 enum evictd_wake_group bpf_loader_wake_group(uint32_t type)
 {
 	switch (type) {

@@ -2,11 +2,13 @@
 /* The daemon's operations side: decision log, metrics, control socket, watchdog. */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 
 #include "act/can_evict.h"
+#include "bpf_loader/bpf_loader.h"
 #include "daemon/daemon_parts.h"
 #include "ops/control.h"
 #include "ops/eventlog.h"
@@ -78,6 +80,41 @@ void daemon_ops_record(struct daemon *daemon, const struct eventlog_decision *en
 		metrics_record_eviction(daemon->ops->metrics, entry->signal, results[action], entry->latency_ns);
 }
 
+static void bpf_count(struct metrics_bpf_count *counts, size_t *n, const char *name, uint64_t value)
+{
+	if (*n >= METRICS_MAX_BPF_COUNTS)
+		return;
+	snprintf(counts[*n].name, sizeof(counts[*n].name), "%s", name);
+	counts[(*n)++].value = value;
+}
+
+/* The BPF programs' node counters (the per-CPU node_stats map the loader pins) and the
+ * wake-ups read, by type: evictd_bpf_*_total. */
+static void fill_bpf_counters(struct metrics_snapshot *snap, const struct bpf_loader *bpf)
+{
+	struct evictd_node_stats node;
+
+	snap->bpf_counters_known = bpf && !bpf_loader_read_node(bpf, &node);
+	snap->n_bpf_events = snap->n_bpf_wakeups_received = 0;
+	if (!snap->bpf_counters_known)
+		return;
+	bpf_count(snap->bpf_events, &snap->n_bpf_events, "fork", node.forks);
+	bpf_count(snap->bpf_events, &snap->n_bpf_events, "exit", node.exits);
+	bpf_count(snap->bpf_events, &snap->n_bpf_events, "oom_kill", node.oom_kills);
+	bpf_count(snap->bpf_events, &snap->n_bpf_events, "direct_reclaim", node.direct_reclaims);
+	bpf_count(snap->bpf_events, &snap->n_bpf_events, "memcg_reclaim", node.memcg_reclaims);
+	bpf_count(snap->bpf_events, &snap->n_bpf_events, "kswapd_wake", node.kswapd_wakes);
+	bpf_count(snap->bpf_events, &snap->n_bpf_events, "inode_alloc", node.inode_allocs);
+	bpf_count(snap->bpf_events, &snap->n_bpf_events, "inode_free", node.inode_frees);
+	bpf_count(snap->bpf_events, &snap->n_bpf_events, "cgroup_map_full", node.cgroup_map_full);
+	snap->bpf_wakeups_sent = node.wakeups_sent;
+	snap->bpf_wakeups_dropped = node.wakeups_dropped;
+	snap->bpf_wakeups_rate_limited = node.wakeups_rate_limited;
+	for (uint32_t type = EVICTD_WAKE_MEMORY_STEP; type <= EVICTD_WAKE_OOM_KILL; type++)
+		bpf_count(snap->bpf_wakeups_received, &snap->n_bpf_wakeups_received,
+			  bpf_loader_wake_type_name(type), bpf_loader_wakeups_received(bpf, type));
+}
+
 void daemon_ops_update_metrics(struct daemon *daemon)
 {
 	struct daemon_ops *ops = daemon->ops;
@@ -98,6 +135,7 @@ void daemon_ops_update_metrics(struct daemon *daemon)
 	snap->kernel_oom_kills = snap->kernel_oom_kills_known ? oom_kills : 0;
 	snap->bpf_enabled = daemon->bpf != NULL;
 	snap->bpf_programs_attached = daemon->bpf ? bpf_loader_attached_count(daemon->bpf) : 0;
+	fill_bpf_counters(snap, daemon->bpf);
 	snap->loop_iteration_max_ns = loop_longest_iteration_ns(daemon->loop);
 	snap->loop_iteration_last_ns = loop_last_iteration_ns(daemon->loop);
 	snap->actions_in_flight = executor_in_flight(daemon->executor);
@@ -260,13 +298,14 @@ int daemon_ops_open(struct daemon *daemon)
 	 * waits for a kill or a command any more (doc/DESIGN.md, "The loop never waits"). */
 	err = metrics_open(&ops->metrics, &(struct metrics_options){
 		.address = config->metrics_address,
-		.version = "0.1.0",
+		.version = EVICTD_VERSION,
+		.commit = EVICTD_COMMIT,
 		.stale_after_ns = 3 * config->housekeeping_interval_ns,
 	});
 	if (err)
 		return err;
 	err = control_open(&ops->control, &(struct control_options){
-		.path = config->control_socket, .view = ops_view, .ctx = daemon, .version = "0.1.0",
+		.path = config->control_socket, .view = ops_view, .ctx = daemon, .version = EVICTD_VERSION,
 		.loop = daemon->loop });
 	if (err)
 		return err;

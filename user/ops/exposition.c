@@ -64,6 +64,18 @@ static void put_int(FILE *out, const char *name, long long value)
 	fprintf(out, "%s %lld\n", name, value);
 }
 
+/* The Prometheus base unit for bytes; counts carry what they count (node_exporter's
+ * node_filesystem_files, node_processes_threads). */
+static const char *unit_suffix(enum signal_unit unit)
+{
+	switch (unit) {
+	case SIGNAL_UNIT_BYTES: return "bytes";
+	case SIGNAL_UNIT_INODES: return "inodes";
+	case SIGNAL_UNIT_TASKS: return "tasks";
+	}
+	return "unknown";
+}
+
 static const char *kind_name(bool hard)
 {
 	return hard ? "hard" : "soft";
@@ -76,15 +88,71 @@ static void put_double(FILE *out, double value)
 	fprintf(out, "%.17g", value);
 }
 
+/* name_<unit>{signal} for the present signals measured in unit. */
+static void put_signal_family(FILE *out, const struct metrics_snapshot *snap, const char *prefix,
+			      enum signal_unit unit, const char *help, const int64_t *values)
+{
+	char name[96];
+	bool any = false;
+
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++)
+		any |= snap->signal_present[s] && signal_meta(s)->unit == unit;
+	if (!any)
+		return;	/* no family without samples */
+	snprintf(name, sizeof(name), "%s_%s", prefix, unit_suffix(unit));
+	put_help(out, name, "gauge", help);
+	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
+		if (!snap->signal_present[s] || signal_meta(s)->unit != unit)
+			continue;
+		fprintf(out, "%s{", name);
+		put_label(out, true, "signal", signal_name(s));
+		fprintf(out, "} %lld\n", (long long)values[s]);
+	}
+}
+
+static void put_threshold_family(FILE *out, const struct metrics_snapshot *snap, enum signal_unit unit)
+{
+	char name[64];
+	bool any = false;
+
+	for (size_t i = 0; i < snap->n_thresholds; i++)
+		any |= signal_meta(snap->thresholds[i].signal)->unit == unit;
+	if (!any)
+		return;
+	snprintf(name, sizeof(name), "evictd_threshold_%s", unit_suffix(unit));
+	put_help(out, name, "gauge", "Eviction threshold resolved against the signal's capacity.");
+	for (size_t i = 0; i < snap->n_thresholds; i++) {
+		if (signal_meta(snap->thresholds[i].signal)->unit != unit)
+			continue;
+		fprintf(out, "%s{", name);
+		put_label(out, true, "signal", signal_name(snap->thresholds[i].signal));
+		put_label(out, false, "kind", kind_name(snap->thresholds[i].hard));
+		fprintf(out, "} %lld\n", (long long)snap->thresholds[i].value);
+	}
+}
+
+/* A {label="name"} counter family from name/value pairs. */
+static void put_counts(FILE *out, const char *name, const char *label, const char *help,
+		       const struct metrics_bpf_count *counts, size_t n)
+{
+	put_help(out, name, "counter", help);
+	for (size_t i = 0; i < n && i < METRICS_MAX_BPF_COUNTS; i++) {
+		fprintf(out, "%s{", name);
+		put_label(out, true, label, counts[i].name);
+		fprintf(out, "} %llu\n", (unsigned long long)counts[i].value);
+	}
+}
+
 void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 			      const struct metrics_counters *counters, const char *version,
-			      int64_t start_unix_s)
+			      const char *commit, int64_t start_unix_s)
 {
 	uint64_t cumulative = 0;
 
 	put_help(out, "evictd_build_info", "gauge", "evictd build information; always 1.");
 	fputs("evictd_build_info{", out);
 	put_label(out, true, "version", version);
+	put_label(out, false, "commit", commit);
 	fputs("} 1\n", out);
 
 	put_help(out, "evictd_start_time_seconds", "gauge", "When evictd started, Unix seconds.");
@@ -93,24 +161,16 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	put_help(out, "evictd_dry_run", "gauge", "1 when evictd decides and reports but kills nothing.");
 	put_int(out, "evictd_dry_run", snap->dry_run);
 
-	put_help(out, "evictd_signal_available", "gauge",
-		 "Eviction signal's available amount: bytes for *.available and oom.guard, inodes for *.inodesFree, tasks for pid.available.");
-	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
-		if (!snap->signal_present[s])
-			continue;
-		fputs("evictd_signal_available{", out);
-		put_label(out, true, "signal", signal_name(s));
-		fprintf(out, "} %lld\n", (long long)snap->signal_available[s]);
-	}
-	put_help(out, "evictd_signal_capacity", "gauge",
-		 "Eviction signal's capacity, in the same unit as evictd_signal_available.");
-	for (int s = 0; s < EV_SIGNAL_COUNT; s++) {
-		if (!snap->signal_present[s])
-			continue;
-		fputs("evictd_signal_capacity{", out);
-		put_label(out, true, "signal", signal_name(s));
-		fprintf(out, "} %lld\n", (long long)snap->signal_capacity[s]);
-	}
+	/* One family per unit, as node_exporter splits node_filesystem_avail_bytes from
+	 * node_filesystem_files_free (https://prometheus.io/docs/practices/naming/: "a single
+	 * unit", suffixed). */
+	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_TASKS; u++)
+		put_signal_family(out, snap, "evictd_signal_available", u,
+				  "Eviction signal's available amount (oom.guard: MemAvailable).",
+				  snap->signal_available);
+	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_TASKS; u++)
+		put_signal_family(out, snap, "evictd_signal_capacity", u, "Eviction signal's capacity.",
+				  snap->signal_capacity);
 
 	if (snap->memory_available_kubelet >= 0 && snap->memory_available_refault_aware >= 0) {
 		put_help(out, "evictd_memory_available_bytes", "gauge",
@@ -128,14 +188,8 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 		put_int(out, "evictd_file_cache_refaulting", snap->file_cache_refaulting);
 	}
 
-	put_help(out, "evictd_threshold_value", "gauge",
-		 "Eviction threshold resolved against the signal's capacity, in the signal's unit.");
-	for (size_t i = 0; i < snap->n_thresholds; i++) {
-		fputs("evictd_threshold_value{", out);
-		put_label(out, true, "signal", signal_name(snap->thresholds[i].signal));
-		put_label(out, false, "kind", kind_name(snap->thresholds[i].hard));
-		fprintf(out, "} %lld\n", (long long)snap->thresholds[i].value);
-	}
+	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_TASKS; u++)
+		put_threshold_family(out, snap, u);
 	put_help(out, "evictd_threshold_met", "gauge",
 		 "1 while the threshold is met (crossed, or not yet back above its minimum reclaim).");
 	for (size_t i = 0; i < snap->n_thresholds; i++) {
@@ -189,6 +243,23 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	put_int(out, "evictd_bpf_enabled", snap->bpf_enabled);
 	put_help(out, "evictd_bpf_programs_attached", "gauge", "BPF programs attached to tracepoints.");
 	put_int(out, "evictd_bpf_programs_attached", snap->bpf_programs_attached);
+	if (snap->bpf_counters_known) {
+		put_counts(out, "evictd_bpf_events_total", "event",
+			   "Kernel events the BPF programs counted (the node_stats map), by event.",
+			   snap->bpf_events, snap->n_bpf_events);
+		put_help(out, "evictd_bpf_wakeups_sent_total", "counter",
+			 "Wake-up records the BPF programs submitted to the ring buffer.");
+		put_int(out, "evictd_bpf_wakeups_sent_total", (long long)snap->bpf_wakeups_sent);
+		put_help(out, "evictd_bpf_wakeups_dropped_total", "counter",
+			 "Wake-up records lost because the ring buffer was full.");
+		put_int(out, "evictd_bpf_wakeups_dropped_total", (long long)snap->bpf_wakeups_dropped);
+		put_help(out, "evictd_bpf_wakeups_rate_limited_total", "counter",
+			 "Step crossings not sent: inside the wake-up group's minimum interval.");
+		put_int(out, "evictd_bpf_wakeups_rate_limited_total", (long long)snap->bpf_wakeups_rate_limited);
+		put_counts(out, "evictd_bpf_wakeups_received_total", "type",
+			   "Wake-up records the daemon read from the ring buffer, by type.",
+			   snap->bpf_wakeups_received, snap->n_bpf_wakeups_received);
+	}
 
 	/* Only evictd_ names: the kubelet's kubelet_graceful_shutdown_* are the kubelet's own
 	 * series, and on a node where both run they would collide in one scrape target's
@@ -201,8 +272,13 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	put_int(out, "evictd_graceful_shutdown_end_time_seconds", counters->shutdown_end_unix_s);
 
 	put_help(out, "evictd_loop_iteration_max_seconds", "gauge",
-		 "The longest event-loop iteration since start (one batch of events handled).");
-	fprintf(out, "evictd_loop_iteration_max_seconds %.6f\n", (double)snap->loop_iteration_max_ns / 1e9);
+		 "The longest event-loop iteration (one batch of events handled) in the last minute.");
+	fprintf(out, "evictd_loop_iteration_max_seconds %.6f\n",
+		(double)snap->loop_iteration_window_max_ns / 1e9);
+	put_help(out, "evictd_loop_iteration_max_since_start_seconds", "gauge",
+		 "The longest event-loop iteration since start.");
+	fprintf(out, "evictd_loop_iteration_max_since_start_seconds %.6f\n",
+		(double)snap->loop_iteration_max_ns / 1e9);
 	put_help(out, "evictd_loop_iteration_last_seconds", "gauge", "The last event-loop iteration.");
 	fprintf(out, "evictd_loop_iteration_last_seconds %.6f\n", (double)snap->loop_iteration_last_ns / 1e9);
 	put_help(out, "evictd_actions_in_flight", "gauge",

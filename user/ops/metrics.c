@@ -54,6 +54,8 @@ struct metrics {
 	int64_t stale_after_ns;
 	int64_t start_unix_s;
 	char version[64];
+	char commit[64];
+	struct metrics_window_max loop_window;	/* under lock */
 
 	struct MHD_Daemon *httpd;
 	int listen_fd;
@@ -138,6 +140,8 @@ int metrics_render(struct metrics *metrics, char **text, size_t *len)
 	pthread_mutex_lock(&metrics->lock);
 	snap = metrics->snap;
 	counters = metrics->counters;
+	snap.loop_iteration_window_max_ns = metrics_window_max_get(&metrics->loop_window,
+								   clock_monotonic_ns());
 	pthread_mutex_unlock(&metrics->lock);
 
 	*text = NULL;
@@ -145,7 +149,8 @@ int metrics_render(struct metrics *metrics, char **text, size_t *len)
 	out = open_memstream(text, len);
 	if (!out)
 		return -ENOMEM;
-	metrics_exposition_write(out, &snap, &counters, metrics->version, metrics->start_unix_s);
+	metrics_exposition_write(out, &snap, &counters, metrics->version, metrics->commit,
+				 metrics->start_unix_s);
 	if (fclose(out)) {
 		free(*text);
 		*text = NULL;
@@ -161,6 +166,9 @@ void metrics_update(struct metrics *metrics, const struct metrics_snapshot *snap
 	if (!metrics)
 		return;
 	pthread_mutex_lock(&metrics->lock);
+	if (snap->loop_iteration_max_ns > metrics->snap.loop_iteration_max_ns)
+		metrics_window_max_observe(&metrics->loop_window, clock_monotonic_ns(),
+					   snap->loop_iteration_max_ns);
 	metrics->snap = *snap;
 	metrics->updated_at_ns = clock_monotonic_ns();
 	pthread_mutex_unlock(&metrics->lock);
@@ -228,9 +236,15 @@ void metrics_set_shutdown_times(struct metrics *metrics, int64_t start_unix_s, i
 void metrics_set_loop(struct metrics *metrics, int64_t iteration_max_ns, int64_t iteration_last_ns,
 		      uint64_t actions_in_flight)
 {
+	int64_t now = clock_monotonic_ns();
+
 	if (!metrics)
 		return;
 	pthread_mutex_lock(&metrics->lock);
+	metrics_window_max_observe(&metrics->loop_window, now, iteration_last_ns);
+	/* A longest iteration that grew happened since the last call (or is under way). */
+	if (iteration_max_ns > metrics->snap.loop_iteration_max_ns)
+		metrics_window_max_observe(&metrics->loop_window, now, iteration_max_ns);
 	metrics->snap.loop_iteration_max_ns = iteration_max_ns;
 	metrics->snap.loop_iteration_last_ns = iteration_last_ns;
 	metrics->snap.actions_in_flight = actions_in_flight;
@@ -658,7 +672,8 @@ int metrics_open(struct metrics **out, const struct metrics_options *options)
 	metrics->stale_after_ns = options->stale_after_ns;
 	metrics->updated_at_ns = clock_monotonic_ns();
 	metrics->start_unix_s = time(NULL);
-	snprintf(metrics->version, sizeof(metrics->version), "%s", options->version ? options->version : "unknown");
+	snprintf(metrics->version, sizeof(metrics->version), "%s", options->version ?: EVICTD_VERSION);
+	snprintf(metrics->commit, sizeof(metrics->commit), "%s", options->commit ?: EVICTD_COMMIT);
 	if (ret == 1) {
 		*out = metrics;	/* no server: state only */
 		return 0;

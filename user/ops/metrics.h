@@ -28,6 +28,28 @@
 #include "core/thresholds.h"
 
 #define METRICS_DEFAULT_ADDRESS "127.0.0.1:9808"
+
+/* evictd_build_info's labels when the build does not pass them (-DEVICTD_VERSION=...,
+ * -DEVICTD_COMMIT=...). */
+#ifndef EVICTD_VERSION
+#define EVICTD_VERSION "0.1.0"
+#endif
+#ifndef EVICTD_COMMIT
+#define EVICTD_COMMIT "unknown"
+#endif
+
+/* evictd_loop_iteration_max_seconds: the longest iteration in the last minute, kept as the
+ * maxima of METRICS_LOOP_WINDOW_BUCKETS buckets of METRICS_LOOP_BUCKET_NS each (a stall ages
+ * out, so an alert on it resolves). */
+#define METRICS_LOOP_WINDOW_BUCKETS 6
+#define METRICS_LOOP_BUCKET_NS (10ll * 1000000000)
+
+/* The BPF counters exported (evictd_bpf_events_total{event}, evictd_bpf_wakeups_received_total{type}). */
+#define METRICS_MAX_BPF_COUNTS 16
+struct metrics_bpf_count {
+	char name[24];
+	uint64_t value;
+};
 #define METRICS_CONTENT_TYPE "text/plain; version=0.0.4; charset=utf-8"
 
 /* Upper bounds of the detection-to-kill latency histogram, in seconds (+Inf implied). */
@@ -71,9 +93,18 @@ struct metrics_snapshot {
 	uint64_t kernel_oom_kills;		/* /proc/vmstat oom_kill: since boot */
 	bool bpf_enabled;
 	unsigned int bpf_programs_attached;
-	/* The event loop: its longest and last iteration (dispatch of one batch), and the
-	 * actions the executor holds. A loop that stalls shows here first. */
+	/* The BPF programs' node counters (the pinned per-CPU node_stats map, summed), known
+	 * when it could be read; and the wake-up records the daemon read, by type. */
+	bool bpf_counters_known;
+	uint64_t bpf_wakeups_sent, bpf_wakeups_dropped, bpf_wakeups_rate_limited;
+	size_t n_bpf_events, n_bpf_wakeups_received;
+	struct metrics_bpf_count bpf_events[METRICS_MAX_BPF_COUNTS];
+	struct metrics_bpf_count bpf_wakeups_received[METRICS_MAX_BPF_COUNTS];
+	/* The event loop: its longest iteration since start and in the last minute (filled by
+	 * metrics_set_loop), its last iteration (dispatch of one batch), and the actions the
+	 * executor holds. A loop that stalls shows here first. */
 	int64_t loop_iteration_max_ns;
+	int64_t loop_iteration_window_max_ns;
 	int64_t loop_iteration_last_ns;
 	uint64_t actions_in_flight;
 	uint64_t evictions_refused_stale;	/* the cgroup at the path was not the one ranked */
@@ -154,7 +185,8 @@ struct metrics_options {
 	/* "host:port", "[v6addr]:port"; host is a numeric address. NULL, "" or "off": no HTTP
 	 * server (the state is still kept, metrics_render works). Port 0 picks a free port. */
 	const char *address;
-	const char *version;		/* evictd_build_info{version} */
+	const char *version;		/* evictd_build_info{version} (NULL: EVICTD_VERSION) */
+	const char *commit;		/* evictd_build_info{commit} (NULL: EVICTD_COMMIT) */
 	/* /healthz answers 503 once the last metrics_update (or metrics_open) is older than
 	 * this; 0: always 200 while serving. */
 	int64_t stale_after_ns;
@@ -179,7 +211,8 @@ void metrics_update(struct metrics *metrics, const struct metrics_snapshot *snap
 /* Only the graceful-shutdown times (the shutdown sequence runs outside evaluations). */
 void metrics_set_shutdown_times(struct metrics *metrics, int64_t start_unix_s, int64_t end_unix_s);
 /* The event loop's iteration times and the actions in flight, after every iteration (they do
- * not wait for an evaluation). */
+ * not wait for an evaluation). The last iteration, and the since-start maximum whenever it
+ * grows, also feed the one-minute window. */
 void metrics_set_loop(struct metrics *metrics, int64_t iteration_max_ns, int64_t iteration_last_ns,
 		      uint64_t actions_in_flight);
 /* The pod watch's state, for /readyz and the evictd_kube_* metrics. */
@@ -202,6 +235,16 @@ void metrics_record_eviction(struct metrics *metrics, enum ev_signal signal,
 /* The exposition text as served at this moment. Returns 0 and a malloc'd NUL-terminated
  * text (caller frees), or -ENOMEM. */
 int metrics_render(struct metrics *metrics, char **text, size_t *len);
+
+/* A maximum over a sliding window of METRICS_LOOP_WINDOW_BUCKETS * METRICS_LOOP_BUCKET_NS,
+ * on a clock the caller passes (CLOCK_MONOTONIC in the daemon, made up in tests). */
+struct metrics_window_max {
+	int64_t bucket_epoch[METRICS_LOOP_WINDOW_BUCKETS];	/* now / bucket length + 1; 0: empty */
+	int64_t bucket_max[METRICS_LOOP_WINDOW_BUCKETS];
+};
+void metrics_window_max_observe(struct metrics_window_max *window, int64_t now_ns, int64_t value);
+/* The largest value observed in the buckets not older than the window; 0 when none. */
+int64_t metrics_window_max_get(const struct metrics_window_max *window, int64_t now_ns);
 
 /* Label value escaping of the text format: backslash, double quote and newline. Returns the
  * length needed (like snprintf); the output is always NUL-terminated when len > 0. */

@@ -22,6 +22,6 @@ struct metrics_counters {
 /* The exposition text of one snapshot and the counters, in the Prometheus text format 0.0.4. */
 void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 			      const struct metrics_counters *counters, const char *version,
-			      int64_t start_unix_s);
+			      const char *commit, int64_t start_unix_s);
 
 #endif

@@ -47,11 +47,11 @@ fi
 
 ev_start --pods-file=$PODS --node-name=evictd-vm && vm_pass evictd-started || vm_fail evictd-started "see the log above"
 metric=$(wget -q -O - http://127.0.0.1:9808/metrics 2>/dev/null |
-    awk '/^evictd_signal_capacity\{.*allocatableMemory.available/ { print $2 }')
+    awk '/^evictd_signal_capacity_bytes\{.*allocatableMemory.available/ { print $2 }')
 if [ "$metric" = $((LIMIT_MIB * MiB)) ]; then
     vm_pass signal-exported
 else
-    vm_fail signal-exported "evictd_signal_capacity for allocatableMemory.available: '${metric:-none}'"
+    vm_fail signal-exported "evictd_signal_capacity_bytes for allocatableMemory.available: '${metric:-none}'"
 fi
 
 mark=$(ev_mark)

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# tools/deploy as a kustomize base and the overlays in tools/overlays: `kubectl kustomize`
+# renders each; the base holds every manifest's objects; dry-run adds --dry-run;
+# no-node-claim runs with --kube-api=off and has no API write access nor the policy that
+# needs the node-name claim. The monitoring base renders its PodMonitor.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/cli/tap.sh
+tmp=$(mktemp -d /tmp/evictd-kustomize-XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+if ! command -v kubectl >/dev/null; then
+	echo "ok 1 - kustomize renders # SKIP kubectl is not installed"; echo "1..1"; exit 0
+fi
+render() { kubectl kustomize "$1" >"$tmp/$2.yaml" 2>"$tmp/$2.err"; }
+kinds() { grep -E '^kind: ' "$tmp/$1.yaml" | sort | tr '\n' ' '; }
+args() { awk '/^kind: DaemonSet/,0' "$tmp/$1.yaml" | grep -E '^ +- --' | sed 's/^ *- //'; }
+
+check "kubectl kustomize tools/deploy renders" render tools/deploy base
+for f in namespace rbac admission-policy flowschema configmap daemonset; do
+	n=$(grep -c '^kind:' "tools/deploy/$f.yaml")
+	for k in $(grep -E '^kind: ' "tools/deploy/$f.yaml" | awk '{print $2}'); do
+		check "the base holds $f.yaml's $k" grep -qx "kind: $k" "$tmp/base.yaml"
+	done
+	[ "$n" -gt 0 ] || fail "$f.yaml has objects"
+done
+check "the base's DaemonSet does not run dry" bash -c "! grep -qx -- '--dry-run' <<<'$(args base)'"
+
+check "kubectl kustomize tools/overlays/dry-run renders" render tools/overlays/dry-run dry
+check "dry-run: the DaemonSet runs with --dry-run" grep -qx -- '--dry-run' <<<"$(args dry)"
+check "dry-run: every base object is kept" [ "$(kinds dry)" = "$(kinds base)" ]
+
+check "kubectl kustomize tools/overlays/no-node-claim renders" render tools/overlays/no-node-claim nnc
+check "no-node-claim: --kube-api=off" grep -qx -- '--kube-api=off' <<<"$(args nnc)"
+for k in ClusterRole ClusterRoleBinding ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding; do
+	check "no-node-claim: no $k (no API writes to scope)" bash -c "! grep -qx 'kind: $k' '$tmp/nnc.yaml'"
+done
+check "no-node-claim: the DaemonSet and its ConfigMap are kept" bash -c \
+	"grep -qx 'kind: DaemonSet' '$tmp/nnc.yaml' && grep -qx 'kind: ConfigMap' '$tmp/nnc.yaml'"
+
+check "kubectl kustomize tools/deploy/monitoring renders a PodMonitor" bash -c \
+	"kubectl kustomize tools/deploy/monitoring 2>/dev/null | grep -qx 'kind: PodMonitor'"
+check "the ServiceMonitor manifest is monitoring.coreos.com/v1" bash -c \
+	"grep -qx 'apiVersion: monitoring.coreos.com/v1' tools/deploy/monitoring/servicemonitor.yaml && grep -qx 'kind: ServiceMonitor' tools/deploy/monitoring/servicemonitor.yaml"
+done_testing
