@@ -44,6 +44,17 @@ other objects moved etcd's revision on), POST /standin/blackhole and /standin/un
 watches, and watches opened meanwhile, get nothing at all, not even bookmarks, on an open
 socket: a black-holed connection).
 
+--node-lifecycle-controller: after every write to a Node, do what kube-controller-manager's node
+lifecycle controller does on that Node update event (pkg/controller/nodelifecycle/
+node_lifecycle_controller.go doNoScheduleTaintingPass, nodeConditionToTaintKeyStatusMap): derive
+the NoSchedule taints node.kubernetes.io/{not-ready,unreachable,memory-pressure,disk-pressure,
+pid-pressure,network-unavailable,unschedulable} from status.conditions and spec.unschedulable,
+add the missing ones and REMOVE those whose condition does not hold, whoever set them (matched by
+key and effect, taintutils.TaintSetDiff), leaving every other taint alone; each such write is a
+new resourceVersion and is counted in the state dump ("controller_writes"). POST
+/standin/node-status/NAME with {"conditions": [...]} replaces the Node's status.conditions as
+the kubelet's status update would (pkg/kubelet/nodestatus/setters.go) and runs that pass.
+
 --fixtures DIR: pods.json (a PodList) and node-<name>.json files; a node without a file does
 not exist (GET and PATCH 404, as the API server: nothing is created on read).
 Content types as evictd must send them, else 415: pods/status and event PATCH strategic merge
@@ -142,6 +153,8 @@ class State:
         self.nodes = {}
         self.events = {}
         self.fault_hits = {}
+        self.node_controller = False
+        self.controller_writes = 0
         self.fixtures = fixtures
         if fixtures and os.path.exists(os.path.join(fixtures, "pods.json")):
             with open(os.path.join(fixtures, "pods.json")) as f:
@@ -211,6 +224,42 @@ class State:
             new = {k: v for k, v in new.items() if v is not None}
         pod["status"] = new
         self.record_pod("MODIFIED", pod)
+
+    # node_lifecycle_controller.go nodeConditionToTaintKeyStatusMap
+    CONDITION_TAINTS = {
+        "Ready": {"False": "node.kubernetes.io/not-ready", "Unknown": "node.kubernetes.io/unreachable"},
+        "MemoryPressure": {"True": "node.kubernetes.io/memory-pressure"},
+        "DiskPressure": {"True": "node.kubernetes.io/disk-pressure"},
+        "NetworkUnavailable": {"True": "node.kubernetes.io/network-unavailable"},
+        "PIDPressure": {"True": "node.kubernetes.io/pid-pressure"},
+    }
+
+    def node_updated(self, name):
+        """The node lifecycle controller's doNoScheduleTaintingPass on a Node update (under lock)."""
+        if not self.node_controller:
+            return
+        node = self.nodes[name]
+        want = []
+        for condition in node.get("status", {}).get("conditions", []):
+            key = self.CONDITION_TAINTS.get(condition.get("type"), {}).get(condition.get("status"))
+            if key:
+                want.append(key)
+        if node.get("spec", {}).get("unschedulable"):
+            want.append("node.kubernetes.io/unschedulable")
+        managed = {k for m in self.CONDITION_TAINTS.values() for k in m.values()}
+        managed.add("node.kubernetes.io/unschedulable")
+        taints = node.get("spec", {}).get("taints", [])
+        have = [t["key"] for t in taints if t.get("effect") == "NoSchedule" and t.get("key") in managed]
+        if sorted(set(want)) == sorted(set(have)):
+            return
+        kept = [t for t in taints if not (t.get("effect") == "NoSchedule" and t.get("key") in managed
+                                          and t["key"] not in want)]
+        kept += [{"key": k, "effect": "NoSchedule"} for k in want if k not in have]
+        node.setdefault("spec", {})["taints"] = kept
+        if not kept:
+            del node["spec"]["taints"]
+        node["metadata"]["resourceVersion"] = self.bump()
+        self.controller_writes += 1
 
 
 def status_body(code, reason, message):
@@ -398,7 +447,9 @@ class Handler(BaseHTTPRequestHandler):
                     if merged.get("spec", {}).get("taints") == []:
                         del merged["spec"]["taints"]
                     state.nodes[parts[3]] = merged
-                    return self.reply(200, merged)
+                    reply = copy.deepcopy(merged)
+                    state.node_updated(parts[3])    # the controller reacts after our write
+                    return self.reply(200, reply)
             # /api/v1/namespaces/NS/pods/NAME/status
             if (len(parts) == 7 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "pods"
                     and parts[6] == "status" and self.command == "PATCH"):
@@ -597,6 +648,11 @@ class Handler(BaseHTTPRequestHandler):
             elif parts == ["standin", "unblackhole"]:
                 state.blackhole = False
                 state.changed.notify_all()
+            elif parts[:2] == ["standin", "node-status"] and len(parts) == 3:
+                node = state.node(parts[2])
+                node.setdefault("status", {})["conditions"] = json.loads(body_text)["conditions"]
+                node["metadata"]["resourceVersion"] = state.bump()
+                state.node_updated(parts[2])
             elif parts == ["standin", "drop-watches"]:
                 state.drop_generation += 1
                 state.changed.notify_all()
@@ -622,6 +678,7 @@ def main():
     parser.add_argument("--bookmark-seconds", type=float, default=60)
     parser.add_argument("--log-time", action="store_true")
     parser.add_argument("--listen-backlog", type=int, default=5)
+    parser.add_argument("--node-lifecycle-controller", action="store_true")
     args = parser.parse_args()
 
     if args.make_certs:
@@ -635,6 +692,7 @@ def main():
     context.load_cert_chain(args.cert, args.key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     server.state = State(args.fixtures)
+    server.state.node_controller = args.node_lifecycle_controller
     server.log = open(args.log, "a")
     server.log_lock = threading.Lock()
     server.faults = args.faults
@@ -646,7 +704,8 @@ def main():
         if args.state_dump:
             with server.state.lock:
                 doc = {"nodes": server.state.nodes, "pods": server.state.pods,
-                       "events": [e for e in server.state.events.values()]}
+                       "events": [e for e in server.state.events.values()],
+                       "controller_writes": server.state.controller_writes}
             with open(args.state_dump + ".tmp", "w") as f:
                 json.dump(doc, f, sort_keys=True)
             os.rename(args.state_dump + ".tmp", args.state_dump)
