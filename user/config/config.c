@@ -41,8 +41,9 @@ void config_init_defaults(struct evictd_config *config)
 	config->kill_timeout_ns = 10LL * 1000000000;
 	strcpy(config->kube_api, "auto");
 	config->kube_pods_refresh_ns = 10LL * 1000000000;
-	/* Off: the DaemonSet controller does not tolerate evictd.io taints (doc/DESIGN.md §8). */
-	config->kube_pressure_taints = false;
+	/* On: nothing else tells the scheduler that evictd acted (the kubelet's own condition
+	 * never turns on when evictd acts first); doc/DESIGN.md §8 "Pressure taints". */
+	config->kube_pressure_taints = true;
 	strcpy(config->enforce_node_allocatable, "pods");	/* DefaultNodeAllocatableEnforcement */
 	strcpy(config->static_pod_path, CONFIG_DEFAULT_STATIC_POD_PATH);
 }

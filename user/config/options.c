@@ -114,7 +114,7 @@ const struct option_spec config_options[] = {
 	{ "kube-pods-refresh", NULL, "kubePodsRefreshPeriod", OPT_DURATION, FIELD(kube_pods_refresh_ns),
 	  "DURATION", "ignored: pod metadata is listed once, then watched" },
 	{ "kube-pressure-taints", NULL, "kubePressureTaints", OPT_BOOL, FIELD(kube_pressure_taints), NULL,
-	  "taint the node evictd.io/<resource>-pressure:NoSchedule while a condition holds (false: DaemonSets do not tolerate it)" },
+	  "taint the node evictd.io/<resource>-pressure:NoSchedule while a condition holds (default true)" },
 	{ "taint-out-of-service-on-shutdown", NULL, "taintOutOfServiceOnShutdown", OPT_BOOL,
 	  FIELD(taint_out_of_service_on_shutdown), NULL,
 	  "after a graceful shutdown emptied every pod, taint node.kubernetes.io/out-of-service "
