@@ -284,6 +284,15 @@ void kube_report_free(struct kube_report *report)
 	kube_report_unref(report);
 }
 
+/*
+ * evictd's own evictd.io/<resource>-pressure key, never node.kubernetes.io/<resource>-pressure:
+ * the node lifecycle controller removes that one at the next Node update while the kubelet's
+ * condition is False (pkg/controller/nodelifecycle/node_lifecycle_controller.go
+ * doNoScheduleTaintingPass), and the kubelet rewrites the condition itself every status update
+ * (pkg/kubelet/nodestatus/setters.go MemoryPressureCondition). The conditions here include
+ * evictionPressureTransitionPeriod, so the taint lasts that long after evictd last acted.
+ * doc/DESIGN.md §8 "Pressure taints".
+ */
 void kube_report_conditions(struct kube_report *report, const bool conditions[EV_CONDITION_COUNT])
 {
 	uint32_t set = 0, clear = 0;
