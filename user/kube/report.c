@@ -96,6 +96,7 @@ void kube_report_unref(struct kube_report *report)
 {
 	if (atomic_fetch_sub(&report->refs, 1) != 1)
 		return;
+	kube_report_holes_release(report);
 	pthread_mutex_destroy(&report->lock);
 	free(report);
 }
@@ -247,6 +248,10 @@ int kube_report_new(struct kube_report **out, const struct kube_report_options *
 	report->dry_run = options->dry_run;
 	report->pressure_taints = !options->no_pressure_taints;
 	report->out_of_service_on_shutdown = options->taint_out_of_service_on_shutdown;
+	report->daemonset_check_ns = options->daemonset_check_ns > 0 ? options->daemonset_check_ns
+								     : KUBE_DAEMONSET_CHECK_NS;
+	report->hole_ns = options->hole_ns > 0 ? options->hole_ns : KUBE_TAINT_HOLE_NS;
+	report->hole_retry_ns = report->hole_ns;
 	report->realtime_ns = options->realtime_ns ? options->realtime_ns : clock_realtime_ns;
 	report->sync_filesystems = options->sync_filesystems ? options->sync_filesystems : sync_all;
 	pthread_mutex_init(&report->lock, NULL);
