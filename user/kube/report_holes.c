@@ -138,8 +138,15 @@ static void check(struct kube_client *client, struct kube_report *report, uint32
 {
 	struct daemonset_blocked blocked[HOLE_MAX_DAEMONSETS];
 	size_t n = 0;
-	bool lift = false;
+	bool lift = false, have_pods;
 
+	/* Without the API pod watch no hole could be closed on the pod's arrival: none is made,
+	 * and nothing is listed. */
+	pthread_mutex_lock(&report->lock);
+	have_pods = report->pods != NULL;
+	pthread_mutex_unlock(&report->lock);
+	if (!have_pods)
+		return;
 	if (list_blocked(client, report, held, blocked, HOLE_MAX_DAEMONSETS, &n))
 		return;
 	for (size_t i = 0; i < n && i < HOLE_MAX_DAEMONSETS; i++) {
