@@ -20,6 +20,7 @@
 #include "core/thresholds.h"
 #include "kube/kube.h"
 #include "kube/kube_report.h"
+#include "pods/pods.h"
 
 #define STANDIN EVICTD_SRCDIR "/tests/cli/kube-standin.py"
 #define PYTHON "/usr/bin/python3"
@@ -62,6 +63,7 @@ struct standin {
 };
 
 static char certs_dir[PATH_MAX];
+static const char *standin_faults;	/* a --faults file's rules for the next start, or NULL */
 static struct standin *running;	/* stopped by the teardown after a failed assertion */
 
 static const char *standin_missing(void)
@@ -97,9 +99,10 @@ static int run_wait(char *const argv[])
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-static void standin_start(struct standin *s, const char *node_json)
+static void standin_start_with(struct standin *s, const char *node_json, const char *daemonsets_json)
 {
 	char port_file[PATH_MAX + 16], fixtures[PATH_MAX + 16], cert[PATH_MAX + 16], key[PATH_MAX + 16];
+	char faults[PATH_MAX + 16];
 
 	if (!certs_dir[0]) {
 		fixture_tmpdir(certs_dir, "kube-taints-certs");
@@ -119,13 +122,17 @@ static void standin_start(struct standin *s, const char *node_json)
 	snprintf(key, sizeof(key), "%s/server.key", certs_dir);
 	fixture_write(s->dir, "fixtures/pods.json", "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":[]}");
 	fixture_write(s->dir, "fixtures/node-" NODE ".json", "%s", node_json);
+	if (daemonsets_json)
+		fixture_write(s->dir, "fixtures/daemonsets.json", "%s", daemonsets_json);
+	fixture_write(s->dir, "faults.json", "%s", standin_faults ? standin_faults : "[]");
+	snprintf(faults, sizeof(faults), "%s/faults.json", s->dir);
 	running = s;
 	s->pid = fork();
 	assert_true(s->pid >= 0);
 	if (s->pid == 0) {
 		execl(PYTHON, PYTHON, STANDIN, "--cert", cert, "--key", key, "--port-file", port_file, "--log",
 		      s->log, "--fixtures", fixtures, "--state-dump", s->dump, "--max-seconds", "120",
-		      "--node-lifecycle-controller", (char *)NULL);
+		      "--node-lifecycle-controller", "--faults", faults, (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 200 && !s->port; i++) {
@@ -146,6 +153,11 @@ static void standin_start(struct standin *s, const char *node_json)
 	assert_int_equal(kube_client_new(&s->client, &(struct kube_client_options){
 		.config = &s->config, .request_timeout_ns = S(3),
 		.backoff_initial_ns = 20000000, .backoff_max_ns = 100000000, .retry_for_ns = S(20) }), 0);
+}
+
+static void standin_start(struct standin *s, const char *node_json)
+{
+	standin_start_with(s, node_json, NULL);
 }
 
 static void standin_stop(struct standin *s)
@@ -356,6 +368,180 @@ static void test_controller_removes_standard_taint(void **state)
 	standin_stop(&s);
 }
 
+
+/* ---- DaemonSets still land (the hole punch) --------------------------------------------- */
+
+#define DS(name, uid, spec) "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSet\",\"metadata\":{\"name\":\"" name \
+	"\",\"namespace\":\"kube-system\",\"uid\":\"" uid "\"},\"spec\":{\"selector\":{\"matchLabels\":" \
+	"{\"app\":\"" name "\"}},\"template\":{\"metadata\":{\"labels\":{\"app\":\"" name "\"}},\"spec\":" spec "}}}"
+#define DS_LIST(items) "{\"apiVersion\":\"apps/v1\",\"kind\":\"DaemonSetList\",\"metadata\":{},\"items\":[" items "]}"
+#define CONTAINERS "\"containers\":[{\"name\":\"c\",\"image\":\"registry.k8s.io/pause:3.9\"}]"
+#define AGENT DS("agent", "ds-agent", "{" CONTAINERS "}")
+#define TOLERANT DS("tolerant", "ds-tolerant", "{" CONTAINERS ",\"tolerations\":[{\"key\":" \
+	"\"evictd.io/memory-pressure\",\"operator\":\"Exists\",\"effect\":\"NoSchedule\"}]}")
+#define GPU_ONLY DS("gpu-plugin", "ds-gpu", "{" CONTAINERS ",\"nodeSelector\":{\"example.com/gpu\":\"true\"}}")
+/* The same list as a JSON string (a fault rule's body). */
+#define ESCAPED_AGENT_LIST "\"{\\\"kind\\\":\\\"DaemonSetList\\\",\\\"items\\\":[{\\\"metadata\\\":{\\\"name\\\":" \
+	"\\\"agent\\\",\\\"namespace\\\":\\\"kube-system\\\",\\\"uid\\\":\\\"ds-agent\\\"},\\\"spec\\\":" \
+	"{\\\"template\\\":{\\\"spec\\\":{}}}}]}\""
+#define PLAIN_NODE "{\"metadata\":{\"name\":\"" NODE "\",\"labels\":{\"kubernetes.io/os\":\"linux\"}}," \
+	"\"status\":" KUBELET_STATUS("False") "}"
+
+/* The stand-in's state-dump counter. */
+static int dump_int(struct standin *s, const char *key)
+{
+	struct json_object *doc, *value;
+	int n;
+
+	unlink(s->dump);
+	kill(s->pid, SIGUSR1);
+	for (int i = 0; i < 200 && access(s->dump, F_OK); i++)
+		usleep(20000);
+	doc = json_object_from_file(s->dump);
+	assert_non_null(doc);
+	assert_true(json_object_object_get_ex(doc, key, &value));
+	n = json_object_get_int(value);
+	json_object_put(doc);
+	return n;
+}
+
+/* Poll (at most seconds) until the stand-in has created n daemon pods; how many it has. */
+static int wait_daemon_pods(struct standin *s, int n, int seconds)
+{
+	int have = 0;
+
+	for (int i = 0; i < seconds * 10 && (have = dump_int(s, "daemon_pods_created")) < n; i++)
+		usleep(100000);
+	return have;
+}
+
+struct holes_fixture {
+	struct standin s;
+	struct pods_meta_source *pods;
+	struct kube_report *report;
+	struct eviction_engine engine;
+};
+
+/* The stand-in with these DaemonSets, a pod watch, and the reporter as the daemon makes it
+ * from the default configuration, checking DaemonSets every second, holes of 5 s. */
+static void holes_start(struct holes_fixture *f, const char *daemonsets)
+{
+	struct threshold threshold = { .signal = EV_SIGNAL_MEMORY_AVAILABLE, .hard = true };
+	struct evictd_config config;
+	bool disabled;
+
+	assert_int_equal(threshold_value_parse("100Mi", &threshold.value, &disabled), 0);
+	assert_int_equal(engine_init(&f->engine, &threshold, 1, S(300)), 0);
+	standin_start_with(&f->s, PLAIN_NODE, daemonsets);
+	f->pods = kube_pods_source_new(&(struct kube_pods_source_options){ .client = f->s.client, .node_name = NODE });
+	assert_non_null(f->pods);
+	assert_int_equal(kube_pods_source_wait(f->pods, S(10)), 0);
+	config_init_defaults(&config);
+	assert_int_equal(kube_report_new(&f->report, &(struct kube_report_options){
+		.client = f->s.client, .node_name = NODE, .state_dir = "", .realtime_ns = fixed_realtime,
+		.no_pressure_taints = !config.kube_pressure_taints, .daemonset_check_ns = S(1), .hole_ns = S(5) }), 0);
+	kube_report_set_pods(f->report, f->pods);
+	/* No pressure yet: the first evaluation reads the Node (the stand-in loads it, and its
+	 * DaemonSet controller starts placing pods there). */
+	evaluate(&f->engine, f->report, 0, MI(1000));
+	drain(&f->s);
+}
+
+static void holes_stop(struct holes_fixture *f)
+{
+	kube_report_free(f->report);
+	f->pods->destroy(f->pods);
+	standin_stop(&f->s);
+}
+
+/* A DaemonSet that does not tolerate evictd.io/memory-pressure loses its pod while the taint
+ * holds (a rolling update deletes it; a new DaemonSet is the same): the DaemonSet controller
+ * creates no new one while the taint is there. evictd lifts it once, the pod lands, the taint
+ * goes back: three node PATCHes, one lift, and no more however long it holds. */
+static void test_daemonset_pod_lands_through_taint(void **state)
+{
+	static struct holes_fixture f;
+
+	SKIP_WITHOUT_STANDIN();
+	holes_start(&f, DS_LIST(AGENT));
+	assert_int_equal(wait_daemon_pods(&f.s, 1, 5), 1);	/* agent-1, before any pressure */
+
+	evaluate(&f.engine, f.report, 10, MI(50));	/* evictd acts */
+	drain(&f.s);
+	assert_int_equal(node_requests(&f.s, "PATCH"), 1);
+	assert_taints(&f.s, "[" OURS "]", 0);
+	assert_int_equal(kube_report_taint_lifts(f.report), 0);	/* agent has its pod */
+
+	/* The rolling update deletes agent-1; the controller cannot place agent-2. */
+	standin_hook(&f.s, "delete-pod/kube-system/agent-1", "");
+	/* Within a check period and the pod watch's latency: lifted, agent-2 lands, back. */
+	assert_int_equal(wait_daemon_pods(&f.s, 2, 8), 2);
+	for (int i = 0; i < 50 && node_requests(&f.s, "PATCH") < 3; i++)
+		usleep(100000);
+	assert_int_equal(node_requests(&f.s, "PATCH"), 3);	/* add, lift, add again */
+	assert_taints(&f.s, "[" OURS "]", 0);
+	assert_int_equal(kube_report_taint_lifts(f.report), 1);
+
+	/* No flapping: three more check periods with the pod there write nothing. */
+	for (int t = 11; t <= 14; t++) {
+		evaluate(&f.engine, f.report, t, MI(1000));
+		usleep(1000000);
+	}
+	assert_int_equal(node_requests(&f.s, "PATCH"), 3);
+	assert_int_equal(kube_report_taint_lifts(f.report), 1);
+	assert_int_equal(dump_int(&f.s, "daemon_pods_created"), 2);
+	holes_stop(&f);
+}
+
+/* A DaemonSet that tolerates the taint (operator Exists) and one whose nodeSelector excludes
+ * the node: neither is a reason to lift it, pod or no pod. */
+static void test_no_lift_for_tolerant_or_excluded(void **state)
+{
+	static struct holes_fixture f;
+
+	SKIP_WITHOUT_STANDIN();
+	holes_start(&f, DS_LIST(TOLERANT "," GPU_ONLY));
+	assert_int_equal(wait_daemon_pods(&f.s, 1, 5), 1);	/* tolerant-1; gpu-plugin none */
+
+	evaluate(&f.engine, f.report, 10, MI(50));
+	drain(&f.s);
+	/* Its pod goes; the controller puts it back through the taint. */
+	standin_hook(&f.s, "delete-pod/kube-system/tolerant-1", "");
+	assert_int_equal(wait_daemon_pods(&f.s, 2, 5), 2);
+	usleep(3500000);	/* three check periods */
+	assert_int_equal(node_requests(&f.s, "PATCH"), 1);	/* the add, nothing else */
+	assert_taints(&f.s, "[" OURS "]", 0);
+	assert_int_equal(kube_report_taint_lifts(f.report), 0);
+	holes_stop(&f);
+}
+
+/* A DaemonSet whose pod never comes (the API server lists it, nothing places its pod: here
+ * the stand-in's list comes from a fault rule and its controller model is off) gets one lift
+ * per hole, the taint back after each, and waits longer each time: no loop. */
+static void test_lift_bounded_when_pod_never_comes(void **state)
+{
+	static struct holes_fixture f;
+	size_t patches;
+	uint64_t lifts;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_faults = "[{\"method\":\"GET\",\"path\":\"/apis/apps/v1/daemonsets\",\"status\":200,"
+			 "\"times\":1000,\"body\":" ESCAPED_AGENT_LIST "}]";
+	holes_start(&f, NULL);
+	standin_faults = NULL;
+	evaluate(&f.engine, f.report, 10, MI(50));
+	/* 13 s: a hole of 5 s, the taint back for 5 s (the retry wait), a second hole of 5 s
+	 * (then 10 s back): at most two lifts. */
+	usleep(13000000);
+	drain(&f.s);
+	lifts = kube_report_taint_lifts(f.report);
+	patches = node_requests(&f.s, "PATCH");
+	assert_true(lifts >= 1 && lifts <= 2);
+	/* the add is deferred by the first hole: one PATCH per lift and per re-add at most */
+	assert_true(patches <= 2 * lifts + 1);
+	holes_stop(&f);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test(f)
@@ -364,6 +550,9 @@ int main(void)
 		T(test_pressure_taints_default_on),
 		TS(test_taint_held_for_transition_period),
 		TS(test_controller_removes_standard_taint),
+		TS(test_daemonset_pod_lands_through_taint),
+		TS(test_no_lift_for_tolerant_or_excluded),
+		TS(test_lift_bounded_when_pod_never_comes),
 	};
 	int failed;
 
