@@ -71,13 +71,16 @@ export function checkFlowSchema({ root, yaml, ok, evictdUser, saNamespace }) {
 	const user = { name: evictdUser, groups: ['system:serviceaccounts', `system:serviceaccounts:${saNamespace}`, 'system:authenticated'] };
 	const requests = [];
 	for (const rule of role.rules)
-		for (const resource of rule.resources)
-			for (const verb of rule.verbs) {
-				const base = resource.split('/')[0];
-				// The pod source's list and watch are /api/v1/pods: no namespace.
-				const namespace = base === 'nodes' || (base === 'pods' && (verb === 'list' || verb === 'watch')) ? '' : 'shop';
-				requests.push({ user, verb, apiGroup: '', resource, namespace });
-			}
+		for (const apiGroup of rule.apiGroups)
+			for (const resource of rule.resources)
+				for (const verb of rule.verbs) {
+					const base = resource.split('/')[0];
+					// The pod source's list and watch are /api/v1/pods, the DaemonSet list
+					// /apis/apps/v1/daemonsets: no namespace.
+					const namespace = base === 'nodes' || base === 'daemonsets' ||
+						(base === 'pods' && (verb === 'list' || verb === 'watch')) ? '' : 'shop';
+					requests.push({ user, verb, apiGroup, resource, namespace });
+				}
 	ok(requests.length >= 7, `rbac.yaml's ClusterRole gives ${requests.length} requests to classify`);
 	for (const req of requests) {
 		const want = req.resource === 'nodes' ? 'node-high' : 'system';

@@ -44,6 +44,28 @@ other objects moved etcd's revision on), POST /standin/blackhole and /standin/un
 watches, and watches opened meanwhile, get nothing at all, not even bookmarks, on an open
 socket: a black-holed connection).
 
+--node-lifecycle-controller: after every write to a Node, do what kube-controller-manager's node
+lifecycle controller does on that Node update event (pkg/controller/nodelifecycle/
+node_lifecycle_controller.go doNoScheduleTaintingPass, nodeConditionToTaintKeyStatusMap): derive
+the NoSchedule taints node.kubernetes.io/{not-ready,unreachable,memory-pressure,disk-pressure,
+pid-pressure,network-unavailable,unschedulable} from status.conditions and spec.unschedulable,
+add the missing ones and REMOVE those whose condition does not hold, whoever set them (matched by
+key and effect, taintutils.TaintSetDiff), leaving every other taint alone; each such write is a
+new resourceVersion and is counted in the state dump ("controller_writes"). POST
+/standin/node-status/NAME with {"conditions": [...]} replaces the Node's status.conditions as
+the kubelet's status update would (pkg/kubelet/nodestatus/setters.go) and runs that pass.
+
+DaemonSets: with DIR/daemonsets.json (a DaemonSetList) GET /apis/apps/v1/daemonsets serves it
+(any query: the watch cache at resourceVersion=0), and a model of the DaemonSet controller runs
+after every write to a Node and every second: for each DaemonSet that NodeShouldRunDaemonPod on a
+Node the stand-in has loaded (pkg/controller/daemon/daemon_controller.go: the template's nodeName,
+nodeSelector, required node affinity with In/NotIn/Exists/DoesNotExist/Gt/Lt on labels and
+matchFields metadata.name, NoSchedule/NoExecute taints against the template's tolerations plus
+daemonset_util.go AddOrUpdateDaemonPodTolerations) and has no pod there (a non-terminal pod whose
+controller ownerReference is its uid), it creates the pod on that node (an ADDED watch event),
+counted in the state dump ("daemon_pods_created"). Not modelled: slow start, rolling updates,
+deleting pods that no longer fit.
+
 --fixtures DIR: pods.json (a PodList) and node-<name>.json files; a node without a file does
 not exist (GET and PATCH 404, as the API server: nothing is created on read).
 Content types as evictd must send them, else 415: pods/status and event PATCH strategic merge
@@ -142,6 +164,8 @@ class State:
         self.nodes = {}
         self.events = {}
         self.fault_hits = {}
+        self.node_controller = False
+        self.controller_writes = 0
         self.fixtures = fixtures
         if fixtures and os.path.exists(os.path.join(fixtures, "pods.json")):
             with open(os.path.join(fixtures, "pods.json")) as f:
@@ -149,6 +173,11 @@ class State:
         for pod in self.pods:
             if "resourceVersion" not in pod.setdefault("metadata", {}):
                 pod["metadata"]["resourceVersion"] = self.bump()
+        self.daemonsets = None
+        self.daemon_pods_created = 0
+        if fixtures and os.path.exists(os.path.join(fixtures, "daemonsets.json")):
+            with open(os.path.join(fixtures, "daemonsets.json")) as f:
+                self.daemonsets = json.load(f).get("items", [])
         self.base = copy.deepcopy(self.pods)
         self.base_revision = self.revision
         self.cache_oldest = self.revision
@@ -211,6 +240,155 @@ class State:
             new = {k: v for k, v in new.items() if v is not None}
         pod["status"] = new
         self.record_pod("MODIFIED", pod)
+
+    # node_lifecycle_controller.go nodeConditionToTaintKeyStatusMap
+    CONDITION_TAINTS = {
+        "Ready": {"False": "node.kubernetes.io/not-ready", "Unknown": "node.kubernetes.io/unreachable"},
+        "MemoryPressure": {"True": "node.kubernetes.io/memory-pressure"},
+        "DiskPressure": {"True": "node.kubernetes.io/disk-pressure"},
+        "NetworkUnavailable": {"True": "node.kubernetes.io/network-unavailable"},
+        "PIDPressure": {"True": "node.kubernetes.io/pid-pressure"},
+    }
+
+    def node_updated(self, name):
+        """The node lifecycle controller's doNoScheduleTaintingPass on a Node update (under lock)."""
+        if not self.node_controller:
+            return
+        node = self.nodes[name]
+        want = []
+        for condition in node.get("status", {}).get("conditions", []):
+            key = self.CONDITION_TAINTS.get(condition.get("type"), {}).get(condition.get("status"))
+            if key:
+                want.append(key)
+        if node.get("spec", {}).get("unschedulable"):
+            want.append("node.kubernetes.io/unschedulable")
+        managed = {k for m in self.CONDITION_TAINTS.values() for k in m.values()}
+        managed.add("node.kubernetes.io/unschedulable")
+        taints = node.get("spec", {}).get("taints", [])
+        have = [t["key"] for t in taints if t.get("effect") == "NoSchedule" and t.get("key") in managed]
+        if sorted(set(want)) == sorted(set(have)):
+            return
+        kept = [t for t in taints if not (t.get("effect") == "NoSchedule" and t.get("key") in managed
+                                          and t["key"] not in want)]
+        kept += [{"key": k, "effect": "NoSchedule"} for k in want if k not in have]
+        node.setdefault("spec", {})["taints"] = kept
+        if not kept:
+            del node["spec"]["taints"]
+        node["metadata"]["resourceVersion"] = self.bump()
+        self.controller_writes += 1
+
+    # pkg/controller/daemon/util/daemonset_util.go AddOrUpdateDaemonPodTolerations
+    DAEMON_TOLERATIONS = [("node.kubernetes.io/not-ready", "NoExecute"), ("node.kubernetes.io/unreachable", "NoExecute"),
+                          ("node.kubernetes.io/disk-pressure", "NoSchedule"),
+                          ("node.kubernetes.io/memory-pressure", "NoSchedule"),
+                          ("node.kubernetes.io/pid-pressure", "NoSchedule"),
+                          ("node.kubernetes.io/unschedulable", "NoSchedule")]
+
+    @staticmethod
+    def tolerates(tol, taint):
+        """k8s.io/api/core/v1/toleration.go ToleratesTaint."""
+        if tol.get("effect") and tol["effect"] != taint.get("effect"):
+            return False
+        if tol.get("key") and tol["key"] != taint.get("key"):
+            return False
+        if tol.get("operator") == "Exists":
+            return True
+        return tol.get("operator", "Equal") in ("", "Equal") and tol.get("value", "") == taint.get("value", "")
+
+    @staticmethod
+    def requirement(expr, labels):
+        """One matchExpressions requirement: True, False, or None (invalid: the term never matches)."""
+        key, op, values = expr.get("key"), expr.get("operator"), expr.get("values") or []
+        have = labels.get(key)
+        if op in ("In", "NotIn"):
+            if not values:
+                return None
+            return (have in values) if op == "In" else (have is None or have not in values)
+        if op in ("Exists", "DoesNotExist"):
+            if values:
+                return None
+            return (have is not None) == (op == "Exists")
+        if op in ("Gt", "Lt"):
+            try:
+                want = int(values[0]) if len(values) == 1 else None
+            except ValueError:
+                want = None
+            if want is None:
+                return None
+            try:
+                have_n = int(have)
+            except (TypeError, ValueError):
+                return False
+            return have_n > want if op == "Gt" else have_n < want
+        return None
+
+    def should_run(self, ds, node):
+        """daemon_controller.go NodeShouldRunDaemonPod's shouldRun."""
+        spec = ds.get("spec", {}).get("template", {}).get("spec", {})
+        name = node["metadata"]["name"]
+        labels = node["metadata"].get("labels", {})
+        if spec.get("nodeName") and spec["nodeName"] != name:
+            return False
+        if any(labels.get(k) != v for k, v in spec.get("nodeSelector", {}).items()):
+            return False
+        required = spec.get("affinity", {}).get("nodeAffinity", {}).get(
+            "requiredDuringSchedulingIgnoredDuringExecution")
+        if required is not None:
+            def term_matches(term):
+                reqs = [self.requirement(e, labels) for e in term.get("matchExpressions", [])]
+                for f in term.get("matchFields", []):
+                    vals = f.get("values") or []
+                    if f.get("key") != "metadata.name" or len(vals) != 1 or f.get("operator") not in ("In", "NotIn"):
+                        reqs.append(None)
+                    else:
+                        reqs.append((vals[0] == name) == (f["operator"] == "In"))
+                return bool(reqs) and all(r is True for r in reqs)
+            if not any(term_matches(t) for t in required.get("nodeSelectorTerms", [])):
+                return False
+        tolerations = list(spec.get("tolerations", []))
+        tolerations += [{"key": k, "operator": "Exists", "effect": e} for k, e in self.DAEMON_TOLERATIONS]
+        if spec.get("hostNetwork"):
+            tolerations.append({"key": "node.kubernetes.io/network-unavailable", "operator": "Exists",
+                                "effect": "NoSchedule"})
+        for taint in node.get("spec", {}).get("taints", []):
+            if taint.get("effect") in ("NoSchedule", "NoExecute") and \
+                    not any(self.tolerates(t, taint) for t in tolerations):
+                return False
+        return True
+
+    def daemonset_pass(self):
+        """The DaemonSet controller's manage() for the loaded Nodes (under lock): create the
+        missing daemon pods."""
+        if self.daemonsets is None:
+            return
+        for node in list(self.nodes.values()):
+            if node is None:
+                continue
+            name = node["metadata"]["name"]
+            for ds in self.daemonsets:
+                uid = ds["metadata"]["uid"]
+                if not self.should_run(ds, node):
+                    continue
+                if any(p.get("spec", {}).get("nodeName") == name
+                       and p.get("status", {}).get("phase") not in ("Succeeded", "Failed")
+                       and any(o.get("uid") == uid and o.get("controller")
+                               for o in p["metadata"].get("ownerReferences", []))
+                       for p in self.pods):
+                    continue
+                self.daemon_pods_created += 1
+                template = ds.get("spec", {}).get("template", {})
+                pod = {"kind": "Pod", "apiVersion": "v1",
+                       "metadata": {"name": "%s-%d" % (ds["metadata"]["name"], self.daemon_pods_created),
+                                    "namespace": ds["metadata"].get("namespace", "default"),
+                                    "uid": "daemon-pod-%d" % self.daemon_pods_created,
+                                    "labels": template.get("metadata", {}).get("labels", {}),
+                                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "DaemonSet",
+                                                         "name": ds["metadata"]["name"], "uid": uid,
+                                                         "controller": True, "blockOwnerDeletion": True}]},
+                       "spec": dict(template.get("spec", {}), nodeName=name),
+                       "status": {"phase": "Pending", "qosClass": "BestEffort"}}
+                self.pods.append(pod)
+                self.record_pod("ADDED", pod)
 
 
 def status_body(code, reason, message):
@@ -376,6 +554,13 @@ class Handler(BaseHTTPRequestHandler):
                     metadata["continue"] = "page-%d-%d" % (start + limit, at)
                 return self.reply(200, {"kind": "PodList", "apiVersion": "v1", "metadata": metadata,
                                         "items": page})
+            # GET /apis/apps/v1/daemonsets (the watch cache: every query gets the newest)
+            if self.command == "GET" and parts == ["apis", "apps", "v1", "daemonsets"]:
+                if state.daemonsets is None:
+                    return self.reply(404, status_body(404, "NotFound", "no daemonsets fixture"))
+                return self.reply(200, {"kind": "DaemonSetList", "apiVersion": "apps/v1",
+                                        "metadata": {"resourceVersion": str(state.revision)},
+                                        "items": state.daemonsets})
             # /api/v1/nodes/N
             if parts[:3] == ["api", "v1", "nodes"] and len(parts) == 4:
                 node = state.node(parts[3])
@@ -398,7 +583,10 @@ class Handler(BaseHTTPRequestHandler):
                     if merged.get("spec", {}).get("taints") == []:
                         del merged["spec"]["taints"]
                     state.nodes[parts[3]] = merged
-                    return self.reply(200, merged)
+                    reply = copy.deepcopy(merged)
+                    state.node_updated(parts[3])    # the controller reacts after our write
+                    state.daemonset_pass()
+                    return self.reply(200, reply)
             # /api/v1/namespaces/NS/pods/NAME/status
             if (len(parts) == 7 and parts[:3] == ["api", "v1", "namespaces"] and parts[4] == "pods"
                     and parts[6] == "status" and self.command == "PATCH"):
@@ -597,6 +785,12 @@ class Handler(BaseHTTPRequestHandler):
             elif parts == ["standin", "unblackhole"]:
                 state.blackhole = False
                 state.changed.notify_all()
+            elif parts[:2] == ["standin", "node-status"] and len(parts) == 3:
+                node = state.node(parts[2])
+                node.setdefault("status", {})["conditions"] = json.loads(body_text)["conditions"]
+                node["metadata"]["resourceVersion"] = state.bump()
+                state.node_updated(parts[2])
+                state.daemonset_pass()
             elif parts == ["standin", "drop-watches"]:
                 state.drop_generation += 1
                 state.changed.notify_all()
@@ -622,6 +816,7 @@ def main():
     parser.add_argument("--bookmark-seconds", type=float, default=60)
     parser.add_argument("--log-time", action="store_true")
     parser.add_argument("--listen-backlog", type=int, default=5)
+    parser.add_argument("--node-lifecycle-controller", action="store_true")
     args = parser.parse_args()
 
     if args.make_certs:
@@ -635,6 +830,7 @@ def main():
     context.load_cert_chain(args.cert, args.key)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     server.state = State(args.fixtures)
+    server.state.node_controller = args.node_lifecycle_controller
     server.log = open(args.log, "a")
     server.log_lock = threading.Lock()
     server.faults = args.faults
@@ -646,7 +842,9 @@ def main():
         if args.state_dump:
             with server.state.lock:
                 doc = {"nodes": server.state.nodes, "pods": server.state.pods,
-                       "events": [e for e in server.state.events.values()]}
+                       "events": [e for e in server.state.events.values()],
+                       "controller_writes": server.state.controller_writes,
+                       "daemon_pods_created": server.state.daemon_pods_created}
             with open(args.state_dump + ".tmp", "w") as f:
                 json.dump(doc, f, sort_keys=True)
             os.rename(args.state_dump + ".tmp", args.state_dump)
@@ -657,6 +855,14 @@ def main():
 
     signal.signal(signal.SIGTERM, stop)
     signal.signal(signal.SIGUSR1, lambda *_: dump_state())
+    def daemonset_controller():
+        while True:
+            time.sleep(1)
+            with server.state.lock:
+                server.state.daemonset_pass()
+
+    if server.state.daemonsets is not None:
+        threading.Thread(target=daemonset_controller, daemon=True).start()
     # Never outlive a test that forgot us.
     threading.Timer(args.max_seconds, stop).start()
     with open(args.port_file + ".tmp", "w") as f:

@@ -16,6 +16,7 @@ static const char *const expected_grants[] = {
 	"/pods/status:patch",
 	"/events:create", "/events:patch",
 	"/nodes:get", "/nodes:patch",
+	"apps/daemonsets:list",
 };
 
 enum manifest { NAMESPACE, RBAC, CONFIGMAP, DAEMONSET, N_MANIFESTS };

@@ -42,8 +42,9 @@ void config_init_defaults(struct evictd_config *config)
 	strcpy(config->kube_api, "auto");
 	config->kube_pods_refresh_ns = 10LL * 1000000000;
 	config->kube_eviction_status_wait_ns = 100LL * 1000000;	/* KUBE_EVICTION_STATUS_WAIT_NS */
-	/* Off: the DaemonSet controller does not tolerate evictd.io taints (doc/DESIGN.md §8). */
-	config->kube_pressure_taints = false;
+	/* On: nothing else tells the scheduler that evictd acted (the kubelet's own condition
+	 * never turns on when evictd acts first); doc/DESIGN.md §8 "Pressure taints". */
+	config->kube_pressure_taints = true;
 	strcpy(config->enforce_node_allocatable, "pods");	/* DefaultNodeAllocatableEnforcement */
 	strcpy(config->static_pod_path, CONFIG_DEFAULT_STATIC_POD_PATH);
 }

@@ -117,7 +117,7 @@ const struct option_spec config_options[] = {
 	  FIELD(kube_eviction_status_wait_ns), "DURATION",
 	  "hold a soft eviction's SIGTERM until its pod's Failed/Evicted status is answered, at most this long (100ms; 0: no hold)" },
 	{ "kube-pressure-taints", NULL, "kubePressureTaints", OPT_BOOL, FIELD(kube_pressure_taints), NULL,
-	  "taint the node evictd.io/<resource>-pressure:NoSchedule while a condition holds (false: DaemonSets do not tolerate it)" },
+	  "taint the node evictd.io/<resource>-pressure:NoSchedule while a condition holds (default true)" },
 	{ "taint-out-of-service-on-shutdown", NULL, "taintOutOfServiceOnShutdown", OPT_BOOL,
 	  FIELD(taint_out_of_service_on_shutdown), NULL,
 	  "after a graceful shutdown emptied every pod, taint node.kubernetes.io/out-of-service "

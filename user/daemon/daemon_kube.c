@@ -62,6 +62,7 @@ void daemon_kube_update_metrics(struct daemon *daemon)
 	view.watch_events = health.watch_events;
 	view.bookmarks = health.bookmarks;
 	view.failures = health.failures;
+	view.taint_lifts = daemon->kube_report ? kube_report_taint_lifts(daemon->kube_report) : 0;
 	metrics_set_kube(daemon_ops_metrics(daemon), &view);
 }
 
@@ -97,6 +98,9 @@ void daemon_kube_watch_policy(struct daemon *daemon)
 {
 	struct policy *policy = daemon->policy;
 
+	/* The pressure taints' hole punch sees DaemonSet pods land through this pod watch. */
+	if (daemon->kube_report)
+		kube_report_set_pods(daemon->kube_report, policy->api_meta);
 	if (!policy->api_meta)
 		return;
 	daemon_kube_update_metrics(daemon);

@@ -216,6 +216,9 @@ struct kube_report_options {
 	bool no_pressure_taints;	/* --no-kube-pressure-taints */
 	bool taint_out_of_service_on_shutdown;	/* --taint-out-of-service-on-shutdown */
 	int64_t (*realtime_ns)(void);	/* event and condition times; NULL = the real clock */
+	/* The hole punch (doc/DESIGN.md §8 "Pressure taints"): 0 = the defaults below. */
+	int64_t daemonset_check_ns;	/* KUBE_DAEMONSET_CHECK_NS */
+	int64_t hole_ns;		/* KUBE_TAINT_HOLE_NS, also the least time between lifts */
 	/* Before the out-of-service taint (volumes may be detached right after); NULL = sync(2). */
 	void (*sync_filesystems)(void);
 };
@@ -263,6 +266,25 @@ enum kube_node_fate {
 void kube_report_shutdown_end(struct kube_report *report, bool all_pods_gone, enum kube_node_fate fate);
 /* PrepareForShutdown(false): the shutdown and out-of-service taints go. */
 void kube_report_shutdown_cancel(struct kube_report *report);
+
+/*
+ * The pressure taints and DaemonSets (doc/DESIGN.md §8 "Pressure taints"). The DaemonSet
+ * controller creates no daemon pod on a node with an untolerated NoSchedule taint
+ * (pkg/controller/daemon/daemon_controller.go NodeShouldRunDaemonPod), and tolerates only the
+ * node.kubernetes.io condition keys. So while evictd holds a pressure taint it lists the
+ * DaemonSets (from the watch cache) when it sets it and every KUBE_DAEMONSET_CHECK_NS
+ * (jittered); one that would run here but for evictd's taints and has no pod on the node
+ * (the pod source's controller ownerReferences) makes evictd lift them until that pod is seen
+ * or KUBE_TAINT_HOLE_NS passed, then put them back. Never more than one lift per DaemonSet per
+ * KUBE_TAINT_HOLE_NS (doubling while its pod never comes).
+ */
+#define KUBE_DAEMONSET_CHECK_NS (30ll * 1000000000)
+#define KUBE_TAINT_HOLE_NS (60ll * 1000000000)
+/* The API pod source whose pods say which DaemonSets have theirs here (NULL: none; no hole is
+ * then punched). The report holds a reference. Any thread. */
+void kube_report_set_pods(struct kube_report *report, struct pods_meta_source *pods);
+/* evictd_kube_pressure_taint_lifted_total. Any thread. */
+uint64_t kube_report_taint_lifts(struct kube_report *report);
 
 /* ---- the API-server pod metadata source (pods.h) ----------------------------------------- */
 
@@ -345,5 +367,8 @@ struct kube_pods_health {
 	uint64_t stalls;		/* watches cut for bringing nothing within it */
 };
 void kube_pods_source_health(const struct pods_meta_source *source, struct kube_pods_health *health);
+/* Whether a pod the watch last published (not terminal) has the DaemonSet with this uid as its
+ * controller ownerReference. Any thread. */
+bool kube_pods_source_has_daemonset_pod(const struct pods_meta_source *source, const char *daemonset_uid);
 
 #endif

@@ -22,10 +22,16 @@ void kube_pods_source_unref(struct kube_pods_source *s)
 	if (atomic_fetch_sub(&s->refs, 1) != 1)
 		return;
 	pod_meta_list_free(&s->fresh);
+	free(s->daemonset_uids);
 	free(s->store);
 	pthread_cond_destroy(&s->cond);
 	pthread_mutex_destroy(&s->lock);
 	free(s);
+}
+
+void kube_pods_source_ref(struct kube_pods_source *s)
+{
+	atomic_fetch_add(&s->refs, 1);
 }
 
 /* ---- the store (watch thread only) ----------------------------------------------------------- */
@@ -84,13 +90,21 @@ static int cmp_cgroup_uid(const void *a, const void *b)
 void kube_pods_store_publish(struct kube_pods_source *s)
 {
 	struct pod_meta_list list = { 0 };
-	size_t kept = 0;
+	char (*ds_uids)[64];
+	size_t kept = 0, n_ds = 0;
 
 	if (!s->dirty)
 		return;
 	list.items = malloc((s->n_store ? s->n_store : 1) * sizeof(*list.items));
-	if (!list.items)
+	ds_uids = malloc((s->n_store ? s->n_store : 1) * sizeof(*ds_uids));
+	if (!list.items || !ds_uids) {
+		free(list.items);
+		free(ds_uids);
 		return;	/* stays dirty: the next event publishes */
+	}
+	for (size_t i = 0; i < s->n_store; i++)
+		if (s->store[i].daemonset_uid[0] && !s->store[i].terminal)
+			memcpy(ds_uids[n_ds++], s->store[i].daemonset_uid, sizeof(ds_uids[0]));
 	if (s->n_store)	/* an empty store may have no array: memcpy(NULL, 0) is UB */
 		memcpy(list.items, s->store, s->n_store * sizeof(*list.items));
 	qsort(list.items, s->n_store, sizeof(*list.items), cmp_cgroup_uid);
@@ -106,10 +120,25 @@ void kube_pods_store_publish(struct kube_pods_source *s)
 	pod_meta_list_free(&s->fresh);
 	s->fresh = list;
 	s->fresh_ready = true;
+	free(s->daemonset_uids);
+	s->daemonset_uids = ds_uids;
+	s->n_daemonset_uids = n_ds;
 	s->health.listed = true;
 	pthread_cond_broadcast(&s->cond);
 	pthread_mutex_unlock(&s->lock);
 	kube_client_post(s->client, KUBE_EVENT_PODS);
+}
+
+bool kube_pods_source_has_daemonset_pod(const struct pods_meta_source *source, const char *daemonset_uid)
+{
+	struct kube_pods_source *s = (struct kube_pods_source *)source;
+	bool found = false;
+
+	pthread_mutex_lock(&s->lock);
+	for (size_t i = 0; i < s->n_daemonset_uids && !found; i++)
+		found = !strcmp(s->daemonset_uids[i], daemonset_uid);
+	pthread_mutex_unlock(&s->lock);
+	return found;
 }
 
 /* ---- health (any thread) ---------------------------------------------------------------------- */

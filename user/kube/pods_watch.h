@@ -27,6 +27,10 @@ struct kube_pods_source {
 	struct pod_meta_list fresh;		/* a list refresh() has not taken yet */
 	bool fresh_ready;
 	struct kube_pods_health health;
+	/* The controller DaemonSet uids of the non-terminal pods last published, for the
+	 * pressure taints' hole punch (kube/report_holes.c). */
+	char (*daemonset_uids)[64];
+	size_t n_daemonset_uids;
 
 	/* Watch thread only. */
 	struct pod_meta *store;			/* the pods as the list and the watch say */
@@ -35,6 +39,7 @@ struct kube_pods_source {
 };
 
 void kube_pods_source_unref(struct kube_pods_source *s);
+void kube_pods_source_ref(struct kube_pods_source *s);
 /* The store (watch thread). */
 void kube_pods_store_clear(struct kube_pods_source *s);
 int kube_pods_store_put(struct kube_pods_source *s, const struct pod_meta *meta);

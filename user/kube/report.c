@@ -97,6 +97,7 @@ void kube_report_unref(struct kube_report *report)
 {
 	if (atomic_fetch_sub(&report->refs, 1) != 1)
 		return;
+	kube_report_holes_release(report);
 	pthread_mutex_destroy(&report->lock);
 	free(report);
 }
@@ -248,6 +249,10 @@ int kube_report_new(struct kube_report **out, const struct kube_report_options *
 	report->dry_run = options->dry_run;
 	report->pressure_taints = !options->no_pressure_taints;
 	report->out_of_service_on_shutdown = options->taint_out_of_service_on_shutdown;
+	report->daemonset_check_ns = options->daemonset_check_ns > 0 ? options->daemonset_check_ns
+								     : KUBE_DAEMONSET_CHECK_NS;
+	report->hole_ns = options->hole_ns > 0 ? options->hole_ns : KUBE_TAINT_HOLE_NS;
+	report->hole_retry_ns = report->hole_ns;
 	report->realtime_ns = options->realtime_ns ? options->realtime_ns : clock_realtime_ns;
 	report->sync_filesystems = options->sync_filesystems ? options->sync_filesystems : sync_all;
 	pthread_mutex_init(&report->lock, NULL);
@@ -285,6 +290,15 @@ void kube_report_free(struct kube_report *report)
 	kube_report_unref(report);
 }
 
+/*
+ * evictd's own evictd.io/<resource>-pressure key, never node.kubernetes.io/<resource>-pressure:
+ * the node lifecycle controller removes that one at the next Node update while the kubelet's
+ * condition is False (pkg/controller/nodelifecycle/node_lifecycle_controller.go
+ * doNoScheduleTaintingPass), and the kubelet rewrites the condition itself every status update
+ * (pkg/kubelet/nodestatus/setters.go MemoryPressureCondition). The conditions here include
+ * evictionPressureTransitionPeriod, so the taint lasts that long after evictd last acted.
+ * doc/DESIGN.md §8 "Pressure taints".
+ */
 void kube_report_conditions(struct kube_report *report, const bool conditions[EV_CONDITION_COUNT])
 {
 	uint32_t set = 0, clear = 0;

@@ -28,6 +28,17 @@ struct event_cache_entry {
 	int64_t last_seen_ns;	/* monotonic */
 };
 
+/* The pressure taints' hole punch (kube/report_holes.c): a DaemonSet the taints keep off. */
+#define HOLE_MAX_DAEMONSETS 32
+struct hole_daemonset {
+	char uid[64];		/* "" = a free slot */
+	char name[320];		/* namespace/name */
+	int64_t next_lift_ns;	/* monotonic: no lift for it before */
+	unsigned timeouts;	/* lifts in a row after which its pod did not come */
+	bool waiting;		/* in the hole open now, its pod not seen yet */
+	bool deferred_logged;
+};
+
 struct kube_report {
 	atomic_int refs;	/* the owner, the taint task, each queued event */
 	struct kube_client *client;
@@ -37,10 +48,15 @@ struct kube_report {
 	bool dry_run;
 	bool pressure_taints;
 	bool out_of_service_on_shutdown;
+	int64_t daemonset_check_ns;	/* list the DaemonSets this often while a pressure taint holds */
+	int64_t hole_ns;		/* a hole lasts at most this long */
+	int64_t hole_retry_ns;		/* and is made again for the same DaemonSet no sooner */
+	atomic_uint_fast64_t taint_lifts;	/* evictd_kube_pressure_taint_lifted_total */
 	int64_t (*realtime_ns)(void);
 	void (*sync_filesystems)(void);
 
-	pthread_mutex_t lock;	/* guards task, closed, want, managed, generation */
+	pthread_mutex_t lock;	/* guards task, closed, want, managed, generation, pods */
+	struct pods_meta_source *pods;	/* the API pod source (a reference held), or NULL */
 	struct kube_task *task;	/* NULL once the client released it */
 	bool closed;
 	uint32_t want;
@@ -59,6 +75,13 @@ struct kube_report {
 	/* The generation the node's taints last matched: a wake-up that finds it unchanged
 	 * (woken again while it ran, for what that run already did) reads nothing. */
 	uint64_t reconciled_generation;
+	uint32_t lifted;		/* pressure taints held off the node for a hole */
+	uint32_t reconciled_lifted;	/* lifted, when the node's taints last matched */
+	int64_t check_at_ns;		/* the next DaemonSet check; 0: none planned */
+	int64_t hole_until_ns;		/* 0: no hole open */
+	bool check_warned;
+	bool no_pods_logged;
+	struct hole_daemonset holes[HOLE_MAX_DAEMONSETS];
 	struct event_cache_entry events[EVENT_CACHE_SIZE];
 	unsigned taint_attempt;
 	unsigned taint_conflicts;
@@ -95,5 +118,11 @@ int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, con
 extern const struct kube_task_ops kube_report_taint_task_ops;
 bool kube_report_read_record(const char *path, const char *node);
 void kube_report_set_want(struct kube_report *report, uint32_t set, uint32_t clear);
+/* The hole punch, in the taint task (kube/report_holes.c): held: the pressure taints wanted on
+ * the node. Updates report->lifted; returns when it wants to run again (KUBE_TASK_IDLE: not). */
+int64_t kube_report_holes_step(struct kube_client *client, struct kube_report *report, uint32_t held,
+			       int64_t now_ns);
+/* Drop the pod source reference (the report's last unref). */
+void kube_report_holes_release(struct kube_report *report);
 
 #endif

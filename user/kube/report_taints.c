@@ -56,6 +56,9 @@ bool kube_report_read_record(const char *path, const char *node)
 
 /* -- the taint reconciler (a task in the worker) -- */
 
+#define PRESSURE_TAINTS (KUBE_TAINT_BIT(KUBE_TAINT_MEMORY_PRESSURE) | KUBE_TAINT_BIT(KUBE_TAINT_DISK_PRESSURE) | \
+			 KUBE_TAINT_BIT(KUBE_TAINT_PID_PRESSURE))
+
 static void log_taint_changes(struct kube_report *report, uint32_t before, uint32_t after)
 {
 	for (int t = 0; t < KUBE_TAINT_COUNT; t++) {
@@ -134,6 +137,7 @@ static int64_t taint_task_run(struct kube_client *client, void *ctx, int64_t now
 	const uint32_t out_of_service = KUBE_TAINT_BIT(KUBE_TAINT_OUT_OF_SERVICE);
 	struct kube_report *report = ctx;
 	uint32_t want, managed, before = 0, after = 0;
+	int64_t next_ns;
 	uint64_t generation;
 	bool again;
 	int err;
@@ -152,8 +156,12 @@ static int64_t taint_task_run(struct kube_client *client, void *ctx, int64_t now
 	managed = report->managed;
 	generation = report->generation;
 	pthread_mutex_unlock(&report->lock);
-	if (generation == report->reconciled_generation)
-		return KUBE_TASK_IDLE;
+	/* A DaemonSet the pressure taints keep off may have them lifted for a while
+	 * (kube/report_holes.c): the node then carries want without them. */
+	next_ns = kube_report_holes_step(client, report, want & managed & PRESSURE_TAINTS, now_ns);
+	want &= ~report->lifted;
+	if (generation == report->reconciled_generation && report->lifted == report->reconciled_lifted)
+		return next_ns;
 
 	if ((want & out_of_service) && !report->synced && !report->dry_run) {
 		/* Volumes may be detached right after the taint: flush what the pods wrote, and
@@ -188,6 +196,7 @@ static int64_t taint_task_run(struct kube_client *client, void *ctx, int64_t now
 	report->taint_attempt = 0;
 	report->taint_warned = false;
 	report->reconciled_generation = generation;
+	report->reconciled_lifted = report->lifted;
 
 	if (!report->dry_run && (managed & out_of_service)) {
 		if ((after & out_of_service) && !(before & out_of_service))
@@ -213,7 +222,7 @@ static int64_t taint_task_run(struct kube_client *client, void *ctx, int64_t now
 	pthread_mutex_lock(&report->lock);
 	again = report->generation != generation;
 	pthread_mutex_unlock(&report->lock);
-	return again ? now_ns : KUBE_TASK_IDLE;
+	return again ? now_ns : next_ns;
 }
 
 static void taint_task_release(void *ctx)

@@ -356,6 +356,9 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 		put_int(out, "evictd_kube_pods_watch_bookmarks_total", (long long)kube->bookmarks);
 		put_help(out, "evictd_kube_pods_failures_total", "counter", "Pod list or watch attempts that failed.");
 		put_int(out, "evictd_kube_pods_failures_total", (long long)kube->failures);
+		put_help(out, "evictd_kube_pressure_taint_lifted_total", "counter",
+			 "Times evictd lifted its pressure taints so that a DaemonSet's pod could land.");
+		put_int(out, "evictd_kube_pressure_taint_lifted_total", (long long)kube->taint_lifts);
 	}
 	put_help(out, "evictd_evaluations_total", "counter", "Threshold evaluations since start.");
 	put_int(out, "evictd_evaluations_total", (long long)snap->evaluations);

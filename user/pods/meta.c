@@ -435,8 +435,8 @@ static int parse_owners(struct parse_ctx *ctx, struct json_object *metadata, con
 	for (size_t i = 0; i < json_object_array_length(owners); i++) {
 		struct json_object *owner = json_object_array_get_idx(owners, i);
 		struct json_object *controller = NULL;
-		char kind[64], api_version[16], name[256];
-		bool long_kind, long_version, long_name;
+		char kind[64], api_version[16], name[256], uid[sizeof(meta->daemonset_uid)];
+		bool long_kind, long_version, long_name, long_uid;
 		bool is_controller;
 
 		path_index(item_path, sizeof(item_path), owners_path, i);
@@ -447,13 +447,18 @@ static int parse_owners(struct parse_ctx *ctx, struct json_object *metadata, con
 		    (err = get_short_string(ctx, owner, item_path, "apiVersion", api_version,
 					    sizeof(api_version), &long_version)) < 0 ||
 		    (err = get_short_string(ctx, owner, item_path, "name", name, sizeof(name), &long_name)) < 0 ||
+		    (err = get_short_string(ctx, owner, item_path, "uid", uid, sizeof(uid), &long_uid)) < 0 ||
 		    (err = get_member(ctx, owner, item_path, "controller", json_type_boolean,
 				      &controller)) < 0)
 			return err;
 		is_controller = controller && json_object_get_boolean(controller);
 		/* The kubelet's IsDaemonSetPod-like check: the controlling owner is a DaemonSet. */
-		if (strcmp(kind, "DaemonSet") == 0 && is_controller)
+		if (strcmp(kind, "DaemonSet") == 0 && is_controller) {
 			meta->is_daemonset = true;
+			/* Which DaemonSet: the pressure taints' hole punch waits for its pod
+			 * (kube/report_holes.c). A long uid is none. */
+			memcpy(meta->daemonset_uid, uid, sizeof(uid));
+		}
 		/* The owner the kubelet gives its mirror pods, and the only one NodeRestriction lets
 		 * a node create a pod with (plugin/pkg/admission/noderestriction/admission.go
 		 * admitPodCreate: one ownerReference, apiVersion v1, kind Node, its own name,

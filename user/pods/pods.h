@@ -60,6 +60,7 @@ struct pod_meta {
 	bool is_static;
 	bool is_mirror;
 	bool is_daemonset;	/* an ownerReference kind DaemonSet with controller: true */
+	char daemonset_uid[64];	/* that ownerReference's uid ("" if none or too long) */
 	bool terminal;		/* status.phase Succeeded or Failed: no cgroup is expected */
 	int64_t termination_grace_period_s;	/* -1: unset */
 	int64_t memory_request;			/* bytes, rank_pod_request() */
