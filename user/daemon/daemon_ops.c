@@ -14,6 +14,7 @@
 #include "sys/clock.h"
 #include "sys/log.h"
 #include "sys/notify.h"
+#include "version.h"
 
 struct daemon_ops {
 	struct metrics *metrics;
@@ -260,13 +261,13 @@ int daemon_ops_open(struct daemon *daemon)
 	 * waits for a kill or a command any more (doc/DESIGN.md, "The loop never waits"). */
 	err = metrics_open(&ops->metrics, &(struct metrics_options){
 		.address = config->metrics_address,
-		.version = "0.1.0",
+		.version = EVICTD_VERSION,
 		.stale_after_ns = 3 * config->housekeeping_interval_ns,
 	});
 	if (err)
 		return err;
 	err = control_open(&ops->control, &(struct control_options){
-		.path = config->control_socket, .view = ops_view, .ctx = daemon, .version = "0.1.0",
+		.path = config->control_socket, .view = ops_view, .ctx = daemon, .version = EVICTD_VERSION,
 		.loop = daemon->loop });
 	if (err)
 		return err;
