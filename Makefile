@@ -15,7 +15,7 @@ PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz -lm
 # -Werror only where the warnings are ours to fix: `make test` sets it (a newer compiler's new
 # warning must not break a user's or a distribution's build).
 WERROR ?=
-WARN := -Wall -Wextra -Wno-unused-parameter $(WERROR)
+WARN = -Wall -Wextra -Wno-unused-parameter $(WERROR)
 # The caller's CPPFLAGS, CFLAGS and LDFLAGS (environment or command line, as dpkg-buildflags
 # exports them) come after the defaults below, so theirs win; what the build cannot do without
 # (-std, -I, the warnings) is in EV_CFLAGS and is never replaced.
