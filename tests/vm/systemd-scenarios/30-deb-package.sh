@@ -59,10 +59,10 @@ else
 fi
 left=""
 while read -r f; do [ -e "$f" ] && left="$left $f"; done <$W/files
-# Anything named evictd outside this harness's own files (/usr/lib/evictd-vm, evictd-vm-*
-# units, /run/evictd-vm, the .deb): enablement symlinks, deb-systemd-helper state, ...
+# Anything named evictd but the harness's own files (all named evictd-vm: its units, drop-ins,
+# /usr/lib/evictd-vm, /run/evictd-vm): enablement symlinks, deb-systemd-helper state, ...
 found=$(find /etc /lib /usr /var /run /sys/fs/bpf -xdev -name '*evictd*' 2>/dev/null |
-    grep -vE '^(/usr/lib/evictd-vm|/run/evictd-vm|/etc/systemd/system/evictd-vm-|/etc/systemd/system/[^/]*\.d/evictd-vm-)' | tr '\n' ' ')
+    grep -v evictd-vm | tr '\n' ' ')
 if [ -z "$left" ] && [ -z "$found" ]; then
     vm_pass no-files-left
 else
