@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
-# Install the Debian 12 packages evictd needs to build and test, only those missing.
+# Install the Debian 12 packages evictd needs to build and test, only those missing (the build
+# group is debian/control's Build-Depends, tests/cli/test_deb.sh checks; test adds the .deb tools).
 # Usage: tools/install-deps.sh [--check] [build|test|vm|bench|image]...
 #   --check  report what is missing and exit 1 instead of installing.
 set -euo pipefail
 
 build_pkgs=(make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
 	libsystemd-dev libyaml-dev libmicrohttpd-dev libcurl4-openssl-dev libjson-c-dev)
-test_pkgs=(libcmocka-dev prometheus libclang-rt-14-dev attr jq e2fsprogs util-linux curl systemd groff-base man-db openssl python3
-	dbus-daemon)
+test_pkgs=(libcmocka-dev prometheus libclang-rt-14-dev attr jq e2fsprogs util-linux curl systemd groff-base man-db openssl
+	python3 dbus-daemon dpkg-dev debhelper lintian)
 vm_pkgs=(qemu-system-x86 busybox-static cpio mmdebstrap kmod e2fsprogs)
 bench_pkgs=(earlyoom gnuplot-nox hyperfine jq)
 # make image (buildah; no Docker engine), its test in make test (umoci unpacks it), pushing

@@ -25,10 +25,10 @@
 #include "evictd.h"
 #include "ops/eventlog.h"
 #include "signals/signals.h"
+#include "version.h"
 
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE 2
-#define EVICTCTL_VERSION "0.1.0"
 #define DEFAULT_TIMEOUT_S 15
 /* The largest reply read: a pods reply for 1,000 pods is about 1 MiB; anything past this is
  * not evictd (or a broken one) and is cut off rather than read into memory without end. */
@@ -111,7 +111,7 @@ static int parse_args(int argc, char **argv, struct options *opts)
 			usage(stdout);
 			exit(0);
 		} else if (!strcmp(arg, "--version")) {
-			printf("evictctl %s\n", EVICTCTL_VERSION);
+			printf("evictctl %s\n", EVICTD_VERSION);
 			exit(0);
 		} else if (!strcmp(arg, "--json")) {
 			opts->json = true;

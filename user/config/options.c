@@ -13,8 +13,7 @@
 #include "config/options.h"
 #include "core/quantity.h"
 #include "sys/log.h"
-
-#define EVICTD_VERSION "0.1.0"
+#include "version.h"
 
 #define sizeof_field(type, member) sizeof(((type *)0)->member)
 /* Every row names its field once, so offset and size cannot disagree (xdp-tools style). */

@@ -16,6 +16,7 @@
 #include "sys/clock.h"
 #include "sys/log.h"
 #include "sys/notify.h"
+#include "version.h"
 
 struct daemon_ops {
 	struct metrics *metrics;

@@ -29,14 +29,7 @@
 
 #define METRICS_DEFAULT_ADDRESS "127.0.0.1:9808"
 
-/* evictd_build_info's labels when the build does not pass them (-DEVICTD_VERSION=...,
- * -DEVICTD_COMMIT=...). */
-#ifndef EVICTD_VERSION
-#define EVICTD_VERSION "0.1.0"
-#endif
-#ifndef EVICTD_COMMIT
-#define EVICTD_COMMIT "unknown"
-#endif
+#include "version.h"	/* evictd_build_info's labels */
 
 /* evictd_loop_iteration_max_seconds: the longest iteration in the last minute, kept as the
  * maxima of METRICS_LOOP_WINDOW_BUCKETS buckets of METRICS_LOOP_BUCKET_NS each (a stall ages
