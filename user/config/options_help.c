@@ -148,7 +148,13 @@ void config_usage(FILE *out)
 		"memory.available<100Mi, nodefs.available<10%%, nodefs.inodesFree<5%%,\n"
 		"imagefs.available<15%%, imagefs.inodesFree<5%%; a soft threshold alone keeps them.\n"
 		"Map flags given again merge key by key. Quote a threshold: '<' is the shell's.\n"
-		"Exit status: 0 ok, 1 runtime failure, 2 invalid configuration.\n");
+		"Exit status: 0 ok, 1 runtime failure, 2 invalid configuration.\n"
+		"\nExamples (tests/cli/test_examples.sh runs each):\n"
+		"  $ evictd --validate --config=evictd.yaml\n"
+		"  $ evictd --once --dry-run --output=json\n"
+		"  $ evictd --dry-run --eviction-hard='memory.available<2Gi'\n"
+		"  $ evictd --workload-root=/sys/fs/cgroup/batch.slice "
+		"--eviction-hard='memory.available<500Mi'\n");
 }
 
 const char *option_suggest(const char *typed)
