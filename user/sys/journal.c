@@ -6,6 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+/* sd-journal.h otherwise makes sd_journal_sendv add its own CODE_FILE/CODE_LINE/CODE_FUNC
+ * (this file's): the entry carries the caller's, from log_event. */
+#define SD_JOURNAL_SUPPRESS_LOCATION
 #include <systemd/sd-journal.h>
 
 #include "sys/journal.h"
