@@ -120,6 +120,7 @@ static void test_suggest_flags_and_signals(void **state)
 	assert_string_equal(signal_suggest("pid.avail"), "pid.available");
 	assert_null(signal_suggest("oom.guard"));	/* not configurable: never offered */
 	assert_null(signal_suggest("cpu"));
+	assert_null(signal_suggest("disk.available"));	/* 3 edits from pid.available: too far */
 }
 
 /* --help lists every option under one group: a new row without one would land in "Other". */

@@ -52,7 +52,7 @@ void suggest_begin(struct suggest *s, const char *typed)
 void suggest_offer(struct suggest *s, const char *candidate)
 {
 	size_t len = strlen(s->typed);
-	unsigned bound = (unsigned)(len / 3 > 2 ? len / 3 : 2);
+	unsigned bound = (unsigned)(len / 5 > 2 ? len / 5 : 2);
 	unsigned d;
 
 	if (!candidate || !len)

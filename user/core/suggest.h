@@ -18,8 +18,9 @@ struct suggest {
 };
 
 void suggest_begin(struct suggest *s, const char *typed);
-/* Offer one known name; the closest one within a third of the typed length (at least 2,
- * the bound git's help.c uses for its autocorrect) is kept; a tie keeps the first. */
+/* Offer one known name; the closest one within max(2, typed length / 5) edits is kept (a
+ * looser bound turns "disk.available" into "pid.available"); a tie keeps the first. A known
+ * name the typed one is a prefix of counts as one edit. */
 void suggest_offer(struct suggest *s, const char *candidate);
 
 #endif
