@@ -60,6 +60,8 @@ int main(int argc, char **argv)
 
 	block_signals();
 	config_init_defaults(&config);
+	/* Until the configuration is valid, errors are usage errors: "evictd: ..." lines. */
+	log_set_program("evictd");
 	err = config_parse_args(&config, argc, argv);
 	if (err > 0)
 		return EXIT_SUCCESS;	/* --help, --version */
@@ -70,6 +72,7 @@ int main(int argc, char **argv)
 		log_err("invalid configuration; nothing started");
 		return EXIT_CONFIG;
 	}
+	log_set_program(NULL);
 	log_set_level(config.log_level);
 	if (!config.no_bpf) {
 		char why[PATH_MAX + 128];

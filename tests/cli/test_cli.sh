@@ -117,4 +117,62 @@ check "--once json decision is null when nothing is met" [ "$(jq -r '.decision' 
 
 "$EVICTD" --help | grep -q -- '--eviction-hard'; check "--help lists the kubelet flags" [ $? -eq 0 ]
 
+# ---- help, usage errors, the default configuration file (issue 22) ----
+help=$("$EVICTD" --help); rc=$?
+short=$("$EVICTD" -h); rc_h=$?
+[ $rc -eq 0 ] && [ $rc_h -eq 0 ] && [ "$short" = "$help" ]; check "-h prints the --help text and exits 0" [ $? -eq 0 ]
+wide=$(awk 'length($0) > 100' <<<"$help")
+check "--help: no line over 100 columns" [ -z "$wide" ]
+missing=""
+for group in "Thresholds" "Configuration sources" "Kubernetes API" "Graceful node shutdown" \
+	"BPF and signals" "Actions" "Operations"; do
+	grep -q "^$group.*:\$" <<<"$help" || missing="$missing $group"
+done
+check "--help is grouped by concern${missing:+ (missing:$missing)}" [ -z "$missing" ]
+n_flags=$(grep -cE '^  --[a-z]' <<<"$help")
+n_rows=$(grep -cE '^[[:space:]]+\{ "[a-z-]+", (NULL|"[a-zA-Z]+"), ' user/config/options.c)
+check "--help lists each option once ($n_flags of $n_rows)" [ "$n_flags" -eq "$n_rows" ]
+
+# Usage errors read like any command's: no timestamp, "did you mean" when a name is close.
+err=$("$EVICTD" --evction-hard='memory.available<1Gi' 2>&1 </dev/null >/dev/null); rc=$?
+if [ $rc -eq 2 ] && [ "$(head -1 <<<"$err")" = "evictd: unknown option '--evction-hard'; did you mean '--eviction-hard'?" ]; then
+	pass "a mistyped flag: 'did you mean', no timestamp, exit 2"
+else
+	fail "a mistyped flag: 'did you mean', no timestamp, exit 2" "rc=$rc: $err"
+fi
+err=$("$EVICTD" --bogus 2>&1 </dev/null >/dev/null); rc=$?
+[ $rc -eq 2 ] && [ "$(head -1 <<<"$err")" = "evictd: unknown option '--bogus' (see --help)" ]; check "an unknown flag with nothing close: one plain line, exit 2" [ $? -eq 0 ]
+err=$("$EVICTD" --validate --eviction-hard='memory.availble<1Gi' 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q '^evictd: --eviction-hard: unknown signal "memory.availble".*did you mean memory.available?' <<<"$err"; check "a mistyped signal: did you mean memory.available" [ $? -eq 0 ]
+err=$("$EVICTD" --validate --eviction-hard 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q "^evictd: option '--eviction-hard' requires a value" <<<"$err"; check "a flag without its value says so" [ $? -eq 0 ]
+
+# /etc/evictd/config.yaml below --root: read when present (and listed), an explicit --config
+# wins, a missing one is fine, an invalid or unreadable one is an error.
+dr="$tmp/default-root"
+mkdir -p "$dr/etc/evictd"
+out=$("$EVICTD" --validate --root="$dr" 2>&1); rc=$?
+[ $rc -eq 0 ] && ! grep -q '^config ' <<<"$out"; check "no default config file: not an error, none listed" [ $? -eq 0 ]
+printf 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nevictionHard: {memory.available: "700Mi"}\n' \
+	>"$dr/etc/evictd/config.yaml"
+out=$("$EVICTD" --validate --root="$dr" 2>&1); rc=$?
+if [ $rc -eq 0 ] && grep -qx 'hard memory.available<700Mi' <<<"$out" &&
+	grep -qx "config $dr/etc/evictd/config.yaml (default)" <<<"$out" &&
+	grep -q "^source hard memory.available: .*$dr/etc/evictd/config.yaml" <<<"$out"; then
+	pass "the default config file is read and listed by --validate"
+else
+	fail "the default config file is read and listed by --validate" "rc=$rc: $out"
+fi
+printf 'apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\nevictionHard: {memory.available: "900Mi"}\n' \
+	>"$tmp/explicit.yaml"
+out=$("$EVICTD" --validate --root="$dr" --config="$tmp/explicit.yaml" 2>&1); rc=$?
+[ $rc -eq 0 ] && grep -qx 'hard memory.available<900Mi' <<<"$out" && ! grep -q '700Mi\|^config .*(default)' <<<"$out"; check "an explicit --config replaces the default file" [ $? -eq 0 ]
+printf 'evictionHard: [not, a, map\n' >"$dr/etc/evictd/config.yaml"
+"$EVICTD" --validate --root="$dr" >/dev/null 2>&1; rc=$?
+check "an invalid default config file exits 2" [ $rc -eq 2 ]
+rm "$dr/etc/evictd/config.yaml"
+mkdir "$dr/etc/evictd/config.yaml"
+err=$("$EVICTD" --validate --root="$dr" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 2 ] && grep -q "$dr/etc/evictd/config.yaml" <<<"$err"; check "an unreadable default config file (a directory) exits 2 naming it" [ $? -eq 0 ]
+
 done_testing

@@ -9,7 +9,8 @@ trap 'rm -rf "$tmp"' EXIT
 
 long=$(printf 'a%.0s' {1..300})
 # Error lines about the value; "nothing started" is the summary every invalid run ends with.
-value_errors() { grep ' error: ' "$1" | grep -v 'invalid configuration; nothing started'; }
+# Before the configuration is valid, errors are usage errors: "evictd: ..." without "error:".
+value_errors() { grep -E ' error: |^evictd: ' "$1" | grep -v -e 'invalid configuration; nothing started' -e '^evictd: warning: '; }
 
 "$EVICTD" --validate --cgroup-root=/custom.slice --node-name="$long" >"$tmp/out" 2>"$tmp/err"; rc=$?
 n=$(value_errors "$tmp/err" | wc -l)

@@ -346,13 +346,17 @@ bool can_evict_update(struct can_evict_tracker *tracker, const struct can_evict_
 		return false;
 	/* Logged once at start and on each change, not on every check. */
 	if (!state.can_evict)
-		log_err("CANNOT EVICT: evictd cannot kill any pod on this node (%zu reason%s below)",
-			state.n_reasons, state.n_reasons == 1 ? "" : "s");
+		log_event(LOGLEVEL_ERR, LOG_KIND_CANNOT_ACT, NULL, 0,
+			  "CANNOT EVICT: evictd cannot kill any pod on this node (%zu reason%s below)",
+			  state.n_reasons, state.n_reasons == 1 ? "" : "s");
 	else if (!first && !tracker->state.can_evict)
 		log_info("can evict again: nothing stops evictd from killing");
 	for (size_t i = 0; i < state.n_reasons; i++) {
+		const struct log_field why[] = { { "REASON_KEY", state.reasons[i].key } };
+
 		if (state.reasons[i].fatal)
-			log_err("cannot evict: %s: %s", state.reasons[i].key, state.reasons[i].text);
+			log_event(LOGLEVEL_ERR, LOG_KIND_CANNOT_ACT, why, 1, "cannot evict: %s: %s",
+				  state.reasons[i].key, state.reasons[i].text);
 		else
 			log_warn("eviction degraded: %s: %s", state.reasons[i].key, state.reasons[i].text);
 	}

@@ -460,8 +460,9 @@ int shutdown_begin(struct shutdown_manager *m, int64_t now_ns, struct pod *const
 	m->start_time_ns = m->realtime_ns();
 	m->end_time_ns = 0;
 	persist(m);
-	log_info("shutdown: node shutdown announced: terminating %zu pods in %zu priority groups, "
-		 "lowest priority first, within %.0f s", n, m->plan.n_groups, to_s(m->plan.total_ns));
+	log_event(LOGLEVEL_INFO, LOG_KIND_SHUTDOWN, NULL, 0,
+		  "shutdown: node shutdown announced: terminating %zu pods in %zu priority groups, "
+		  "lowest priority first, within %.0f s", n, m->plan.n_groups, to_s(m->plan.total_ns));
 	return 0;
 }
 
@@ -526,8 +527,9 @@ int64_t shutdown_step(struct shutdown_manager *m, int64_t now_ns, bool *release_
 			m->phase = SHUTDOWN_DONE;
 			m->end_time_ns = m->realtime_ns();
 			persist(m);
-			log_info("shutdown: every group done %.3f s after the shutdown was announced; "
-				 "releasing the inhibitor lock", to_s(now_ns - m->begin_ns));
+			log_event(LOGLEVEL_INFO, LOG_KIND_SHUTDOWN, NULL, 0,
+				  "shutdown: every group done %.3f s after the shutdown was announced; "
+				  "releasing the inhibitor lock", to_s(now_ns - m->begin_ns));
 			if (release_lock)
 				*release_lock = true;
 			return SHUTDOWN_NO_DEADLINE;

@@ -502,6 +502,27 @@ size_t config_effective_thresholds(const struct evictd_config *config, enum fs_l
 	return n;
 }
 
+int config_add_default_file(struct evictd_config *config)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (config->n_config_files)
+		return 0;	/* an explicit --config wins */
+	if (fileio_join_root(path, sizeof(path), config->root, CONFIG_DEFAULT_FILE)) {
+		log_err("config: --root and %s together exceed %d bytes", CONFIG_DEFAULT_FILE, PATH_MAX);
+		return -ENAMETOOLONG;
+	}
+	/* Like the unit's EnvironmentFile=-: absent is fine; anything else is loaded (and a
+	 * file that cannot be read is then an error, not silently skipped). */
+	if (stat(path, &st) && (errno == ENOENT || errno == ENOTDIR))
+		return 0;
+	snprintf(config->config_files[0], sizeof(config->config_files[0]), "%s", path);
+	config->n_config_files = 1;
+	config->config_file_default = true;
+	return 0;
+}
+
 void config_print(const struct evictd_config *config, FILE *out)
 {
 	struct threshold allocatable[EV_MAX_THRESHOLDS];
@@ -549,6 +570,9 @@ void config_print(const struct evictd_config *config, FILE *out)
 		if (config->sources[i][0] && (config_options[i].kubelet_key || config_options[i].evictd_key) &&
 		    config_options[i].kind != OPT_THRESHOLD_MAP && config_options[i].kind != OPT_SIGNAL_MAP)
 			fprintf(out, "source --%s: %s\n", config_options[i].flag, config->sources[i]);
+	for (size_t i = 0; i < config->n_config_files; i++)
+		fprintf(out, "config %s%s\n", config->config_files[i],
+			config->config_file_default ? " (default)" : "");
 	if (config->kubelet_process[0])
 		fprintf(out, "kubelet-flags-from %s\n", config->kubelet_process);
 	if (config->config_dir[0])

@@ -73,6 +73,7 @@ struct evictd_config {
 	/* evictd's own options. */
 	char config_files[CONFIG_MAX_FILES][PATH_MAX];
 	size_t n_config_files;
+	bool config_file_default;		/* config_files[0] is CONFIG_DEFAULT_FILE, none given */
 	char config_dir[PATH_MAX];		/* kubelet --config-dir drop-ins, after the files */
 	char kubelet_process[32];		/* "", a pid or "auto": read the running kubelet's */
 	char root[PATH_MAX];			/* prefix for every /proc, /sys path; "" = / */
@@ -139,6 +140,10 @@ void config_init_defaults(struct evictd_config *config);
  * applies the flags so that flags win. Handles --help/--version by printing and returning
  * 1 (caller exits 0). */
 int config_parse_args(struct evictd_config *config, int argc, char **argv);
+/* Without --config, CONFIG_DEFAULT_FILE below --root joins the files when it exists (a missing
+ * one is no error; one that cannot be read is, when loaded). 0 or -errno after one line. */
+#define CONFIG_DEFAULT_FILE "/etc/evictd/config.yaml"
+int config_add_default_file(struct evictd_config *config);
 /* Load one YAML file (multi-document: KubeletConfiguration and/or EvictdConfiguration). */
 int config_load_file(struct evictd_config *config, const char *path);
 /* A kubelet --config-dir drop-in: a KubeletConfiguration merged into what is there the way

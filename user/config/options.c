@@ -228,8 +228,11 @@ int signal_map_put(struct signal_text_map *map, const char *key, const char *sig
 
 	/* helpers.go validSignal: "unsupported eviction signal" (an empty key too). */
 	if (signal_from_name(signal_text, &signal)) {
-		log_err("%s: unknown signal \"%s\": unsupported eviction signal (valid signals: %s)", key,
-			value_echo(signal_text).text, signal_valid_names());
+		const char *best = signal_suggest(signal_text);
+
+		log_err("%s: unknown signal \"%s\": unsupported eviction signal%s%s%s (valid signals: %s)",
+			key, value_echo(signal_text).text, best ? "; did you mean " : "", best ? best : "",
+			best ? "?" : "", signal_valid_names());
 		return -EINVAL;
 	}
 	if (strlen(value) >= sizeof(map->text[0])) {
@@ -642,7 +645,7 @@ int config_apply_flag(struct evictd_config *config, const char *flag, const char
 	char key[96];
 
 	if (!spec) {
-		log_err("unknown option --%s (see --help)", flag);
+		option_usage_error(flag, 0);
 		return -EINVAL;
 	}
 	snprintf(key, sizeof(key), "--%s", spec->flag);
@@ -680,16 +683,15 @@ int config_parse_args(struct evictd_config *config, int argc, char **argv)
 	/* Pass 1: --config, --help, --version; files load before the flags apply. */
 	optind = 0;
 	opterr = 0;
-	while ((opt = getopt_long(argc, argv, "", long_options, &index)) != -1) {
+	while ((opt = getopt_long(argc, argv, "h", long_options, &index)) != -1) {
 		const struct option_spec *spec;
 
 		if (opt == '?') {
-			log_err("unknown or incomplete option \"%s\" (see --help)",
-				value_echo(argv[optind - 1]).text);
+			option_usage_error(argv[optind - 1], optopt);
 			err = -EINVAL;
 			continue;
 		}
-		spec = &config_options[index];
+		spec = opt == 'h' ? option_by_flag("help") : &config_options[index];
 		if (spec->kind == OPT_HELP) {
 			config_usage(stdout);
 			return 1;
@@ -714,6 +716,8 @@ int config_parse_args(struct evictd_config *config, int argc, char **argv)
 	 * the drop-in directory, then evictd's flags: the later wins (DESIGN.md §9). */
 	if (config->kubelet_process[0] && config_load_kubelet_process(config, config->kubelet_process))
 		err = -EINVAL;
+	if (config_add_default_file(config))
+		err = -EINVAL;
 	for (size_t i = 0; i < config->n_config_files; i++)
 		if (config_load_file(config, config->config_files[i]))
 			err = -EINVAL;
@@ -721,43 +725,13 @@ int config_parse_args(struct evictd_config *config, int argc, char **argv)
 		err = -EINVAL;
 
 	optind = 0;
-	while ((opt = getopt_long(argc, argv, "", long_options, &index)) != -1) {
+	while ((opt = getopt_long(argc, argv, "h", long_options, &index)) != -1) {
 		const struct option_spec *spec = &config_options[index];
 
-		if (spec->kind == OPT_CONFIG_FILE || is_source_option(spec))
+		if (opt != 0 || spec->kind == OPT_CONFIG_FILE || is_source_option(spec))
 			continue;
 		if (config_apply_flag(config, spec->flag, optarg))
 			err = -EINVAL;
 	}
 	return err;
 }
-
-void config_usage(FILE *out)
-{
-	fprintf(out,
-		"Usage: evictd [OPTION]...\n"
-		"Node-pressure eviction for Linux nodes, kubelet-compatible, driven by BPF events.\n\n");
-	for (size_t i = 0; i < N_OPTIONS; i++) {
-		const struct option_spec *spec = &config_options[i];
-		char left[64];
-
-		snprintf(left, sizeof(left), "--%s%s%s", spec->flag, spec->arg ? "=" : "",
-			 spec->arg ? spec->arg : "");
-		/* Long option names get the help on the next line, aligned. */
-		if (strlen(left) > 40)
-			fprintf(out, "  %s\n  %-40s %s", left, "", spec->help);
-		else
-			fprintf(out, "  %-40s %s", left, spec->help);
-		if (option_range_of(spec))
-			fprintf(out, "; accepts %s", option_range_of(spec)->text);
-		fputc('\n', out);
-	}
-	fprintf(out,
-		"\nSignals: %s.\n"
-		"Without --eviction-hard (evictionHard) the kubelet's default hard thresholds apply:\n"
-		"memory.available<100Mi, nodefs.available<10%%, nodefs.inodesFree<5%%, imagefs.available<15%%,\n"
-		"imagefs.inodesFree<5%%; a soft threshold alone keeps them. Map flags given again merge key by key.\n"
-		"Exit status: 0 ok, 1 runtime failure, 2 invalid configuration.\n",
-		signal_valid_names());
-}
-

@@ -102,4 +102,11 @@ const struct option_spec *option_by_flag(const char *flag);
  * naming key, text and the range. */
 int option_check_range(const struct option_spec *spec, const char *key, const char *text, int64_t value);
 
+/* config/options_help.c: the --help group a flag is listed in (NULL: none), the flag closest
+ * to a mistyped one (NULL: none close), and one usage-error line for a command-line argument
+ * getopt refused (arg as given; short_opt for a "-x"). */
+const char *option_group_of(const char *flag);
+const char *option_suggest(const char *typed);
+void option_usage_error(const char *arg, int short_opt);
+
 #endif

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core/signal_meta.h"
+#include "core/suggest.h"
 
 #define BYTES SIGNAL_UNIT_BYTES, "bytes"
 #define INODES SIGNAL_UNIT_INODES, "inodes"
@@ -70,6 +71,17 @@ int signal_from_name(const char *name, enum ev_signal *signal)
 		}
 	}
 	return -ENOENT;
+}
+
+const char *signal_suggest(const char *name)
+{
+	struct suggest s;
+
+	suggest_begin(&s, name);
+	for (int i = 0; i < EV_SIGNAL_COUNT; i++)
+		if (signal_table[i].configurable)
+			suggest_offer(&s, signal_table[i].name);
+	return s.best;
 }
 
 int signal_lookup(const char *name, enum ev_signal *signal)

@@ -68,6 +68,8 @@ const char *signal_name(enum ev_signal signal);
 /* Returns 0 and sets *signal, or -ENOENT for a name that is not a kubelet signal (the guard
  * is not accepted here). */
 int signal_from_name(const char *name, enum ev_signal *signal);
+/* The configurable signal name closest to a mistyped one ("memory.availble"), or NULL. */
+const char *signal_suggest(const char *name);
 /* Comma-separated list of the configurable signal names, for error messages. */
 const char *signal_valid_names(void);
 const char *signal_unit_name(enum ev_signal signal);

@@ -5,6 +5,7 @@
  * counts what those in flight will free, is written down in doc/DESIGN.md.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,6 +35,7 @@ struct eviction {
 	int64_t grace_ns;
 	const char *reason;		/* a string constant */
 	char victim_name[330];
+	char rank_reason[256];		/* why this victim, for the log (log_eviction) */
 	/* Copied from the part of the ranking every evaluation settles. */
 	_Static_assert(EVENTLOG_MAX_CANDIDATES <= POLICY_RANK_SETTLED, "event log shows unsettled pods");
 	struct pod candidates[EVENTLOG_MAX_CANDIDATES];
@@ -85,7 +87,7 @@ void daemon_log_decision(struct daemon *daemon)
 	const struct threshold *threshold;
 	const struct observation *observed;
 	char victim[sizeof(daemon->logged_victim)];
-	char candidates[512] = "";
+	char candidates[512] = "", rank_reason[256] = "", observed_text[32];
 	size_t used = 0;
 
 	victim_name(decision->victim, victim, sizeof(victim));
@@ -97,7 +99,8 @@ void daemon_log_decision(struct daemon *daemon)
 	daemon->logged_threshold_index = decision->threshold_index;
 	snprintf(daemon->logged_victim, sizeof(daemon->logged_victim), "%s", victim);
 	if (decision->threshold_index < 0) {
-		log_info("decision: no threshold is met any more");
+		log_event(LOGLEVEL_INFO, LOG_KIND_DECISION, NULL, 0,
+			  "decision: no threshold is met any more");
 		return;
 	}
 	threshold = policy_threshold(policy);
@@ -112,12 +115,29 @@ void daemon_log_decision(struct daemon *daemon)
 	}
 	threshold = policy_threshold(policy);
 	observed = &policy->obs.signal[threshold->signal];
-	log_info("decision: %s%s %s=%lld < %s (%lld) candidates=%zu [%s%s] victim=%s reason=\"%s\"",
-		 decision->dry_run ? "[dry-run] " : "", threshold->hard ? "hard" : "soft",
-		 signal_name(threshold->signal), (long long)observed->available, threshold->value.text,
-		 (long long)policy->eval.threshold_value[decision->threshold_index],
-		 decision->n_candidates, candidates, decision->n_candidates > 5 ? ",..." : "", victim,
-		 decision->reason ? decision->reason : "");
+	if (decision->victim)
+		eventlog_rank_reason(threshold->signal, &policy->rank_options, decision->victim,
+				     rank_reason, sizeof(rank_reason));
+	snprintf(observed_text, sizeof(observed_text), "%lld", (long long)observed->available);
+	{
+		const struct log_field fields[] = {
+			{ "POD", decision->victim ? decision->victim->name : NULL },
+			{ "NAMESPACE", decision->victim ? decision->victim->namespace_ : NULL },
+			{ "SIGNAL", signal_name(threshold->signal) },
+			{ "THRESHOLD", threshold->value.text },
+			{ "OBSERVED", observed_text },
+			{ "RANK_REASON", decision->victim ? rank_reason : NULL },
+		};
+
+		log_event(LOGLEVEL_INFO, LOG_KIND_DECISION, fields, sizeof(fields) / sizeof(fields[0]),
+			  "decision: %s%s %s=%lld < %s (%lld) candidates=%zu [%s%s] victim=%s reason=\"%s\"",
+			  decision->dry_run ? "[dry-run] " : "", threshold->hard ? "hard" : "soft",
+			  signal_name(threshold->signal), (long long)observed->available,
+			  threshold->value.text,
+			  (long long)policy->eval.threshold_value[decision->threshold_index],
+			  decision->n_candidates, candidates, decision->n_candidates > 5 ? ",..." : "",
+			  victim, decision->reason ? decision->reason : "");
+	}
 }
 
 /* reclaim_read_fn: re-read one signal for the reclaim steps. */
@@ -264,6 +284,36 @@ static struct eventlog_decision eviction_entry(const struct eviction *eviction, 
 	};
 }
 
+/* An eviction's entry: the journal's fields, and the rank reason (why this victim) for the
+ * text, as the decision log and `evictctl pods` say it (ops/eventlog.c eventlog_rank_reason). */
+__attribute__((format(printf, 4, 5)))
+static void log_eviction(struct eviction *eviction, const struct pod *victim,
+			 enum log_level level, const char *fmt, ...)
+{
+	char observed[32], text[1024];
+	va_list ap;
+
+	eventlog_rank_reason(eviction->signal, &eviction->policy->rank_options, victim,
+			     eviction->rank_reason, sizeof(eviction->rank_reason));
+	snprintf(observed, sizeof(observed), "%lld", (long long)eviction->available);
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	{
+		const struct log_field fields[] = {
+			{ "POD", victim->name[0] ? victim->name : victim->cgroup_path },
+			{ "NAMESPACE", victim->namespace_[0] ? victim->namespace_ : NULL },
+			{ "SIGNAL", signal_name(eviction->signal) },
+			{ "THRESHOLD", eviction->threshold.text },
+			{ "OBSERVED", observed },
+			{ "RANK_REASON", eviction->rank_reason },
+		};
+
+		log_event(level, LOG_KIND_EVICTION, fields, sizeof(fields) / sizeof(fields[0]), "%s",
+			  text);
+	}
+}
+
 static void on_eviction_done(void *ctx, const struct exec_action *action, int err,
 			     const struct kill_result *result)
 {
@@ -281,7 +331,8 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 		else
 			daemon->evictions_failed++;
 		kill_ledger_failed(&daemon->ledger, ledger_resource_of(eviction->signal), clock_monotonic_ns());
-		log_err("evicting %s failed: %s", victim->cgroup_path, strerror(-err));
+		log_eviction(eviction, victim, LOGLEVEL_ERR, "evicting %s failed: %s", victim->cgroup_path,
+			     strerror(-err));
 		daemon_can_evict_note_kill_error(daemon, err, victim->cgroup_path);
 		entry = eviction_entry(eviction, victim, EVENTLOG_FAILED, -1, strerror(-err));
 		daemon_ops_record(daemon, &entry);
@@ -299,8 +350,10 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 		daemon->ledger_signal[resource] = eviction->signal;
 		entry = eviction_entry(eviction, victim, EVENTLOG_KILLED, latency, NULL);
 		daemon_ops_record(daemon, &entry);
-		log_info("evicted %s (%s) for %s: %s, empty %.3f ms after %s%s", eviction->victim_name,
-			 victim->cgroup_path, signal_name(eviction->signal),
+		log_eviction(eviction, victim, LOGLEVEL_INFO,
+			 "evicted %s (%s) for %s<%s: %s; %s, empty %.3f ms after %s%s",
+			 eviction->victim_name, victim->cgroup_path, signal_name(eviction->signal),
+			 eviction->threshold.text, eviction->rank_reason,
 			 eviction->grace_ns ? "SIGTERM then cgroup.kill" : "cgroup.kill",
 			 (double)(result->exited_in_grace ? result->sigterm_to_empty_ns :
 							    result->kill_to_empty_ns) / 1e6,

@@ -13,6 +13,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sys/journal.h"
 #include "sys/log.h"
 
 /* At most PIPE_BUF (4096 on Linux): a write of that size to a pipe (journald's stream, a
@@ -42,6 +43,13 @@ static const char *level_name(enum log_level level)
 	}
 }
 
+static const char *program;
+
+void log_set_program(const char *name)
+{
+	__atomic_store_n(&program, name, __ATOMIC_RELEASE);
+}
+
 static bool to_journal(void)
 {
 	/* -1 unknown; racing threads compute the same answer, so a plain relaxed store is fine. */
@@ -49,7 +57,7 @@ static bool to_journal(void)
 	int value = __atomic_load_n(&cached, __ATOMIC_RELAXED);
 
 	if (value < 0) {
-		value = getenv("JOURNAL_STREAM") != NULL;
+		value = journal_stream_is(STDERR_FILENO, getenv("JOURNAL_STREAM"));
 		__atomic_store_n(&cached, value, __ATOMIC_RELAXED);
 	}
 	return value;
@@ -96,19 +104,22 @@ escape:
 	return out;
 }
 
-void log_msg(enum log_level level, const char *fmt, ...)
+/* Format one line: prefix (none under the journal, where it is PRIORITY), the message with
+ * control characters escaped, cut to fit with "...", and a newline. Returns where the
+ * message starts; *len is the whole line's length. */
+static size_t format_line(char *line, size_t size, enum log_level level, bool journal,
+			  int saved_errno, size_t *len, const char *fmt, va_list ap)
 {
-	int saved_errno = errno;
-	char line[LOG_LINE_MAX];
-	size_t len, room;
-	va_list ap;
+	const char *prog = __atomic_load_n(&program, __ATOMIC_ACQUIRE);
+	size_t start, room;
 	int n;
 
-	if ((int)level > __atomic_load_n(&current_level, __ATOMIC_RELAXED))
-		return;
-
-	if (to_journal()) {
-		n = snprintf(line, sizeof(line), "<%d>", level);
+	if (journal) {
+		n = 0;
+	} else if (prog) {
+		/* "evictd: unknown option ..." as getopt-style tools print; a warning says so. */
+		n = snprintf(line, size, "%s: %s", prog, level == LOGLEVEL_ERR ? "" :
+			     level == LOGLEVEL_WARN ? "warning: " : level == LOGLEVEL_INFO ? "" : "debug: ");
 	} else {
 		struct timespec now;
 		struct tm tm;
@@ -117,29 +128,82 @@ void log_msg(enum log_level level, const char *fmt, ...)
 		clock_gettime(CLOCK_REALTIME, &now);
 		gmtime_r(&now.tv_sec, &tm);
 		strftime(stamp, sizeof(stamp), "%Y-%m-%dT%H:%M:%S", &tm);
-		n = snprintf(line, sizeof(line), "%s.%03ldZ %s: ", stamp, now.tv_nsec / 1000000,
+		n = snprintf(line, size, "%s.%03ldZ %s: ", stamp, now.tv_nsec / 1000000,
 			     level_name(level));
 	}
-	len = n > 0 ? (size_t)n : 0;
+	start = n > 0 ? (size_t)n : 0;
 
 	/* Room for the message and its newline; a longer message is cut and ends in "...". */
-	room = sizeof(line) - len;
-	va_start(ap, fmt);
+	room = size - start;
 	errno = saved_errno;	/* for %m */
-	n = vsnprintf(line + len, room, fmt, ap);
-	va_end(ap);
+	n = vsnprintf(line + start, room, fmt, ap);
 	if (n < 0)
 		n = 0;
 	if ((size_t)n >= room)
 		n = (int)room - 1;
-	n = (int)escape_controls(line + len, (size_t)n, room);
+	n = (int)escape_controls(line + start, (size_t)n, room);
 	if ((size_t)n + 1 < room) {
-		len += (size_t)n;
-		line[len++] = '\n';
+		*len = start + (size_t)n;
+		line[(*len)++] = '\n';
 	} else {
-		len = sizeof(line);
-		memcpy(line + len - strlen(LOG_ELLIPSIS), LOG_ELLIPSIS, strlen(LOG_ELLIPSIS));
+		*len = size;
+		memcpy(line + size - strlen(LOG_ELLIPSIS), LOG_ELLIPSIS, strlen(LOG_ELLIPSIS));
+	}
+	return start;
+}
+
+static void vlog(enum log_level level, enum log_kind kind, const struct log_field *fields,
+		 size_t n_fields, const char *file, int line_no, int saved_errno, const char *fmt,
+		 va_list ap)
+{
+	bool journal = to_journal();
+	char line[LOG_LINE_MAX + 1];
+	size_t len, start;
+
+	start = format_line(line, LOG_LINE_MAX, level, journal, saved_errno, &len, fmt, ap);
+	if (journal) {
+		struct journal_entry entry;
+
+		line[len - 1] = '\0';	/* MESSAGE without the newline */
+		journal_build(&entry, level, kind, fields, n_fields, file, line_no, line + start);
+		if (journal_send(&entry) == 0)
+			return;
+		/* journald's socket is not reachable (a sandbox): the stream still is. */
+		line[len - 1] = '\n';
+		{
+			char prefixed[LOG_LINE_MAX + 8];
+			int n = snprintf(prefixed, sizeof(prefixed), "<%d>%s", level, line);
+
+			write_all(STDERR_FILENO, prefixed, n > 0 ? (size_t)n : 0);
+		}
+		return;
 	}
 	write_all(STDERR_FILENO, line, len);
+}
+
+void log_msg(enum log_level level, const char *fmt, ...)
+{
+	int saved_errno = errno;
+	va_list ap;
+
+	if ((int)level > __atomic_load_n(&current_level, __ATOMIC_RELAXED))
+		return;
+	va_start(ap, fmt);
+	vlog(level, LOG_KIND_PLAIN, NULL, 0, NULL, 0, saved_errno, fmt, ap);
+	va_end(ap);
+	errno = saved_errno;
+}
+
+void log_entry(enum log_level level, enum log_kind kind, const struct log_field *fields,
+	       size_t n_fields, const char *file, int line, const char *fmt, ...)
+{
+	int saved_errno = errno;
+	va_list ap;
+
+	if ((int)level > __atomic_load_n(&current_level, __ATOMIC_RELAXED))
+		return;
+	va_start(ap, fmt);
+	vlog(level, kind, fields, n_fields, file, line, saved_errno, fmt, ap);
+	va_end(ap);
 	errno = saved_errno;
 }
