@@ -31,7 +31,7 @@ static const char *const group_node[] = {
 };
 static const char *const group_kube[] = {
 	"kube-api", "kube-api-server", "kube-token-file", "kube-ca-file", "kube-pods-refresh",
-	"kube-pressure-taints", NULL,
+	"kube-pressure-taints", "kube-eviction-status-wait", NULL,
 };
 static const char *const group_shutdown[] = {
 	"shutdown-grace-period", "shutdown-grace-period-critical-pods",
