@@ -52,8 +52,8 @@ for cap in CAP_BPF CAP_PERFMON CAP_SYS_ADMIN CAP_KILL CAP_SYS_RESOURCE CAP_DAC_O
 done
 check "CapabilityBoundingSet keeps what BPF and cgroup writes need (missing:$missing)" [ -z "$missing" ]
 check "cgroup writes stay possible (no ProtectControlGroups=yes)" sh -c "! grep -qE '^ProtectControlGroups=(yes|true|strict)' '$unit'"
-check "BPF pins stay writable (ProtectKernelTunables=yes only with BindPaths=-/sys/fs/bpf)" \
-	sh -c "! grep -qE '^ProtectKernelTunables=(yes|true)' '$unit' || grep -q '^BindPaths=-/sys/fs/bpf$' '$unit'"
+check "BPF pins stay writable (ProtectKernelTunables=yes only with ReadWritePaths=-/sys/fs/bpf/evictd)" \
+	sh -c "! grep -qE '^ProtectKernelTunables=(yes|true)' '$unit' || grep -q '^ReadWritePaths=-/sys/fs/bpf/evictd$' '$unit'"
 check "the unit is hardened (NoNewPrivileges, ProtectSystem=strict)" \
 	sh -c "[ '$(setting NoNewPrivileges)' = yes ] && [ '$(setting ProtectSystem)' = strict ]"
 check "the unit passes the control socket and event log" \

@@ -48,8 +48,8 @@ check "the service requires and is ordered after evictd.socket, and takes its fd
 	sh -c "[ '$(setting Requires "$unit")' = evictd.socket ] && [ '$(setting After "$unit" | grep -o evictd.socket)' = evictd.socket ] && [ '$(setting Sockets "$unit")' = evictd.socket ]"
 check "PrivateNetwork=yes comes with the socket (no AF_INET of its own)" \
 	sh -c "[ '$(setting PrivateNetwork "$unit")' = yes ] && [ '$(setting RestrictAddressFamilies "$unit")' = AF_UNIX ]"
-check "ProtectKernelTunables=yes comes with /sys/fs/bpf bound writable (pins)" \
-	sh -c "[ '$(setting ProtectKernelTunables "$unit")' != yes ] || [ '$(setting BindPaths "$unit")' = -/sys/fs/bpf ]"
+check "ProtectKernelTunables=yes comes with the pin directory made and writable" \
+	sh -c "[ '$(setting ProtectKernelTunables "$unit")' != yes ] || { grep -q '^ReadWritePaths=-/sys/fs/bpf/evictd$' '$unit' && grep -q '^ExecStartPre=-+/bin/mkdir -p -m 0700 /sys/fs/bpf/evictd$' '$unit'; }"
 check "bpf() allowed; no perf_event_open, @mount or CAP_IPC_LOCK" \
 	sh -c "grep -q '^SystemCallFilter=@system-service bpf$' '$unit' && ! grep -v '^#' '$unit' | grep -qE 'perf_event_open|@mount|CAP_IPC_LOCK' && [ '$(setting LimitMEMLOCK "$unit")' = infinity ]"
 # Both units load together (ExecStart pointed at the build, as test_deploy.sh does).
