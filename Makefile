@@ -249,6 +249,7 @@ install: $(BUILD)/evictd $(BUILD)/evictctl
 	done
 	sed 's|/usr/sbin/|$(SBINDIR)/|g' tools/deploy/evictd.service >$(DESTDIR)$(UNITDIR)/evictd.service
 	chmod 0644 $(DESTDIR)$(UNITDIR)/evictd.service
+	$(INSTALL) -m 0644 tools/deploy/evictd.socket $(DESTDIR)$(UNITDIR)/evictd.socket
 	$(INSTALL) -m 0644 tools/deploy/evictd.tmpfiles $(DESTDIR)$(TMPFILESDIR)/evictd.conf
 	@if [ -e $(CONFIG_DEST) ]; then echo "install: keeping $(CONFIG_DEST)"; \
 	else echo "$(INSTALL) -m 0644 $(CONFIG_EXAMPLE) $(CONFIG_DEST)"; \
@@ -258,7 +259,8 @@ install: $(BUILD)/evictd $(BUILD)/evictctl
 uninstall:
 	rm -f $(DESTDIR)$(SBINDIR)/evictd $(DESTDIR)$(SBINDIR)/evictctl \
 		$(DESTDIR)$(MANDIR)/man8/evictd.8 $(DESTDIR)$(MANDIR)/man8/evictctl.8 \
-		$(DESTDIR)$(UNITDIR)/evictd.service $(DESTDIR)$(TMPFILESDIR)/evictd.conf
+		$(DESTDIR)$(UNITDIR)/evictd.service $(DESTDIR)$(UNITDIR)/evictd.socket \
+		$(DESTDIR)$(TMPFILESDIR)/evictd.conf
 	@if cmp -s $(CONFIG_EXAMPLE) $(CONFIG_DEST); then echo "rm -f $(CONFIG_DEST)"; rm -f $(CONFIG_DEST); \
 	elif [ -e $(CONFIG_DEST) ]; then echo "uninstall: keeping $(CONFIG_DEST) (changed from the default)"; fi
 	-rmdir $(DESTDIR)$(SYSCONFDIR)/evictd 2>/dev/null
@@ -270,7 +272,8 @@ uninstall:
 DEB_SRC := Makefile VERSION LICENSE CHANGELOG.md README.md bpf user doc tools debian vmlinux
 deb: $(DEB)
 $(DEB): $(MAIN_SRCS) $(LIB_SRCS) $(HDRS) $(BPF_SRCS) $(wildcard debian/* debian/source/*) Makefile \
-	VERSION doc/evictd.8 doc/evictctl.8 tools/deploy/evictd.service tools/deploy/evictd.tmpfiles \
+	VERSION doc/evictd.8 doc/evictctl.8 tools/deploy/evictd.service tools/deploy/evictd.socket \
+	tools/deploy/evictd.tmpfiles \
 	$(CONFIG_EXAMPLE)
 	@command -v dpkg-buildpackage >/dev/null || { echo "deb: no dpkg-buildpackage (tools/install-deps.sh test)" >&2; exit 1; }
 	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src

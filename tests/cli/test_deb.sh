@@ -30,6 +30,7 @@ pass "make deb builds $deb (dpkg-buildpackage -us -uc -b)"
 files=$(dpkg-deb -c "$deb" | awk '$1 !~ /^d/ { sub(/^\.\//, "", $6); print $1, $6 }' | LC_ALL=C sort -k2)
 want="-rw-r--r-- etc/evictd/config.yaml
 -rw-r--r-- lib/systemd/system/evictd.service
+-rw-r--r-- lib/systemd/system/evictd.socket
 -rw-r--r-- usr/lib/tmpfiles.d/evictd.conf
 -rwxr-xr-x usr/sbin/evictctl
 -rwxr-xr-x usr/sbin/evictd
@@ -53,6 +54,8 @@ check "postinst starts the unit" \
 check "postinst makes the state directory (systemd-tmpfiles --create evictd.conf)" \
 	grep -q 'systemd-tmpfiles.*--create.*evictd.conf' "$tmp/control/postinst"
 check "prerm stops the unit" grep -q 'deb-systemd-invoke stop.*evictd.service' "$tmp/control/prerm"
+check "postinst enables the metrics socket the unit requires" \
+	grep -q 'deb-systemd-helper.*enable.*evictd.socket' "$tmp/control/postinst"
 # The purge branch, run for real against a scratch root: it removes exactly the state and logs.
 mkdir -p "$tmp/purge/var/lib/evictd" "$tmp/purge/var/log/evictd" "$tmp/purge/var/lib/other"
 sed -n '/if \[ "$1" = "purge" \]; then/,/^fi/p' debian/evictd.postrm | grep 'rm -rf' |

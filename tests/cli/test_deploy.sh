@@ -21,6 +21,7 @@ else
 	mkdir -p "$tmp/man/man8" "$tmp/unit"
 	cp doc/evictd.8 doc/evictctl.8 "$tmp/man/man8/"
 	sed "s#/usr/sbin/evictd#$PWD/$EVICTD#" "$unit" > "$tmp/unit/evictd.service"
+	cp tools/deploy/evictd.socket "$tmp/unit/"	# Requires=evictd.socket
 	out=$(MANPATH="$tmp/man" systemd-analyze verify "$tmp/unit/evictd.service" 2>&1); rc=$?
 	if [ $rc -eq 0 ] && [ -z "$out" ]; then
 		pass "systemd-analyze verify accepts the unit with no warning"
@@ -51,7 +52,8 @@ for cap in CAP_BPF CAP_PERFMON CAP_SYS_ADMIN CAP_KILL CAP_SYS_RESOURCE CAP_DAC_O
 done
 check "CapabilityBoundingSet keeps what BPF and cgroup writes need (missing:$missing)" [ -z "$missing" ]
 check "cgroup writes stay possible (no ProtectControlGroups=yes)" sh -c "! grep -qE '^ProtectControlGroups=(yes|true|strict)' '$unit'"
-check "/sys stays writable (no ProtectKernelTunables=yes)" sh -c "! grep -qE '^ProtectKernelTunables=(yes|true)' '$unit'"
+check "BPF pins stay writable (ProtectKernelTunables=yes only with ReadWritePaths=-/sys/fs/bpf/evictd)" \
+	sh -c "! grep -qE '^ProtectKernelTunables=(yes|true)' '$unit' || grep -q '^ReadWritePaths=-/sys/fs/bpf/evictd$' '$unit'"
 check "the unit is hardened (NoNewPrivileges, ProtectSystem=strict)" \
 	sh -c "[ '$(setting NoNewPrivileges)' = yes ] && [ '$(setting ProtectSystem)' = strict ]"
 check "the unit passes the control socket and event log" \

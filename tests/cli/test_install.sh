@@ -34,6 +34,7 @@ check "make install DESTDIR=... exits 0" [ $rc -eq 0 ]
 expect_tree "the /usr/local tree: binaries, man pages, unit, tmpfiles.d, config (modes too)" "$d" \
 "644 etc/evictd/config.yaml
 644 usr/local/lib/systemd/system/evictd.service
+644 usr/local/lib/systemd/system/evictd.socket
 644 usr/local/lib/tmpfiles.d/evictd.conf
 644 usr/local/share/man/man8/evictctl.8
 644 usr/local/share/man/man8/evictd.8
@@ -46,6 +47,8 @@ check "the unit's ExecStart is /usr/local/sbin/evictd" grep -q '^ExecStart=/usr/
 check "the unit names no /usr/sbin path" bash -c "! grep -q /usr/sbin/ '$unit'"
 check "the rest of the unit is the shipped one" \
 	cmp -s "$unit" <(sed 's|/usr/sbin/|/usr/local/sbin/|g' tools/deploy/evictd.service)
+check "the metrics socket the unit requires is the shipped one" \
+	cmp -s tools/deploy/evictd.socket "$d/usr/local/lib/systemd/system/evictd.socket"
 check "the config is the commented default" cmp -s tools/deploy/config.yaml.example "$d/etc/evictd/config.yaml"
 check "tmpfiles.d makes /var/lib/evictd 0700 root" \
 	grep -qE '^d /var/lib/evictd 0700 root root' "$d/usr/local/lib/tmpfiles.d/evictd.conf"
@@ -66,6 +69,7 @@ d=$tmp/usr
 mk install DESTDIR="$d" PREFIX=/usr SYSCONFDIR=/opt/etc UNITDIR=/lib/systemd/system >/dev/null 2>&1
 expect_tree "PREFIX=/usr SYSCONFDIR=/opt/etc UNITDIR=/lib/systemd/system" "$d" \
 "644 lib/systemd/system/evictd.service
+644 lib/systemd/system/evictd.socket
 644 opt/etc/evictd/config.yaml
 644 usr/lib/tmpfiles.d/evictd.conf
 644 usr/share/man/man8/evictctl.8

@@ -881,6 +881,67 @@ static void test_address_in_use(void **state)
 	metrics_close(first);
 }
 
+/* A listening TCP socket on 127.0.0.1, its port in *port. */
+static int listening_socket(int *port)
+{
+	struct sockaddr_in addr = { .sin_family = AF_INET };
+	socklen_t len = sizeof(addr);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	assert_true(fd >= 0);
+	inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+	assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+	assert_int_equal(listen(fd, 8), 0);
+	assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+	*port = ntohs(addr.sin_port);
+	return fd;
+}
+
+/* Socket activation (evictd.socket): the socket systemd passes as fd 3 with LISTEN_FDS=1 and
+ * LISTEN_PID=<our pid> is served, and --metrics-address is not bound: here it names a port
+ * already in use, which the daemon binding it would fail on (-EADDRINUSE). With another
+ * process's LISTEN_PID the variables are not ours (sd_listen_fds(3)) and the address is bound. */
+static void test_socket_activation(void **state)
+{
+	struct metrics *metrics = NULL;
+	char address[64], content_type[128], pid[32], *body;
+	int passed_port, busy_port, passed, busy, saved;
+
+	passed = listening_socket(&passed_port);
+	busy = listening_socket(&busy_port);
+	snprintf(address, sizeof(address), "127.0.0.1:%d", busy_port);
+	/* fd 3 is SD_LISTEN_FDS_START; keep whatever the test runner has there. */
+	saved = fcntl(3, F_GETFD) >= 0 ? fcntl(3, F_DUPFD_CLOEXEC, 10) : -1;
+	if (passed != 3) {
+		assert_int_equal(dup2(passed, 3), 3);
+		close(passed);
+	}
+	snprintf(pid, sizeof(pid), "%d", (int)getpid());
+	setenv("LISTEN_PID", pid, 1);
+	setenv("LISTEN_FDS", "1", 1);
+
+	assert_int_equal(metrics_open(&metrics, &(struct metrics_options){ .address = address }), 0);
+	assert_int_equal(metrics_port(metrics), passed_port);
+	assert_int_equal(http_request(passed_port, "GET", "/healthz", &body, content_type,
+				      sizeof(content_type)), 200);
+	assert_string_equal(body, "ok\n");
+	free(body);
+	metrics_close(metrics);	/* closes fd 3, as systemd's copy stays open */
+	assert_true(fcntl(3, F_GETFD) < 0);
+
+	/* LISTEN_PID of another process: nothing passed to us, the address is bound. */
+	setenv("LISTEN_PID", "1", 1);
+	assert_int_equal(metrics_open(&metrics, &(struct metrics_options){ .address = address }),
+			 -EADDRINUSE);
+	unsetenv("LISTEN_PID");
+	unsetenv("LISTEN_FDS");
+	close(busy);
+	if (saved >= 0) {
+		dup2(saved, 3);
+		close(saved);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -897,6 +958,7 @@ int main(void)
 		cmocka_unit_test(test_read_kernel_oom_kills),
 		cmocka_unit_test(test_http_endpoints),
 		cmocka_unit_test(test_address_in_use),
+		cmocka_unit_test(test_socket_activation),
 		cmocka_unit_test(test_slow_clients_do_not_starve_healthz),
 		cmocka_unit_test(test_malformed_requests_log_a_few_lines),
 	};

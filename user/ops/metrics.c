@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <systemd/sd-daemon.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -638,6 +639,31 @@ static int open_listener(const char *text, const struct sockaddr_storage *addr, 
 	return fd;
 }
 
+/* The TCP listening socket systemd passed (evictd.socket, sd_listen_fds(3)), or -1: the
+ * service may run with PrivateNetwork=yes, where a socket it binds is unreachable from the
+ * host (doc/DESIGN.md "The systemd unit"). sd_listen_fds(0) checks LISTEN_PID == getpid()
+ * and leaves the environment alone; only the first TCP socket is taken. */
+static int passed_listener(void)
+{
+	int n = sd_listen_fds(0), fd, flags;
+
+	if (n < 0)
+		log_warn("metrics: LISTEN_FDS: %s", strerror(-n));
+	for (fd = SD_LISTEN_FDS_START; fd < SD_LISTEN_FDS_START + n; fd++) {
+		if (sd_is_socket_inet(fd, AF_UNSPEC, SOCK_STREAM, 1, 0) <= 0)
+			continue;
+		/* libmicrohttpd's polling thread must never block in accept(). */
+		flags = fcntl(fd, F_GETFL);
+		if (flags < 0 || fcntl(fd, F_SETFL, flags | O_NONBLOCK) < 0 ||
+		    fcntl(fd, F_SETFD, FD_CLOEXEC) < 0) {
+			log_err("metrics: passed socket fd %d: %m", fd);
+			return -1;
+		}
+		return fd;
+	}
+	return -1;
+}
+
 static int bound_port(int fd)
 {
 	struct sockaddr_storage addr;
@@ -655,6 +681,7 @@ int metrics_open(struct metrics **out, const struct metrics_options *options)
 	struct sockaddr_storage addr;
 	sigset_t all, saved;
 	struct metrics *metrics;
+	const char *where = options->address;
 	socklen_t addr_len = 0;
 	int ret, flags;
 
@@ -679,7 +706,16 @@ int metrics_open(struct metrics **out, const struct metrics_options *options)
 		return 0;
 	}
 
-	metrics->listen_fd = open_listener(options->address, &addr, addr_len);
+	metrics->listen_fd = passed_listener();
+	if (metrics->listen_fd >= 0) {
+		/* The passed socket decides the address and family, --metrics-address does not. */
+		addr_len = sizeof(addr);
+		if (getsockname(metrics->listen_fd, (struct sockaddr *)&addr, &addr_len))
+			addr.ss_family = AF_INET;
+		where = "the socket systemd passed (LISTEN_FDS)";
+	} else {
+		metrics->listen_fd = open_listener(options->address, &addr, addr_len);
+	}
 	if (metrics->listen_fd < 0) {
 		ret = metrics->listen_fd;
 		metrics->listen_fd = -1;
@@ -709,11 +745,11 @@ int metrics_open(struct metrics **out, const struct metrics_options *options)
 					  MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &saved, NULL);
 	if (!metrics->httpd) {
-		log_err("metrics: starting the HTTP server on %s failed", options->address);
+		log_err("metrics: starting the HTTP server on %s failed", where);
 		metrics_close(metrics);
 		return -EIO;
 	}
-	log_info("metrics: serving /metrics and /healthz on %s (port %d)", options->address, metrics->port);
+	log_info("metrics: serving /metrics and /healthz on %s (port %d)", where, metrics->port);
 	*out = metrics;
 	return 0;
 }

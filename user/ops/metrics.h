@@ -193,7 +193,8 @@ struct metrics;
 int metrics_parse_address(const char *text, struct sockaddr_storage *addr, socklen_t *len);
 
 /* Start serving. Returns 0, -EINVAL (bad address), -ENOMEM, or the socket/bind/listen error
- * (logged with the address and %m). */
+ * (logged with the address and %m). A TCP listening socket passed by systemd (LISTEN_FDS,
+ * LISTEN_PID) is served instead of binding the address, unless the address is "off". */
 int metrics_open(struct metrics **out, const struct metrics_options *options);
 /* Stops the server thread and frees. NULL is fine. */
 void metrics_close(struct metrics *metrics);

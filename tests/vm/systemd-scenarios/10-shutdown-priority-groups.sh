@@ -11,6 +11,8 @@
 # vm-bins: evictd
 # vm-packages: attr
 # vm-add: tests/vm/systemd-scenarios/shutdown-lib.inc:/usr/lib/evictd-vm/shutdown-lib.inc
+# vm-add: tools/deploy/evictd.service:/usr/lib/evictd-vm/evictd.service
+# vm-add: tools/deploy/evictd.socket:/usr/lib/evictd-vm/evictd.socket
 # vm-expect: evictd-started inhibitor-listed delay-raised dropin-written
 # vm-expect: pfs-seen first-group-at-once group-order first-group-period stub-killed
 # vm-expect: empty-group-skipped critical-last lock-released poweroff-after-release

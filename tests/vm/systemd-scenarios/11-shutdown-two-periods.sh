@@ -9,6 +9,8 @@
 # vm-bins: evictd
 # vm-packages: attr
 # vm-add: tests/vm/systemd-scenarios/shutdown-lib.inc:/usr/lib/evictd-vm/shutdown-lib.inc
+# vm-add: tools/deploy/evictd.service:/usr/lib/evictd-vm/evictd.service
+# vm-add: tools/deploy/evictd.socket:/usr/lib/evictd-vm/evictd.socket
 # vm-expect: evictd-started state-loaded inhibitor-listed delay-raised
 # vm-expect: pfs-seen regular-first regular-period critical-last lock-released
 # vm-expect: poweroff-after-release state-persisted

@@ -12,6 +12,8 @@
 # vm-bins: evictd
 # vm-packages: attr
 # vm-add: tests/vm/systemd-scenarios/shutdown-lib.inc:/usr/lib/evictd-vm/shutdown-lib.inc
+# vm-add: tools/deploy/evictd.service:/usr/lib/evictd-vm/evictd.service
+# vm-add: tools/deploy/evictd.socket:/usr/lib/evictd-vm/evictd.socket
 # vm-expect: evictd-started inhibitor-listed delay-cut pfs-seen logind-cancelled cancel-seen
 # vm-expect: first-group-terminated later-group-spared relocked cancel-end-recorded
 # vm-expect: shutdown-check-armed second-shutdown

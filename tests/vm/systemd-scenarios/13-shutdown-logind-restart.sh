@@ -7,6 +7,8 @@
 # vm-bins: evictd
 # vm-packages: attr
 # vm-add: tests/vm/systemd-scenarios/shutdown-lib.inc:/usr/lib/evictd-vm/shutdown-lib.inc
+# vm-add: tools/deploy/evictd.service:/usr/lib/evictd-vm/evictd.service
+# vm-add: tools/deploy/evictd.socket:/usr/lib/evictd-vm/evictd.socket
 # vm-expect: evictd-started inhibitor-listed logind-restarted relocked single-lock
 # vm-expect: shutdown-check-armed pfs-seen group-order lock-released poweroff-after-release
 #

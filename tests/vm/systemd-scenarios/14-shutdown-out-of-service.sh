@@ -12,6 +12,8 @@
 # vm-bins: evictd
 # vm-packages: attr,python3,openssl
 # vm-add: tests/vm/systemd-scenarios/shutdown-lib.inc:/usr/lib/evictd-vm/shutdown-lib.inc
+# vm-add: tools/deploy/evictd.service:/usr/lib/evictd-vm/evictd.service
+# vm-add: tools/deploy/evictd.socket:/usr/lib/evictd-vm/evictd.socket
 # vm-add: tests/cli/kube-standin.py:/usr/lib/evictd-vm/kube-standin.py
 # vm-expect: standin-started shutdown-check-armed evictd-started inhibitor-listed watching
 # vm-expect: pfs-seen kind-from-job taint-requested taint-after-release record-written
@@ -91,6 +93,7 @@ else
     vm_fail record-written "$(cat $STATE_DIR/out-of-service-taint 2>&1)"
 fi
 CHECK
+sw_harden kube
 systemctl daemon-reload
 vm_check shutdown-check-armed systemctl start evictd-vm-oos-check.service
 if systemctl start evictd.service; then vm_pass evictd-started; else
