@@ -1,5 +1,5 @@
 #!/bin/sh
-# 20-journal-fields: under systemd, evictd's stderr is journald's stream (JOURNAL_STREAM), so
+# 21-journal-fields: under systemd, evictd's stderr is journald's stream (JOURNAL_STREAM), so
 # its lines are native journal entries (doc/DESIGN.md §9): an eviction is found with
 # `journalctl MESSAGE_ID=<eviction id>` and carries POD, SIGNAL, THRESHOLD, OBSERVED and
 # RANK_REASON; its text says why this victim; the decision has its own MESSAGE_ID.
