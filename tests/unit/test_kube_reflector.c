@@ -515,6 +515,46 @@ static void test_restart_spread(void **state)
 	standin_stop(&s);
 }
 
+/* The list that resumes a cut watch gets 429 (the fleet it was spread from overloads the
+ * server): the source waits Retry-After plus a new random part of the spread and stays
+ * resuming (ready, not failing) meanwhile; then it lists and watches. */
+static void test_resume_deferred(void **state)
+{
+	static struct standin s;
+	struct kube_pods_health h;
+	struct metrics_kube view;
+	int64_t t0, first = 0, second = 0;
+	const char *why = NULL;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"NotOlderThan\",\"status\":429,"
+			  "\"retry_after\":1,\"times\":1}]");
+	s.source = new_source(&s, NODE, 0, FLEET_SPREAD_NS, 5);
+	assert_true(WAIT_UNTIL(&s, health(&s).watching, 10000));
+	usleep(1200000);	/* a watch cut within 1 s of its start is a failure, not a cut */
+	t0 = now_ns();
+	standin_hook(&s, "drop-watches");
+	assert_true(WAIT_UNTIL(&s, health(&s).failures == 1, 10000));
+	h = health(&s);
+	assert_int_equal(h.last_status, 429);
+	assert_true(h.resuming);
+	assert_false(h.failing);
+	assert_true(h.spread_ns >= 0 && h.spread_ns < FLEET_SPREAD_NS);
+	assert_true(h.delay_ns >= 1 * S + h.spread_ns);
+	view = readyz_view(&h);
+	assert_true(metrics_kube_ready(&view, h.not_watching_since_ns + KUBE_WATCH_READY_GRACE_NS + S, &why));
+	assert_true(WAIT_UNTIL(&s, (h = health(&s)).watching, 10000));
+	assert_false(h.resuming);
+	assert_false(h.failing);
+	/* The refused list, then the one after the wait; no watch in between. */
+	assert_int_equal(count_node_requests(&s, NODE, false, t0, &first, NULL, 0), 2);
+	count_node_requests(&s, NODE, false, first + 1, &second, NULL, 0);
+	if (second - first < 1 * S + health(&s).spread_ns)
+		fail_msg("listed again %.3f s after the 429, before Retry-After and its spread", (double)(second - first) / S);
+	assert_int_equal(count_node_requests(&s, NODE, true, t0, NULL, NULL, 0), 1);
+	standin_stop(&s);
+}
+
 /* A 429 with Retry-After 1 s to a fleet's first lists: each waits Retry-After plus its own
  * random extra (an injected seed each), [1 s, 2 s), and lists again no sooner. */
 static void test_retry_after_spread(void **state)
@@ -636,6 +676,7 @@ int main(void)
 		T(test_retry_after_jitter),
 		TS(test_restart_relists_once),
 		TS(test_restart_spread),
+		TS(test_resume_deferred),
 		TS(test_retry_after_spread),
 		TS(test_retry_after),
 		TS(test_blackholed_watch),

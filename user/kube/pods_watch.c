@@ -167,6 +167,17 @@ static void set_delay(struct kube_pods_health *h, void *ctx)
 	h->delay_ns = *(const int64_t *)ctx;
 }
 
+/* The list that resumes a cut watch was deferred (429, 503): counted, still resuming. */
+static void set_deferred(struct kube_pods_health *h, void *ctx)
+{
+	const struct failure *f = ctx;
+
+	h->resuming = true;
+	h->last_status = f->status;
+	h->last_err = f->err;
+	h->failures++;
+}
+
 static void count_stall(struct kube_pods_health *h, void *ctx)
 {
 	h->stalls++;
@@ -518,6 +529,32 @@ static void failed(struct kube_pods_source *s, struct loop_state *st, const char
 	back_off(s, st, status == 429 || status == 503 ? retry_after_ns : 0);
 }
 
+/* The list that resumes a cut watch got 429 or 503: the server is alive and overloaded, most
+ * likely by the whole fleet that its restart or a proxy cut at once. Every node it refused
+ * would come back within Retry-After plus its jitter of the overload's end, two requests each
+ * (list, watch): on 500 nodes and Retry-After 5 s, 115 requests a second (bench/results.md
+ * "Fleet", storm). So the extra beyond Retry-After is a new random part of the spread, not of
+ * Retry-After, and the node stays resuming, not failing: its pods are as old as the cut, and
+ * their age still counts towards the progress bound. */
+static void resume_deferred(struct kube_pods_source *s, struct loop_state *st, long status, int err,
+			    const char *error, int64_t retry_after_ns)
+{
+	struct failure f = { .status = status, .err = err ? err : -EIO };
+	int64_t delay = kube_delay_next(&s->delay, clock_monotonic_ns(), kube_next_random(&st->random));
+	int64_t spread = pick_spread(s, st), asked = kube_retry_after_bounded(retry_after_ns) + spread;
+
+	if (asked > delay)
+		delay = asked;
+	if (!st->warned)
+		log_warn("kube: pods of %s: list: %s; resuming in %.1fs", s->node, error[0] ? error : strerror(-f.err),
+			 (double)delay / 1e9);
+	st->warned = true;
+	kube_pods_health_update(s, set_deferred, &f);
+	kube_pods_health_update(s, set_spread, &spread);
+	kube_pods_health_update(s, set_delay, &delay);
+	sleep_ns(s, delay);
+}
+
 static void *watch_main(void *arg)
 {
 	struct kube_pods_source *s = arg;
@@ -551,6 +588,10 @@ static void *watch_main(void *arg)
 				log_info("kube: pods of %s: list at resourceVersion %s expired; a consistent list",
 					 s->node, mode == LIST_RV_ZERO ? "0" : w.rv);
 				mode = LIST_RV_CONSISTENT;
+				continue;
+			}
+			if (err && st.spread_taken && (status == 429 || status == 503) && s->relist_spread_ns > 0) {
+				resume_deferred(s, &st, status, err, error, retry_after_ns);
 				continue;
 			}
 			if (err) {
