@@ -71,6 +71,36 @@ static void test_reflector_backoff(void **state)
 	assert_int_equal(kube_retry_after_bounded(3600 * S), KUBE_RETRY_AFTER_MAX_NS);
 }
 
+/* Retry-After plus a random extra in [0, Retry-After), on an injected random: the nodes a 429
+ * refused together do not come back together (client-go waits Retry-After exactly). */
+static void test_retry_after_jitter(void **state)
+{
+	int64_t lo = INT64_MAX, hi = 0;
+	uint64_t random = 7;
+
+	assert_int_equal(kube_retry_after_jittered(0, 12345), 0);
+	assert_int_equal(kube_retry_after_jittered(4 * S, 0), 4 * S);
+	assert_int_equal(kube_retry_after_jittered(4 * S, (uint64_t)(4 * S) - 1), 8 * S - 1);
+	assert_int_equal(kube_retry_after_jittered(4 * S, (uint64_t)(4 * S) + 3), 4 * S + 3);
+	/* Bounded first (5 min), then jittered. */
+	assert_int_equal(kube_retry_after_jittered(3600 * S, 0), KUBE_RETRY_AFTER_MAX_NS);
+	assert_int_equal(kube_retry_after_jittered(3600 * S, (uint64_t)KUBE_RETRY_AFTER_MAX_NS - 1),
+			 2 * KUBE_RETRY_AFTER_MAX_NS - 1);
+	/* 500 nodes' picks cover the range: no second of it holds more than a few percent. */
+	unsigned bins[5] = { 0 };
+	for (int i = 0; i < 500; i++) {
+		int64_t d = kube_retry_after_jittered(5 * S, kube_next_random(&random));
+
+		assert_true(d >= 5 * S && d < 10 * S);
+		lo = d < lo ? d : lo;
+		hi = d > hi ? d : hi;
+		bins[(d - 5 * S) / S]++;
+	}
+	assert_true(hi - lo > 4 * S);
+	for (int i = 0; i < 5; i++)
+		assert_true(bins[i] > 60 && bins[i] < 140);
+}
+
 /* /readyz and evictd_kube_pods_stale_seconds from the pods' last progress. */
 static void test_stale_readyz(void **state)
 {
@@ -175,7 +205,7 @@ static void standin_start(struct standin *s, const char *faults)
 	if (s->pid == 0) {
 		execl(PYTHON, PYTHON, STANDIN, "--cert", cert, "--key", key, "--port-file", port_file, "--log",
 		      s->log, "--fixtures", fixtures, "--faults", s->faults, "--max-seconds", "120",
-		      "--bookmark-seconds", "0.3", (char *)NULL);
+		      "--bookmark-seconds", "0.3", "--log-time", (char *)NULL);
 		_exit(127);
 	}
 	for (int i = 0; i < 200 && !s->port; i++) {
@@ -197,14 +227,22 @@ static void standin_start(struct standin *s, const char *faults)
 		.config = &s->config, .request_timeout_ns = 3 * S }), 0);
 }
 
-/* The pod source, with a fast reflector backoff (20 ms doubling to 200 ms). */
+/* A pod source, with a fast reflector backoff (20 ms doubling to 200 ms). */
+static struct pods_meta_source *new_source(struct standin *s, const char *node, int64_t progress_timeout_ns,
+					   int64_t spread_ns, uint64_t seed)
+{
+	struct pods_meta_source *source = kube_pods_source_new(&(struct kube_pods_source_options){
+		.client = s->client, .node_name = node, .watch_timeout_s = 30,
+		.backoff_initial_ns = 20 * MS, .backoff_cap_ns = 200 * MS,
+		.progress_timeout_ns = progress_timeout_ns, .relist_spread_ns = spread_ns, .random_seed = seed });
+
+	assert_non_null(source);
+	return source;
+}
+
 static void standin_source(struct standin *s, int64_t progress_timeout_ns)
 {
-	s->source = kube_pods_source_new(&(struct kube_pods_source_options){
-		.client = s->client, .node_name = NODE, .watch_timeout_s = 30,
-		.backoff_initial_ns = 20 * MS, .backoff_cap_ns = 200 * MS,
-		.progress_timeout_ns = progress_timeout_ns, .relist_spread_ns = -1 });
-	assert_non_null(s->source);
+	s->source = new_source(s, NODE, progress_timeout_ns, -1, 0);
 }
 
 static void standin_stop(struct standin *s)
@@ -250,6 +288,43 @@ static void standin_hook(struct standin *s, const char *what)
 	waitpid(pid, &status, 0);
 	if (!WIFEXITED(status) || WEXITSTATUS(status))
 		fail_msg("stand-in hook %s failed", what);
+}
+
+/* Pod lists (watches false) or watches (true) of node (NULL: any) that arrived at or after
+ * since_ns (CLOCK_MONOTONIC, the stand-in's --log-time); the first one's arrival into *first_ns,
+ * the last one's query into last. */
+static size_t count_node_requests(struct standin *s, const char *node, bool watches, int64_t since_ns,
+				  int64_t *first_ns, char *last, size_t last_len)
+{
+	char line[1 << 16], selector[128];
+	size_t n = 0;
+	FILE *f = fopen(s->log, "r");
+
+	snprintf(selector, sizeof(selector), "fieldSelector=spec.nodeName%%3D%s&", node ? node : "");
+	while (f && fgets(line, sizeof(line), f)) {
+		struct json_object *entry = json_tokener_parse(line), *path, *query, *time;
+		const char *q;
+		int64_t at;
+
+		assert_non_null(entry);
+		assert_true(json_object_object_get_ex(entry, "path", &path));
+		assert_true(json_object_object_get_ex(entry, "query", &query));
+		assert_true(json_object_object_get_ex(entry, "time", &time));
+		q = json_object_get_string(query);
+		at = (int64_t)(json_object_get_double(time) * 1e9);
+		if (!strcmp(json_object_get_string(path), "/api/v1/pods") && at >= since_ns &&
+		    (!node || strstr(q, selector)) && (strstr(q, "watch=true") != NULL) == watches) {
+			if (!n && first_ns)
+				*first_ns = at;
+			n++;
+			if (last)
+				snprintf(last, last_len, "%s", q);
+		}
+		json_object_put(entry);
+	}
+	if (f)
+		fclose(f);
+	return n;
 }
 
 /* Pod lists (watches false) or watches (true) in the stand-in's log; the last one's query into last. */
@@ -307,15 +382,17 @@ static struct metrics_kube readyz_view(const struct kube_pods_health *h)
 {
 	return (struct metrics_kube){
 		.enabled = true, .listed = h->listed, .watching = h->watching, .failing = h->failing,
+		.resuming = h->resuming,
 		.last_status = h->last_status, .not_watching_since_ns = h->not_watching_since_ns,
 		.ready_grace_ns = KUBE_WATCH_READY_GRACE_NS, .progress_ns = h->progress_ns,
 		.stale_after_ns = h->progress_timeout_ns,
 	};
 }
 
-/* An API server restart starts a new, empty watch cache: the watch's resourceVersion is too
- * old for it at once. evictd relists once, served from the new cache (NotOlderThan, no
- * limit), and watches from that list: one list per restart, not a loop. */
+/* An API server restart cuts the watch and starts a new, empty watch cache: a watch from the
+ * last resourceVersion would get 410 at once. evictd lists once, served from the new cache
+ * (NotOlderThan, no limit), and watches from that list: one list and one watch per restart,
+ * no watch that gets 410, not a loop. */
 static void test_restart_relists_once(void **state)
 {
 	static struct standin s;
@@ -328,8 +405,13 @@ static void test_restart_relists_once(void **state)
 	assert_true(WAIT_UNTIL(&s, health(&s).listed && health(&s).watching, 10000));
 	assert_int_equal(count_requests(&s, false, query, sizeof(query)), 1);
 	for (int restart = 1; restart <= 2; restart++) {
+		int64_t t0;
+
+		/* A watch cut within 1 s of its start is a failure (backoff), not a restart. */
+		usleep(1200000);
+		t0 = now_ns();
 		standin_hook(&s, "restart");
-		if (!WAIT_UNTIL(&s, (h = health(&s)).relists >= (uint64_t)restart && h.watching, 10000))
+		if (!WAIT_UNTIL(&s, (h = health(&s)).lists >= (uint64_t)restart + 1 && h.watching, 10000))
 			fail_msg("restart %d: not watching again after 10 s: %zu lists, %llu relists", restart,
 				 count_requests(&s, false, NULL, 0), (unsigned long long)h.relists);
 		/* Time for a loop to show: many delays of the 20-200 ms backoff. */
@@ -338,18 +420,178 @@ static void test_restart_relists_once(void **state)
 		if (count_requests(&s, false, NULL, 0) != (size_t)restart + 1)
 			fail_msg("restart %d: %zu lists, %llu relists (a relist loop)", restart,
 				 count_requests(&s, false, NULL, 0), (unsigned long long)h.relists);
-		assert_int_equal(h.relists, restart);
+		/* One watch after the restart, from the list: none that got 410. */
+		if (count_node_requests(&s, NULL, true, t0, NULL, NULL, 0) != 1)
+			fail_msg("restart %d: %zu watches after it (a re-watch that got 410 before the list?)",
+				 restart, count_node_requests(&s, NULL, true, t0, NULL, NULL, 0));
+		assert_int_equal(h.relists, 0);	/* no 410 */
 		assert_true(h.watching);
 		assert_false(h.failing);
+		assert_false(h.resuming);
 		/* Served from the watch cache: the last resourceVersion, NotOlderThan, no paging. */
 		count_requests(&s, false, query, sizeof(query));
 		assert_non_null(strstr(query, "&resourceVersionMatch=NotOlderThan"));
 		assert_null(strstr(query, "limit="));
 		assert_null(strstr(query, "continue="));
 	}
-	/* The watches after it are from the relist's resourceVersion: at most a few (one per
-	 * restart plus the first), not one per loop. */
-	assert_true(count_requests(&s, true, NULL, 0) <= 6);
+	assert_int_equal(count_requests(&s, true, NULL, 0), 3);
+	standin_stop(&s);
+}
+
+#define FLEET 4
+#define FLEET_SPREAD_NS (2 * S)
+
+/* A fleet through an API server restart: every source waits its own random spread (an
+ * injected seed each), then lists (NotOlderThan) and watches: 2 requests a node, none before
+ * its spread, the spreads apart; while a source waits, /readyz stays ready past the watch
+ * grace (it is resuming, not failing), and still fails once the pods are older than the
+ * progress bound. */
+static void test_restart_spread(void **state)
+{
+	static struct standin s;
+	static const uint64_t seeds[FLEET] = { 11, 22, 33, 44 };
+	struct pods_meta_source *fleet[FLEET];
+	struct kube_pods_health h[FLEET], waiting = { 0 };
+	char nodes[FLEET][32], query[4096];
+	int64_t t0, lo = INT64_MAX, hi = 0;
+	struct metrics_kube view;
+	const char *why = NULL;
+	bool caught = false;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL);
+	for (int i = 0; i < FLEET; i++) {
+		snprintf(nodes[i], sizeof(nodes[i]), "fleet-%d", i);
+		fleet[i] = new_source(&s, nodes[i], 0, FLEET_SPREAD_NS, seeds[i]);
+	}
+	for (int i = 0; i < FLEET; i++)
+		assert_true(WAIT_UNTIL(&s, (kube_pods_source_health(fleet[i], &h[i]), h[i].watching), 10000));
+	usleep(1200000);	/* a watch cut within 1 s of its start is a failure, not a restart */
+	t0 = now_ns();
+	standin_hook(&s, "restart");
+	/* Catch the source with the longest wait during it. */
+	for (int64_t end = now_ns() + 5 * S; !caught && now_ns() < end; usleep(10000))
+		for (int i = 0; i < FLEET && !caught; i++) {
+			kube_pods_source_health(fleet[i], &waiting);
+			caught = waiting.resuming && waiting.spread_ns >= FLEET_SPREAD_NS / 4 && !waiting.watching;
+		}
+	if (!caught)
+		fail_msg("no source was seen waiting a spread after the restart");
+	assert_false(waiting.failing);
+	view = readyz_view(&waiting);
+	/* Past the 10 s grace of a closed watch (an injected now), within the progress bound. */
+	assert_true(metrics_kube_ready(&view, waiting.not_watching_since_ns + KUBE_WATCH_READY_GRACE_NS + S, &why));
+	/* The data's age still counts: stale beyond the bound. */
+	assert_false(metrics_kube_ready(&view, waiting.progress_ns + waiting.progress_timeout_ns + S, &why));
+	assert_non_null(why);
+	assert_non_null(strstr(why, "stale"));
+	for (int i = 0; i < FLEET; i++) {
+		int64_t first = 0;
+
+		if (!WAIT_UNTIL(&s, (kube_pods_source_health(fleet[i], &h[i]), h[i].watching && h[i].lists >= 2), 10000))
+			fail_msg("%s: not watching again after the restart", nodes[i]);
+		assert_true(h[i].spread_ns >= 0 && h[i].spread_ns < FLEET_SPREAD_NS);
+		lo = h[i].spread_ns < lo ? h[i].spread_ns : lo;
+		hi = h[i].spread_ns > hi ? h[i].spread_ns : hi;
+		/* One list (from the watch cache) and one watch after the restart; no 410'd watch. */
+		if (count_node_requests(&s, nodes[i], false, t0, &first, query, sizeof(query)) != 1 ||
+		    count_node_requests(&s, nodes[i], true, t0, NULL, NULL, 0) != 1)
+			fail_msg("%s: %zu lists and %zu watches after the restart (want 1 and 1)", nodes[i],
+				 count_node_requests(&s, nodes[i], false, t0, NULL, NULL, 0),
+				 count_node_requests(&s, nodes[i], true, t0, NULL, NULL, 0));
+		assert_non_null(strstr(query, "&resourceVersionMatch=NotOlderThan"));
+		/* Not before its spread. */
+		if (first - t0 < h[i].spread_ns)
+			fail_msg("%s: listed %.3f s after the restart, before its %.3f s spread", nodes[i],
+				 (double)(first - t0) / S, (double)h[i].spread_ns / S);
+		assert_false(h[i].resuming);
+		assert_int_equal(h[i].relists, 0);
+	}
+	/* The seeds' spreads are apart, not one instant for all. */
+	if (hi - lo < FLEET_SPREAD_NS / 4)
+		fail_msg("spreads within %.3f s of each other", (double)(hi - lo) / S);
+	for (int i = 0; i < FLEET; i++)
+		fleet[i]->destroy(fleet[i]);
+	standin_stop(&s);
+}
+
+/* The list that resumes a cut watch gets 429 (the fleet it was spread from overloads the
+ * server): the source waits Retry-After plus a new random part of the spread and stays
+ * resuming (ready, not failing) meanwhile; then it lists and watches. */
+static void test_resume_deferred(void **state)
+{
+	static struct standin s;
+	struct kube_pods_health h;
+	struct metrics_kube view;
+	int64_t t0, first = 0, second = 0;
+	const char *why = NULL;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"NotOlderThan\",\"status\":429,"
+			  "\"retry_after\":1,\"times\":1}]");
+	s.source = new_source(&s, NODE, 0, FLEET_SPREAD_NS, 5);
+	assert_true(WAIT_UNTIL(&s, health(&s).watching, 10000));
+	usleep(1200000);	/* a watch cut within 1 s of its start is a failure, not a cut */
+	t0 = now_ns();
+	standin_hook(&s, "drop-watches");
+	assert_true(WAIT_UNTIL(&s, health(&s).failures == 1, 10000));
+	h = health(&s);
+	assert_int_equal(h.last_status, 429);
+	assert_true(h.resuming);
+	assert_false(h.failing);
+	assert_true(h.spread_ns >= 0 && h.spread_ns < FLEET_SPREAD_NS);
+	assert_true(h.delay_ns >= 1 * S + h.spread_ns);
+	view = readyz_view(&h);
+	assert_true(metrics_kube_ready(&view, h.not_watching_since_ns + KUBE_WATCH_READY_GRACE_NS + S, &why));
+	assert_true(WAIT_UNTIL(&s, (h = health(&s)).watching, 10000));
+	assert_false(h.resuming);
+	assert_false(h.failing);
+	/* The refused list, then the one after the wait; no watch in between. */
+	assert_int_equal(count_node_requests(&s, NODE, false, t0, &first, NULL, 0), 2);
+	count_node_requests(&s, NODE, false, first + 1, &second, NULL, 0);
+	if (second - first < 1 * S + health(&s).spread_ns)
+		fail_msg("listed again %.3f s after the 429, before Retry-After and its spread", (double)(second - first) / S);
+	assert_int_equal(count_node_requests(&s, NODE, true, t0, NULL, NULL, 0), 1);
+	standin_stop(&s);
+}
+
+/* A 429 with Retry-After 1 s to a fleet's first lists: each waits Retry-After plus its own
+ * random extra (an injected seed each), [1 s, 2 s), and lists again no sooner. */
+static void test_retry_after_spread(void **state)
+{
+	static struct standin s;
+	static const uint64_t seeds[FLEET] = { 101, 202, 303, 404 };
+	struct pods_meta_source *fleet[FLEET];
+	struct kube_pods_health h;
+	char nodes[FLEET][32];
+	int64_t lo = INT64_MAX, hi = 0;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, "[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"limit=\",\"status\":429,"
+			  "\"retry_after\":1,\"times\":4}]");
+	for (int i = 0; i < FLEET; i++) {
+		snprintf(nodes[i], sizeof(nodes[i]), "fleet-%d", i);
+		fleet[i] = new_source(&s, nodes[i], 0, -1, seeds[i]);
+	}
+	for (int i = 0; i < FLEET; i++) {
+		int64_t first = 0, second = 0;
+
+		assert_true(WAIT_UNTIL(&s, (kube_pods_source_health(fleet[i], &h), h.listed), 10000));
+		assert_int_equal(h.failures, 1);
+		assert_true(h.delay_ns >= 1 * S && h.delay_ns < 2 * S);
+		lo = h.delay_ns < lo ? h.delay_ns : lo;
+		hi = h.delay_ns > hi ? h.delay_ns : hi;
+		assert_int_equal(count_node_requests(&s, nodes[i], false, 0, &first, NULL, 0), 2);
+		count_node_requests(&s, nodes[i], false, first + 1, &second, NULL, 0);
+		if (second - first < h.delay_ns)
+			fail_msg("%s: listed again %.3f s after the 429, before its %.3f s wait", nodes[i],
+				 (double)(second - first) / S, (double)h.delay_ns / S);
+	}
+	/* Not the same instant for all: the extra is each node's own. */
+	if (hi - lo < 100 * MS)
+		fail_msg("Retry-After waits within %.3f s of each other", (double)(hi - lo) / S);
+	for (int i = 0; i < FLEET; i++)
+		fleet[i]->destroy(fleet[i]);
 	standin_stop(&s);
 }
 
@@ -373,7 +615,7 @@ static void test_retry_after(void **state)
 	usleep(1000000);
 	if (now_ns() - t < 3 * S)	/* (a stalled machine proves nothing either way) */
 		assert_int_equal(count_requests(&s, false, NULL, 0), 1);
-	assert_true(WAIT_UNTIL(&s, health(&s).listed, 10000));
+	assert_true(WAIT_UNTIL(&s, health(&s).listed, 15000));	/* [4, 8) s: jittered */
 	assert_int_equal(count_requests(&s, false, NULL, 0), 2);
 	/* The first watch: 429 too. */
 	assert_true(WAIT_UNTIL(&s, health(&s).failures == 2, 5000));
@@ -381,7 +623,7 @@ static void test_retry_after(void **state)
 	usleep(1000000);
 	if (now_ns() - t < 3 * S)
 		assert_int_equal(count_requests(&s, true, NULL, 0), 1);
-	assert_true(WAIT_UNTIL(&s, health(&s).watching, 10000));
+	assert_true(WAIT_UNTIL(&s, health(&s).watching, 15000));
 	assert_int_equal(count_requests(&s, true, NULL, 0), 2);
 	assert_int_equal(count_requests(&s, false, NULL, 0), 2);	/* no relist for a 429 */
 	standin_stop(&s);
@@ -431,7 +673,11 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_reflector_backoff),
 		T(test_stale_readyz),
+		T(test_retry_after_jitter),
 		TS(test_restart_relists_once),
+		TS(test_restart_spread),
+		TS(test_resume_deferred),
+		TS(test_retry_after_spread),
 		TS(test_retry_after),
 		TS(test_blackholed_watch),
 	};

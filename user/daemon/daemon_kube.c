@@ -52,6 +52,7 @@ void daemon_kube_update_metrics(struct daemon *daemon)
 	view.listed = health.listed;
 	view.watching = health.watching;
 	view.failing = health.failing;
+	view.resuming = health.resuming;
 	view.last_status = health.last_status;
 	view.not_watching_since_ns = health.not_watching_since_ns;
 	view.progress_ns = health.progress_ns;

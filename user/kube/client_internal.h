@@ -76,6 +76,8 @@ struct kube_stream_ops {
  * checkWait reads it on 429 and 5xx; a bound keeps a bad header from parking us for hours). */
 #define KUBE_RETRY_AFTER_MAX_NS (300ll * 1000000000)
 int64_t kube_retry_after_bounded(int64_t retry_after_ns);
+/* Retry-After (bounded) plus a random extra in [0, it): [RA, 2 RA); 0 without one. */
+int64_t kube_retry_after_jittered(int64_t retry_after_ns, uint64_t random_value);
 
 /* client-go's reflector backoff: tools/cache/reflector.go NewReflectorWithOptions builds
  * wait.Backoff{Duration: 800 ms, Factor: 2, Jitter: 1.0, Cap: 30 s} with DelayWithReset(clock,

@@ -81,6 +81,18 @@ int64_t kube_retry_after_bounded(int64_t retry_after_ns)
 	return retry_after_ns < KUBE_RETRY_AFTER_MAX_NS ? retry_after_ns : KUBE_RETRY_AFTER_MAX_NS;
 }
 
+int64_t kube_retry_after_jittered(int64_t retry_after_ns, uint64_t random_value)
+{
+	int64_t asked = kube_retry_after_bounded(retry_after_ns);
+
+	if (asked <= 0)
+		return 0;
+	/* client-go waits exactly Retry-After (rest/with_retry.go IsNextRetry: Wait = seconds;
+	 * Before: max(backoff, Wait)): the clients the server refused together retry together
+	 * and meet the same 429. A random extra in [0, Retry-After) spreads them over twice it. */
+	return asked + (int64_t)(random_value % (uint64_t)asked);
+}
+
 int64_t kube_client_backoff_ns(struct kube_client *client, unsigned attempt)
 {
 	int64_t delay = kube_backoff_ns(client->backoff_initial_ns, client->backoff_max_ns, attempt,

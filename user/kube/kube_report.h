@@ -304,16 +304,23 @@ struct kube_pods_source_options {
 	/* A watch that brings no event and no bookmark for this long is cut and made again, and
 	 * the pods count as stale; 0 = KUBE_WATCH_PROGRESS_TIMEOUT_NS. */
 	int64_t progress_timeout_ns;
-	/* The first relist after a watch's 410 waits a random time in [0, this) beside the
-	 * backoff; 0 = KUBE_RELIST_SPREAD_NS, negative: none. */
+	/* After a watch the server ended early (not at its timeoutSeconds): a random wait in
+	 * [0, this), then a list from the watch cache and a watch from it; the relist after a
+	 * 410 that no such wait preceded waits the same beside the backoff. 0 =
+	 * KUBE_RELIST_SPREAD_NS (or EVICTD_TEST_KUBE_RELIST_SPREAD_MS, tests only), negative:
+	 * none. */
 	int64_t relist_spread_ns;
+	/* The thread's jitter (spread, backoff, Retry-After); 0 = from the clock and the
+	 * source's address. Tests inject it. */
+	uint64_t random_seed;
 };
-/* After an API server restart every node's watch gets 410 from the new watch cache, at once.
- * client-go's reflector relists after 0.8-1.6 s (its backoff, tools/cache/reflector.go), so
- * 5,000 nodes send some 10,000 requests (list, watch) in two seconds; spread over 40 s they
- * stay under a quarter of the nodes a second (2 N / 40 s; bench/results.md "Fleet"), and every
- * node watches again within a minute. The pods keep their last metadata meanwhile. */
-#define KUBE_RELIST_SPREAD_NS (40ll * 1000000000)
+/* An API server restart cuts every node's watch at once. client-go's reflector watches again
+ * at once (its new cache answers 410) and relists after 0.8-1.6 s (tools/cache/reflector.go),
+ * so 5,000 nodes send some 15,000 requests in two seconds. evictd waits a random part of this,
+ * then lists (from the watch cache) and watches: 2 N requests over 50 s, N / 25 a second on
+ * average, the busiest second under N / 10 (bench/results.md "Fleet"), every node watching
+ * again within a minute. The pods keep their last metadata meanwhile. */
+#define KUBE_RELIST_SPREAD_NS (50ll * 1000000000)
 /* The API server sends a watch a bookmark about once a minute (apiserver cacher.go,
  * bookmarkFrequency = time.Minute): 90 s without one (or an event) is a dead watch. */
 #define KUBE_WATCH_PROGRESS_TIMEOUT_NS (90ll * 1000000000)
@@ -327,8 +334,10 @@ struct kube_pods_source_options {
  *  watch  GET /api/v1/pods?allowWatchBookmarks=true&fieldSelector=spec.nodeName%3D<node>
  *         &resourceVersion=<the list's, then the last event's or bookmark's>&timeoutSeconds=T
  *         &watch=true; ADDED/MODIFIED/DELETED applied as they come, BOOKMARK moves the
- *         resourceVersion. A watch that ends (timeoutSeconds, a dropped connection) resumes
- *         from the last resourceVersion: nothing is listed again. 410 Gone (an ERROR event or
+ *         resourceVersion. A watch that ends at its timeoutSeconds, or is cut by the
+ *         progress check, resumes from the last resourceVersion: nothing is listed again. One
+ *         the server ends early (a restart, a proxy) waits a random spread (relist_spread_ns),
+ *         then lists as below and watches from the list. 410 Gone (an ERROR event or
  *         the status) relists with resourceVersion=<last>&resourceVersionMatch=NotOlderThan
  *         and no limit (from the watch cache), and a list that gets 410 itself with no
  *         resourceVersion (a consistent read). Relists and failures back off as the
@@ -353,6 +362,8 @@ struct kube_pods_health {
 	bool listed;			/* a list has arrived */
 	bool watching;			/* a watch stream is open now */
 	bool failing;			/* the last list or watch attempt failed, not yet recovered */
+	bool resuming;			/* the server ended the watch early: waiting out the
+					 * spread before the list that resumes it (not failing) */
 	long last_status;		/* its HTTP status (403, 500 ...); 0: transport, none */
 	int last_err;			/* its error, negative errno */
 	int64_t not_watching_since_ns;	/* monotonic, when no watch was open any more */
@@ -365,6 +376,8 @@ struct kube_pods_health {
 	int64_t progress_ns;		/* monotonic: the last list, watch event or bookmark */
 	int64_t progress_timeout_ns;	/* older than this: the pods are stale */
 	uint64_t stalls;		/* watches cut for bringing nothing within it */
+	int64_t spread_ns;		/* the last random wait before resuming or relisting */
+	int64_t delay_ns;		/* the last wait after a failure (backoff, Retry-After) */
 };
 void kube_pods_source_health(const struct pods_meta_source *source, struct kube_pods_health *health);
 /* Whether a pod the watch last published (not terminal) has the DaemonSet with this uid as its

@@ -196,6 +196,28 @@ static void pods_source_destroy(struct pods_meta_source *source)
 	kube_pods_source_unref(s);
 }
 
+/* KUBE_RELIST_SPREAD_NS, or EVICTD_TEST_KUBE_RELIST_SPREAD_MS: tests/cli/test_kube.sh
+ * shortens the 50 s spread so its readiness checks take seconds (doc/DESIGN.md §8). Not an
+ * option: a fleet must not be configured out of its spread. */
+static int64_t default_spread_ns(void)
+{
+	const char *text = getenv("EVICTD_TEST_KUBE_RELIST_SPREAD_MS");
+	char *end;
+	long long ms;
+
+	if (!text || !text[0])
+		return KUBE_RELIST_SPREAD_NS;
+	errno = 0;
+	ms = strtoll(text, &end, 10);
+	if (errno || *end || ms < 0 || ms > 3600000) {
+		log_warn("kube: EVICTD_TEST_KUBE_RELIST_SPREAD_MS=%s is not 0-3600000 ms; the spread stays %llds",
+			 text, KUBE_RELIST_SPREAD_NS / 1000000000);
+		return KUBE_RELIST_SPREAD_NS;
+	}
+	log_warn("kube: EVICTD_TEST_KUBE_RELIST_SPREAD_MS=%lld: the relist spread is shortened (tests only)", ms);
+	return ms ? ms * 1000000 : 0;
+}
+
 struct pods_meta_source *kube_pods_source_new(const struct kube_pods_source_options *options)
 {
 	struct kube_pods_source *s;
@@ -222,7 +244,8 @@ struct pods_meta_source *kube_pods_source_new(const struct kube_pods_source_opti
 			    KUBE_REFLECTOR_BACKOFF_RESET_NS,
 	};
 	s->relist_spread_ns = options->relist_spread_ns < 0 ? 0 :
-			      options->relist_spread_ns ? options->relist_spread_ns : KUBE_RELIST_SPREAD_NS;
+			      options->relist_spread_ns ? options->relist_spread_ns : default_spread_ns();
+	s->random_seed = options->random_seed;
 	s->source.name = "apiserver";
 	s->source.refresh = pods_source_refresh;
 	s->source.destroy = pods_source_destroy;

@@ -31,6 +31,8 @@
 /* A watch that ends abnormally sooner than this counts as a failure (backoff), so a server
  * that accepts and drops at once is not hammered. */
 #define WATCH_MIN_HEALTHY_NS (1000000000ll)
+/* A watch that ends this much before its timeoutSeconds was ended early by the server. */
+#define WATCH_EARLY_MARGIN_NS (1000000000ll)
 #define SLEEP_SLICE_NS (200000000ll)
 
 /* Which list, and where the API server serves it from (apiserver
@@ -49,7 +51,11 @@ enum list_rv {
 	LIST_RV_CONSISTENT,
 };
 
-enum watch_result { WATCH_ENDED, WATCH_GONE, WATCH_FAILED, WATCH_STALLED, WATCH_STOPPED };
+enum watch_result {
+	WATCH_ENDED,	/* at its timeoutSeconds */
+	WATCH_CUT,	/* ended by the server (or a proxy) before it: a restart, a cut stream */
+	WATCH_GONE, WATCH_FAILED, WATCH_STALLED, WATCH_STOPPED,
+};
 
 struct watch_ctx {
 	struct kube_pods_source *s;
@@ -118,6 +124,7 @@ static void set_failing(struct kube_pods_health *h, void *ctx)
 	const struct failure *f = ctx;
 
 	h->failing = true;
+	h->resuming = false;
 	h->last_status = f->status;
 	h->last_err = f->err;
 	h->failures++;
@@ -138,9 +145,37 @@ static void set_watching(struct kube_pods_health *h, void *ctx)
 {
 	h->watching = true;
 	h->failing = false;
+	h->resuming = false;
 	h->last_status = 0;
 	h->last_err = 0;
 	h->watches++;
+}
+
+static void set_resuming(struct kube_pods_health *h, void *ctx)
+{
+	h->resuming = true;
+	h->spread_ns = *(const int64_t *)ctx;
+}
+
+static void set_spread(struct kube_pods_health *h, void *ctx)
+{
+	h->spread_ns = *(const int64_t *)ctx;
+}
+
+static void set_delay(struct kube_pods_health *h, void *ctx)
+{
+	h->delay_ns = *(const int64_t *)ctx;
+}
+
+/* The list that resumes a cut watch was deferred (429, 503): counted, still resuming. */
+static void set_deferred(struct kube_pods_health *h, void *ctx)
+{
+	const struct failure *f = ctx;
+
+	h->resuming = true;
+	h->last_status = f->status;
+	h->last_err = f->err;
+	h->failures++;
 }
 
 static void count_stall(struct kube_pods_health *h, void *ctx)
@@ -442,7 +477,8 @@ static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn
 		return WATCH_FAILED;
 	}
 	if (*status == 200 && (!err || clock_monotonic_ns() - started >= WATCH_MIN_HEALTHY_NS))
-		return WATCH_ENDED;	/* timeoutSeconds, or dropped: resume from w->rv */
+		return clock_monotonic_ns() - started >= timeout_s * 1000000000ll - WATCH_EARLY_MARGIN_NS ?
+		       WATCH_ENDED : WATCH_CUT;
 	return WATCH_FAILED;
 }
 
@@ -452,22 +488,28 @@ static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn
 struct loop_state {
 	bool warned;
 	bool stall_warned;
+	bool spread_taken;	/* the list and watch now under way came after a spread */
 	uint64_t random;
 };
 
+static int64_t pick_spread(struct kube_pods_source *s, struct loop_state *st)
+{
+	return s->relist_spread_ns > 0 ? (int64_t)(kube_next_random(&st->random) % (uint64_t)s->relist_spread_ns) :
+	       0;
+}
+
 /* The reflector's delay between two rounds (kube_delay: never reset by a list that worked,
- * only by 2 min without a delay), or the server's Retry-After when longer (429 from API
- * Priority and Fairness, 503), bounded. */
-static void back_off(struct kube_pods_source *s, struct loop_state *st, int64_t retry_after_ns,
-		     int64_t spread_ns)
+ * only by 2 min without a delay), or the server's Retry-After (429 from API Priority and
+ * Fairness, 503), bounded and jittered (kube_retry_after_jittered), when longer. */
+static void back_off(struct kube_pods_source *s, struct loop_state *st, int64_t retry_after_ns)
 {
 	int64_t delay = kube_delay_next(&s->delay, clock_monotonic_ns(), kube_next_random(&st->random));
-	int64_t asked = kube_retry_after_bounded(retry_after_ns);
-	int64_t spread = spread_ns > 0 ? (int64_t)(kube_next_random(&st->random) % (uint64_t)spread_ns) : 0;
+	int64_t asked = kube_retry_after_jittered(retry_after_ns, kube_next_random(&st->random));
 
 	if (asked > delay)
 		delay = asked;
-	sleep_ns(s, spread > delay ? spread : delay);
+	kube_pods_health_update(s, set_delay, &delay);
+	sleep_ns(s, delay);
 }
 
 static void failed(struct kube_pods_source *s, struct loop_state *st, const char *what, long status, int err,
@@ -484,16 +526,43 @@ static void failed(struct kube_pods_source *s, struct loop_state *st, const char
 		log_debug("kube: pods of %s: %s: Retry-After %llds", s->node, what,
 			  (long long)(retry_after_ns / 1000000000));
 	st->warned = true;
-	back_off(s, st, status == 429 || status == 503 ? retry_after_ns : 0, 0);
+	back_off(s, st, status == 429 || status == 503 ? retry_after_ns : 0);
+}
+
+/* The list that resumes a cut watch got 429 or 503: the server is alive and overloaded, most
+ * likely by the whole fleet that its restart or a proxy cut at once. Every node it refused
+ * would come back within Retry-After plus its jitter of the overload's end, two requests each
+ * (list, watch): on 500 nodes and Retry-After 5 s, 115 requests a second (bench/results.md
+ * "Fleet", storm). So the extra beyond Retry-After is a new random part of the spread, not of
+ * Retry-After, and the node stays resuming, not failing: its pods are as old as the cut, and
+ * their age still counts towards the progress bound. */
+static void resume_deferred(struct kube_pods_source *s, struct loop_state *st, long status, int err,
+			    const char *error, int64_t retry_after_ns)
+{
+	struct failure f = { .status = status, .err = err ? err : -EIO };
+	int64_t delay = kube_delay_next(&s->delay, clock_monotonic_ns(), kube_next_random(&st->random));
+	int64_t spread = pick_spread(s, st), asked = kube_retry_after_bounded(retry_after_ns) + spread;
+
+	if (asked > delay)
+		delay = asked;
+	if (!st->warned)
+		log_warn("kube: pods of %s: list: %s; resuming in %.1fs", s->node, error[0] ? error : strerror(-f.err),
+			 (double)delay / 1e9);
+	st->warned = true;
+	kube_pods_health_update(s, set_deferred, &f);
+	kube_pods_health_update(s, set_spread, &spread);
+	kube_pods_health_update(s, set_delay, &delay);
+	sleep_ns(s, delay);
 }
 
 static void *watch_main(void *arg)
 {
 	struct kube_pods_source *s = arg;
 	struct watch_ctx w = { .s = s };
-	struct loop_state st = { .random = (uint64_t)clock_monotonic_ns() ^ (uint64_t)(uintptr_t)s };
+	struct loop_state st = { .random = s->random_seed ? s->random_seed :
+					   (uint64_t)clock_monotonic_ns() ^ (uint64_t)(uintptr_t)s };
 	enum list_rv mode = LIST_RV_ZERO;
-	bool have_list = false, relisting = false;
+	bool have_list = false, relisting = false, after_spread;
 	struct kube_conn conn;
 	int64_t retry_after_ns;
 	char error[320];
@@ -521,12 +590,17 @@ static void *watch_main(void *arg)
 				mode = LIST_RV_CONSISTENT;
 				continue;
 			}
+			if (err && st.spread_taken && (status == 429 || status == 503) && s->relist_spread_ns > 0) {
+				resume_deferred(s, &st, status, err, error, retry_after_ns);
+				continue;
+			}
 			if (err) {
 				failed(s, &st, "list", status, err, error, retry_after_ns);
 				continue;
 			}
 			have_list = true;
 			kube_pods_health_update(s, set_listed, relisting ? (void *)1 : NULL);
+			relisting = false;
 			kube_pods_store_publish(s);
 			if (st.warned)
 				log_info("kube: pods of %s: listing works again", s->node);
@@ -537,22 +611,58 @@ static void *watch_main(void *arg)
 		timeout_s = s->watch_timeout_s > 0 ? s->watch_timeout_s :
 			    WATCH_MIN_TIMEOUT_S + (int64_t)(kube_next_random(&st.random) % WATCH_MIN_TIMEOUT_S);
 		result = watch_once(s, &conn, &w, timeout_s, &status, &retry_after_ns, error, sizeof(error));
+		after_spread = st.spread_taken;
+		st.spread_taken = false;
 		switch (result) {
 		case WATCH_STOPPED:
 			break;
-		case WATCH_GONE:
+		case WATCH_GONE: {
 			/* reflector: a 410 from the watch ends ListAndWatch; the next round, after the
 			 * delay (RunWithContext: delayHandler.Until), lists at the last resourceVersion.
 			 * The delay is not reset by the list that worked before: a server that answers
 			 * every watch with 410 gets one list per growing delay, not a storm. */
+			int64_t spread = after_spread ? 0 : pick_spread(s, &st);
+			int64_t delay = kube_delay_next(&s->delay, clock_monotonic_ns(), kube_next_random(&st.random));
+
 			log_info("kube: pods of %s: watch at resourceVersion %s is gone (410): listing again",
 				 s->node, w.rv);
 			have_list = false;
 			relisting = true;
 			mode = LIST_RV_LAST;
-			/* Not at once with every other node of the fleet (KUBE_RELIST_SPREAD_NS). */
-			back_off(s, &st, 0, s->relist_spread_ns);
+			/* Not at once with every other node of the fleet (KUBE_RELIST_SPREAD_NS), unless
+			 * this node has just waited its spread (the watch from the list it made then). */
+			kube_pods_health_update(s, set_spread, &spread);
+			sleep_ns(s, spread > delay ? spread : delay);
 			break;
+		}
+		case WATCH_CUT: {
+			/* The server ended the stream before its timeoutSeconds: an API server restart
+			 * (every node's at once) or a proxy. Watching again at once, as client-go's
+			 * reflector does (watch(): a closed watch is made again), would after a restart
+			 * get 410 from the new watch cache (it starts at etcd's current revision) on
+			 * every node in the same second. Instead: a random wait in [0, S), then a list
+			 * with resourceVersion=<last>&resourceVersionMatch=NotOlderThan, which the
+			 * server answers from its watch cache, never from etcd (apiserver
+			 * pkg/storage/cacher/delegator/interface.go ShouldDelegateList: NotOlderThan is
+			 * not delegated; watch_cache.go waitUntilFreshAndBlock: not older than asked),
+			 * and a watch from the list: 2 requests a node per restart, spread over S. The
+			 * pods are only as old as the cut meanwhile: "resuming" keeps /readyz ready, and
+			 * their age still counts towards the progress bound. */
+			int64_t spread = pick_spread(s, &st);
+
+			if (st.warned)
+				log_info("kube: pods of %s: watching works again", s->node);
+			st.warned = false;
+			st.stall_warned = false;
+			log_info("kube: pods of %s: the watch was ended early; listing from the watch cache in %.1fs",
+				 s->node, (double)spread / 1e9);
+			kube_pods_health_update(s, set_resuming, &spread);
+			sleep_ns(s, spread);
+			have_list = false;
+			mode = LIST_RV_LAST;
+			st.spread_taken = true;
+			break;
+		}
 		case WATCH_STALLED:
 			kube_pods_health_update(s, count_stall, NULL);
 			if (!st.stall_warned)
@@ -566,10 +676,8 @@ static void *watch_main(void *arg)
 				log_info("kube: pods of %s: watching works again", s->node);
 			st.warned = false;
 			st.stall_warned = false;
-			/* Watched again at once, as client-go's reflector does: a proxy that cuts one
-			 * stream must not leave this node's pods unwatched (and /readyz failing) for
-			 * up to KUBE_RELIST_SPREAD_NS. After an API server restart that watch gets
-			 * 410 from the new cache, and the relist after it is spread. */
+			/* At its timeoutSeconds (each node's own pick): watched again at once from
+			 * the last resourceVersion, as client-go's reflector does. */
 			break;
 		case WATCH_FAILED:
 			failed(s, &st, "watch", status, -EIO, error, retry_after_ns);

@@ -20,6 +20,7 @@ struct kube_pods_source {
 	int64_t progress_timeout_ns;		/* no event nor bookmark this long: cut the watch */
 	struct kube_delay delay;		/* the reflector's backoff (watch thread only) */
 	int64_t relist_spread_ns;		/* 0: none (kube_report.h KUBE_RELIST_SPREAD_NS) */
+	uint64_t random_seed;			/* 0: from the clock */
 	atomic_bool stopping;
 
 	pthread_mutex_t lock;			/* guards fresh, health; cond signals both */

@@ -214,7 +214,7 @@ bool metrics_kube_ready(const struct metrics_kube *kube, int64_t now_ns, const c
 	else if (kube->failing)
 		reason = kube->last_status == 403 ? "the API server refuses the pod watch (403)" :
 			 "the pod watch is lost and cannot be re-established";
-	else if (!kube->watching && now_ns - kube->not_watching_since_ns > kube->ready_grace_ns)
+	else if (!kube->watching && !kube->resuming && now_ns - kube->not_watching_since_ns > kube->ready_grace_ns)
 		reason = "no pod watch open";
 	else if (metrics_kube_stale_seconds(kube, now_ns) > 0)
 		reason = "pod metadata is stale: no watch event or bookmark within the progress bound "

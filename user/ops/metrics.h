@@ -117,6 +117,8 @@ struct metrics_kube {
 	bool listed;
 	bool watching;
 	bool failing;
+	bool resuming;			/* the server ended the watch early: the source waits out
+					 * its spread (kube_report.h), still ready */
 	long last_status;		/* of the failing attempt: 403 ...; 0 transport */
 	int64_t not_watching_since_ns;	/* CLOCK_MONOTONIC */
 	int64_t ready_grace_ns;		/* a watch closed this long still counts as ready */
