@@ -106,8 +106,8 @@ wait_file() { for _ in $(seq $(( $2 * 20 ))); do [ -s "$1" ] && return 0; sleep 
 
 "$PYTHON" "$STANDIN" --make-certs "$tmp/certs" >/dev/null 2>&1
 mkdir -p "$tmp/fixtures"
-printf '{"kind":"PodList","apiVersion":"v1","items":[%s,%s,%s,%s]}\n' "$(pod_json 1)" "$(pod_json 2)" \
-	"$(pod_json 3)" "$(pod_json 4)" >"$tmp/fixtures/pods.json"
+printf '{"kind":"PodList","apiVersion":"v1","items":[%s,%s,%s,%s,%s]}\n' "$(pod_json 1)" "$(pod_json 2)" \
+	"$(pod_json 3)" "$(pod_json 4)" "$(pod_json 5)" >"$tmp/fixtures/pods.json"
 echo '{"metadata": {"name": "n1"}}' >"$tmp/fixtures/node-n1.json"
 echo "token-for-evictd" >"$tmp/token"
 echo '[]' >"$tmp/faults.json"
@@ -215,4 +215,22 @@ check "held: the daemon logged the hold's end by the answer" grep -q 'held .* ms
 stop_daemon
 check "no sanitizer report (4)" san_clean "$tmp/four.err"
 [ "$ctl_rc" = 0 ] && [ "$ctl_ms" -lt 2500 ] || show "$tmp/four.err"
+
+# ---- 5: --kube-api=read-only: the pod watch ranks, nothing is written ---------------------------
+# (tools/overlays/no-node-claim: a cluster where evictd's writes cannot be confined to its node.)
+echo '[]' >"$tmp/faults.json"
+sent_before=$(wc -l <"$tmp/requests.jsonl")
+victim 5
+run_daemon five --kube-api=read-only --eviction-hard="memory.available<$((mem_total + 1))"
+# A pod without metadata is never a threshold's victim: the kill shows the watch worked.
+check "read-only: the pod known from the watch is killed on the hard threshold" wait_file "$tmp/empty-5" 20
+sleep 1	# anything it would send has been sent by now
+stop_daemon
+check "read-only: it listed/watched pods" \
+	jqtest -s 'map(select(.method == "GET" and .path == "/api/v1/pods")) | length >= 1' \
+	<(tail -n +"$((sent_before + 1))" "$tmp/requests.jsonl")
+check "read-only: no write at all (no PATCH, POST, PUT or DELETE: no status, event or taint)" \
+	jqtest -s 'map(select(.method != "GET")) | length == 0' <(tail -n +"$((sent_before + 1))" "$tmp/requests.jsonl")
+check "read-only: it says so at start" grep -q 'read-only (--kube-api=read-only)' "$tmp/five.err"
+check "no sanitizer report (5)" san_clean "$tmp/five.err"
 done_testing

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # tools/deploy as a kustomize base and the overlays in tools/overlays: `kubectl kustomize`
 # renders each; the base holds every manifest's objects; dry-run adds --dry-run;
-# no-node-claim runs with --kube-api=off and has no API write access nor the policy that
-# needs the node-name claim. The monitoring base renders its PodMonitor.
+# no-node-claim runs with --kube-api=read-only: list/watch of pods only, no API write access,
+# and not the policy that needs the node-name claim. The monitoring base renders its PodMonitor.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
@@ -30,10 +30,19 @@ check "dry-run: the DaemonSet runs with --dry-run" grep -qx -- '--dry-run' <<<"$
 check "dry-run: every base object is kept" [ "$(kinds dry)" = "$(kinds base)" ]
 
 check "kubectl kustomize tools/overlays/no-node-claim renders" render tools/overlays/no-node-claim nnc
-check "no-node-claim: --kube-api=off" grep -qx -- '--kube-api=off' <<<"$(args nnc)"
-for k in ClusterRole ClusterRoleBinding ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding; do
+check "no-node-claim: --kube-api=read-only" grep -qx -- '--kube-api=read-only' <<<"$(args nnc)"
+for k in ValidatingAdmissionPolicy ValidatingAdmissionPolicyBinding; do
 	check "no-node-claim: no $k (no API writes to scope)" bash -c "! grep -qx 'kind: $k' '$tmp/nnc.yaml'"
 done
+# The ClusterRole's verbs, whatever the rendering's layout: list and watch, on pods only.
+check "no-node-claim: the ClusterRole grants list and watch of pods, nothing else" bash -c \
+	"kubectl kustomize tools/overlays/no-node-claim 2>/dev/null | python3 -c '
+import sys, yaml
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d and d.get(\"kind\") == \"ClusterRole\"]
+rules = docs[0][\"rules\"] if len(docs) == 1 else None
+ok = rules == [{\"apiGroups\": [\"\"], \"resources\": [\"pods\"], \"verbs\": [\"list\", \"watch\"]}]
+sys.exit(0 if ok else 1)'"
+check "no-node-claim: the ClusterRoleBinding is kept" grep -qx 'kind: ClusterRoleBinding' "$tmp/nnc.yaml"
 check "no-node-claim: the DaemonSet and its ConfigMap are kept" bash -c \
 	"grep -qx 'kind: DaemonSet' '$tmp/nnc.yaml' && grep -qx 'kind: ConfigMap' '$tmp/nnc.yaml'"
 

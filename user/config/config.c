@@ -430,8 +430,9 @@ int config_finalize(struct evictd_config *config)
 	if (build_thresholds(config))
 		err = -EINVAL;
 
-	if (strcmp(config->kube_api, "auto") && strcmp(config->kube_api, "on") && strcmp(config->kube_api, "off")) {
-		log_err("--kube-api: \"%s\": expected auto, on or off", value_echo(config->kube_api).text);
+	if (strcmp(config->kube_api, "auto") && strcmp(config->kube_api, "on") && strcmp(config->kube_api, "off") &&
+	    strcmp(config->kube_api, "read-only")) {
+		log_err("--kube-api: \"%s\": expected auto, on, read-only or off", value_echo(config->kube_api).text);
 		err = -EINVAL;
 	}
 	if (check_ranges(config))

@@ -95,7 +95,7 @@ struct evictd_config {
 	struct string_list reclaim_commands;	/* DiskPressure; empty = crictl defaults */
 	int64_t kill_timeout_ns;		/* cgroup.kill -> populated 0 */
 	/* Kubernetes API reporting. */
-	char kube_api[8];			/* auto, on, off */
+	char kube_api[16];			/* auto, on, read-only, off */
 	char kube_api_server[512];		/* "" = in-cluster */
 	char kube_token_file[PATH_MAX];
 	char kube_ca_file[PATH_MAX];

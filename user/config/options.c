@@ -102,8 +102,9 @@ const struct option_spec config_options[] = {
 	  "exited containers, then crictl rmi --prune)" },
 	{ "kill-timeout", NULL, "killTimeout", OPT_DURATION, FIELD(kill_timeout_ns), "DURATION",
 	  "how long to wait for a killed cgroup to empty before logging a timeout (10s)" },
-	{ "kube-api", NULL, "kubeAPI", OPT_PATH, FIELD(kube_api), "auto|on|off",
-	  "report evictions, pressure taints and shutdown to the API server (auto: in a cluster)" },
+	{ "kube-api", NULL, "kubeAPI", OPT_PATH, FIELD(kube_api), "auto|on|read-only|off",
+	  "watch this node's pods and report evictions, pressure taints and shutdown to the API server "
+	  "(auto: in a cluster; read-only: watch, never write)" },
 	{ "kube-api-server", NULL, "kubeAPIServer", OPT_PATH, FIELD(kube_api_server), "URL",
 	  "the API server (https://...); default: in-cluster KUBERNETES_SERVICE_HOST" },
 	{ "kube-token-file", NULL, "kubeTokenFile", OPT_PATH, FIELD(kube_token_file), "FILE",

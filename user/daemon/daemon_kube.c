@@ -32,7 +32,7 @@ static bool kube_wanted(const struct evictd_config *config)
 {
 	if (config->workload_roots.n || config->once || config->validate || !strcmp(config->kube_api, "off"))
 		return false;
-	if (!strcmp(config->kube_api, "on"))
+	if (!strcmp(config->kube_api, "on") || !strcmp(config->kube_api, "read-only"))
 		return true;
 	return getenv("KUBERNETES_SERVICE_HOST") || config->kube_api_server[0];
 }
@@ -114,6 +114,7 @@ void daemon_kube_watch_policy(struct daemon *daemon)
  * still queued. */
 void daemon_kube_setup(struct daemon *daemon, const struct evictd_config *config)
 {
+	bool read_only = !strcmp(config->kube_api, "read-only");
 	struct kube_config kube_config;
 	int err;
 
@@ -131,7 +132,10 @@ void daemon_kube_setup(struct daemon *daemon, const struct evictd_config *config
 	});
 	if (!err)
 		err = kube_client_new(&daemon->kube, &(struct kube_client_options){ .config = &kube_config });
-	if (!err)
+	/* read-only: the pod watch (metadata for ranking) without a reporter, so no request but
+	 * GETs of pods: for a cluster where evictd may not write (README "Deploying",
+	 * tools/overlays/no-node-claim). */
+	if (!err && !read_only)
 		err = kube_report_new(&daemon->kube_report, &(struct kube_report_options){
 			.client = daemon->kube,
 			.node_name = daemon->node_name,
@@ -151,7 +155,11 @@ void daemon_kube_setup(struct daemon *daemon, const struct evictd_config *config
 					  on_kube, daemon);
 	if (!daemon->kube_source)
 		log_err("kubernetes API: cannot watch the client's events: %m; pod lists arrive at housekeeping");
-	log_info("kubernetes API: reporting to %s as node %s", kube_config.server, daemon->node_name);
+	if (read_only)
+		log_info("kubernetes API: watching pods on %s as node %s; read-only (--kube-api=read-only): "
+			 "no eviction reports, taints or shutdown updates", kube_config.server, daemon->node_name);
+	else
+		log_info("kubernetes API: reporting to %s as node %s", kube_config.server, daemon->node_name);
 }
 
 void daemon_kube_teardown(struct daemon *daemon)
