@@ -64,6 +64,8 @@ sh "$tmp/purge.sh"
 check "postrm purge removes /var/lib/evictd and /var/log/evictd, nothing else" \
 	[ ! -e "$tmp/purge/var/lib/evictd" -a ! -e "$tmp/purge/var/log/evictd" -a -d "$tmp/purge/var/lib/other" ]
 check "the packaged postrm has that purge branch" grep -q 'rm -rf /var/lib/evictd /var/log/evictd' "$tmp/control/postrm"
+check "the packaged postrm removes the emptied BPF pin directory on remove and purge" \
+	grep -q 'rmdir /sys/fs/bpf/evictd' "$tmp/control/postrm"
 
 # ---- versions and dependencies ------------------------------------------------------------
 upstream=$(cat VERSION)
