@@ -26,7 +26,10 @@ n=$(printf '%s\n' "$out" | grep -cE '^(not )?ok ')
 if command -v kubectl >/dev/null; then
 	tmp=$(mktemp -d /tmp/evictd-kustomize-XXXXXX)
 	trap 'rm -rf "$tmp"' EXIT
-	cp tools/deploy/*.yaml "$tmp/"
+	# Every manifest but the base's own kustomization.yaml (tests/cli/test_kustomize.sh).
+	for f in tools/deploy/*.yaml; do
+		[ "$(basename "$f")" = kustomization.yaml ] || cp "$f" "$tmp/"
+	done
 	list=$(for f in "$tmp"/*.yaml; do echo "  - $(basename "$f")"; done)
 	printf 'resources:\n%s\n' "$list" > "$tmp/kustomization.yaml"
 	n=$((n + 1))

@@ -87,7 +87,17 @@ finish_daemon() {	# finish_daemon NAME: stop it; its exit status and sanitizer s
 	else fail "$1: no sanitizer report" "$(grep -E -A5 "$SAN_PATTERN" "$tmp/$1.err" | head -20)"; fi
 }
 evicted_count() { grep -cE ' evicted [^ ]+ \(' "$tmp/$1.err"; }
-mem_avail_mib() { echo $(( $(awk '/^MemAvailable:/ {print $2}' /proc/meminfo) / 1024 )); }
+# evictd's own memory.available (the kubelet's: capacity minus the working set, which counts
+# active page cache as used), not MemAvailable: the two differ by the active file pages (860 MiB
+# after a package build here), more than part a's margin. Read from a --once --dry-run table.
+mem_avail_mib() {
+	mkdir -p "$root/.probe"
+	"$EVICTD_SAN" --once --dry-run --no-bpf --workload-root="$root/.probe" --state-dir="$tmp/probe" \
+		--control-socket="$tmp/probe.sock" --metrics-address=off --event-log=off \
+		--eviction-hard='memory.available<100Mi' 2>/dev/null |
+		awk '$1 == "memory.available" { sub(/Mi$/, "", $2); printf "%d\n", $2 }'
+	rmdir "$root/.probe"
+}
 pid_capacity() { local a b; a=$(cat /proc/sys/kernel/pid_max); b=$(cat /proc/sys/kernel/threads-max); echo $(( a < b ? a : b )); }
 tasks_now() { awk '{split($4, t, "/"); print t[2]}' /proc/loadavg; }
 
