@@ -648,6 +648,43 @@ static void judge_followup(struct daemon *daemon)
 	daemon_arm_retry(daemon, verdict.hold_until_ns);
 }
 
+/*
+ * A pod cgroup without metadata is never a threshold's victim, so while the pod list that may
+ * name it is being read, the ranking holds only the pods known before it: a new BestEffort hog
+ * whose entry is a parse away would leave a known Burstable pod within its request as the
+ * victim (guest 10-memory on a slow machine). The eviction waits for that list, re-deciding
+ * every POLICY_META_SETTLE_STEP_NS, at most POLICY_META_SETTLE_NS, then goes on with what is
+ * known. The OOM guard never waits (it stands where the kernel's OOM killer would act).
+ */
+static bool metadata_settling(struct daemon *daemon, const struct threshold *threshold)
+{
+	struct policy *policy = daemon->policy;
+	int64_t now = clock_monotonic_ns();
+	const char *example = NULL;
+
+	if (threshold->signal == EV_SIGNAL_OOM_GUARD || !pods_meta_settling(policy->pods, &example)) {
+		daemon->meta_settle_since_ns = 0;
+		return false;
+	}
+	if (!daemon->meta_settle_since_ns) {
+		daemon->meta_settle_since_ns = now;
+		log_info("%s: %s has no pod metadata yet and a newer pod list is being read: waiting up to "
+			 "%lld ms for it before choosing a victim", signal_name(threshold->signal), example,
+			 (long long)(POLICY_META_SETTLE_NS / 1000000));
+	}
+	if (now - daemon->meta_settle_since_ns >= POLICY_META_SETTLE_NS) {
+		if (daemon->meta_settle_since_ns > 0) {
+			log_warn("%s: the pod list being read did not arrive within %lld ms; choosing among "
+				 "the pods known now", signal_name(threshold->signal),
+				 (long long)(POLICY_META_SETTLE_NS / 1000000));
+			daemon->meta_settle_since_ns = -1;	/* said; until the settling ends */
+		}
+		return false;
+	}
+	daemon_arm_retry(daemon, now + POLICY_META_SETTLE_STEP_NS);
+	return true;
+}
+
 /* Said once, and again when it changes: pods whose memory usage cannot be read. */
 static void note_usage_estimates(struct daemon *daemon)
 {
@@ -726,6 +763,8 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 				 (long long)(POLICY_META_WAIT_NS / 1000000000));
 			break;
 		}
+		if (metadata_settling(daemon, threshold))
+			break;
 		start_evictions(daemon, threshold, target);
 	} while (0);
 	/* evictd's own NoSchedule taints follow the node conditions. */

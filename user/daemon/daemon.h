@@ -68,6 +68,7 @@ struct daemon {
 	struct kill_ledger ledger;
 	enum ev_signal ledger_signal[LEDGER_RESOURCES];	/* the signal of the last completed kill */
 	bool ledger_said_hold[LEDGER_RESOURCES], ledger_said_backoff[LEDGER_RESOURCES];
+	int64_t meta_settle_since_ns;		/* 0: not waiting for a pod list being read */
 	struct loop_source *retry_timer;	/* the end of a hold or a failure's backoff */
 	/* --dry-run: the would-be eviction last reported, so a held decision is reported once. */
 	bool dry_run_reported;

@@ -89,4 +89,10 @@ bool policy_metadata_ready(const struct policy *policy);
 
 #define POLICY_META_WAIT_NS (5LL * 1000000000)
 
+/* How long a threshold's eviction waits for a pod list being read when a pod without metadata
+ * is on the node (pods_meta_settling), re-deciding every POLICY_META_SETTLE_STEP_NS; then it
+ * goes on with what is known (doc/DESIGN.md §5 "Pods without metadata"). */
+#define POLICY_META_SETTLE_NS (2LL * 1000000000)
+#define POLICY_META_SETTLE_STEP_NS (10LL * 1000000)
+
 #endif

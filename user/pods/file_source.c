@@ -301,6 +301,20 @@ static int file_check(struct pods_file_source *file)
 	return err;
 }
 
+/* A job started (its list not swapped in yet), or the path changed since the last version
+ * read: what the next refreshes will bring is newer than the list in force. */
+static bool pods_file_pending(struct pods_meta_source *source)
+{
+	struct pods_file_source *file = (struct pods_file_source *)source;
+	struct stat st;
+
+	if (file->job)
+		return true;
+	if (stat(file->path, &st))
+		return false;
+	return !file->have_stamp || !same_version(&st, &file->stamp);
+}
+
 /* While a job runs: the last outcome stands, or -EINPROGRESS before there is any. */
 static int file_pending(const struct pods_file_source *file)
 {
@@ -384,6 +398,7 @@ struct pods_meta_source *pods_file_source_new(const char *path, const char *node
 	}
 	file->source.name = file->path;
 	file->source.refresh = pods_file_refresh;
+	file->source.pending = pods_file_pending;
 	file->source.wait = pods_file_wait;
 	file->source.destroy = pods_file_destroy;
 	/* Start reading now: by the first pods_refresh() the list is most likely in. */

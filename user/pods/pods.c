@@ -547,6 +547,25 @@ static int update_metadata(struct pods *pods)
 	return 0;
 }
 
+bool pods_meta_settling(const struct pods *pods, const char **example)
+{
+	const struct pod *unknown = NULL;
+
+	if (!pods || pods->standalone || !pods->meta_source || !pods->meta_source->pending)
+		return false;
+	for (size_t i = 0; i < pods->n_items && !unknown; i++) {
+		const struct pod *pod = &pods->items[i];
+
+		if (pod->meta_unknown && pod->processes > 0 && !pod->exited)
+			unknown = pod;
+	}
+	if (!unknown || !pods->meta_source->pending(pods->meta_source))
+		return false;
+	if (example)
+		*example = unknown->cgroup_path;
+	return true;
+}
+
 int pods_meta_wait(struct pods *pods, int64_t timeout_ns)
 {
 	if (!pods || !pods->meta_source || !pods->meta_source->wait)

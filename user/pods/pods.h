@@ -122,6 +122,10 @@ struct pods_meta_source {
 	 * passed, so that the next refresh() takes its outcome. 0 or -ETIMEDOUT. For --once
 	 * and tests only: never on the daemon's loop. */
 	int (*wait)(struct pods_meta_source *source, int64_t timeout_ns);
+	/* Optional: true while a newer version than the list in force exists and is being read
+	 * (the pods file changed, its parse has not been swapped in yet). Cheap (a stat); on the
+	 * loop. */
+	bool (*pending)(struct pods_meta_source *source);
 	void (*destroy)(struct pods_meta_source *source);
 };
 
@@ -215,6 +219,11 @@ int pods_refresh(struct pods *pods);
  * timeout_ns: for --once, which decides once and must see the pods file. 0 (also without a
  * source or a wait op) or -ETIMEDOUT. Never call it from the daemon's loop. */
 int pods_meta_wait(struct pods *pods, int64_t timeout_ns);
+
+/* A live pod cgroup of the last refresh that no metadata explains (meta_unknown), while the
+ * metadata source is reading a newer version (its pending op): that pod may be named in it.
+ * The name of one such pod's cgroup in *example (may be NULL). */
+bool pods_meta_settling(const struct pods *pods, const char **example);
 
 /* Re-read only the usage of the pods found by the last pods_refresh(): no readdir, no
  * metadata. A pod whose cgroup has gone is marked stats_missing; one whose cgroup was

@@ -451,6 +451,13 @@ static int static_wait(struct pods_meta_source *source, int64_t timeout_ns)
 	return s->inner && s->inner->wait ? s->inner->wait(s->inner, timeout_ns) : 0;
 }
 
+static bool static_pending(struct pods_meta_source *source)
+{
+	struct static_source *s = (struct static_source *)source;
+
+	return s->inner && s->inner->pending && s->inner->pending(s->inner);
+}
+
 static void static_destroy(struct pods_meta_source *source)
 {
 	struct static_source *s = (struct static_source *)source;
@@ -488,6 +495,7 @@ struct pods_meta_source *pods_static_source_new(struct pods_meta_source *inner,
 	s->source.name = s->name;
 	s->source.refresh = static_refresh;
 	s->source.wait = static_wait;
+	s->source.pending = static_pending;
 	s->source.destroy = static_destroy;
 	return &s->source;
 }
