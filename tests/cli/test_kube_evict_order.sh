@@ -19,10 +19,8 @@ EVICTCTL=${EVICTCTL:-build/evictctl}
 PYTHON=/usr/bin/python3
 STANDIN=tests/cli/kube-standin.py
 
-v2=""
-for dir in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-	[ -f "$dir/cgroup.controllers" ] && [ -w "$dir" ] && { v2=$dir; break; }
-done
+. tests/cli/cgroups.sh
+v2=$(cg_v2_root)
 if [ -z "$v2" ] || [ ! -x "$EVICTD" ] || [ ! -x "$EVICTCTL" ] || [ ! -x "$PYTHON" ] ||
 	! command -v openssl >/dev/null || ! command -v jq >/dev/null || ! command -v curl >/dev/null; then
 	echo "ok 1 # SKIP needs a writable cgroup v2 mount, $EVICTD, $EVICTCTL, python3, openssl, jq and curl"
@@ -39,9 +37,7 @@ dpid=""
 cleanup() {
 	[ -n "$dpid" ] && kill -KILL "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
 	[ -n "$standin_pid" ] && kill -TERM "$standin_pid" 2>/dev/null && wait "$standin_pid" 2>/dev/null
-	for cg in "$besteffort"/*/; do [ -d "$cg" ] && echo 1 > "$cg/cgroup.kill" 2>/dev/null; done
-	sleep 0.2
-	for cg in "$besteffort"/*/ "$besteffort" "$top/kubepods.slice" "$top"; do rmdir "$cg" 2>/dev/null; done
+	cg_remove "$top"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -13,10 +13,8 @@ cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
 EVICTD=${EVICTD:-build/evictd}
 
-v2=""
-for dir in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-	[ -f "$dir/cgroup.controllers" ] && [ -w "$dir" ] && { v2=$dir; break; }
-done
+. tests/cli/cgroups.sh
+v2=$(cg_v2_root)
 if [ -z "$v2" ] || [ ! -x "$EVICTD" ] || ! command -v python3 >/dev/null; then
 	echo "1..0 # SKIP no writable cgroup v2 mount, no $EVICTD or no python3"
 	exit 0
@@ -32,15 +30,11 @@ tmp=$(mktemp -d /tmp/evictd-settle-XXXXXX)
 dpid=""
 cleanup() {
 	[ -n "$dpid" ] && kill -KILL "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
-	for cg in "$web" "$hog"; do [ -d "$cg" ] && echo 1 > "$cg/cgroup.kill" 2>/dev/null; done
-	sleep 0.3
-	for cg in "$web" "$hog" "$slice/kubepods-burstable.slice" "$slice/kubepods-besteffort.slice" "$slice" "$top"; do
-		rmdir "$cg" 2>/dev/null
-	done
+	cg_remove "$top"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-populated() { grep -q '^populated 1' "$1/cgroup.events" 2>/dev/null; }
+populated() { cg_populated "$1"; }
 spawn() {	# spawn CGROUP CMD...: CMD in it
 	local cg=$1; shift
 	mkdir -p "$cg"

@@ -12,10 +12,8 @@ cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
 EVICTD=${EVICTD:-build/evictd}
 
-v2=""
-for dir in /sys/fs/cgroup /sys/fs/cgroup/unified; do
-	[ -f "$dir/cgroup.controllers" ] && [ -w "$dir" ] && { v2=$dir; break; }
-done
+. tests/cli/cgroups.sh
+v2=$(cg_v2_root)
 if [ -z "$v2" ] || [ ! -x "$EVICTD" ]; then
 	echo "ok 1 # SKIP no writable cgroup v2 mount on this machine, or no $EVICTD"
 	echo "1..1"
@@ -33,15 +31,11 @@ mem_total=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 ))
 dpid=""
 cleanup() {
 	[ -n "$dpid" ] && kill -KILL "$dpid" 2>/dev/null && wait "$dpid" 2>/dev/null
-	for cg in "$hog" "$web"; do [ -d "$cg" ] && echo 1 > "$cg/cgroup.kill" 2>/dev/null; done
-	sleep 0.2
-	for cg in "$hog" "$web" "$slice/kubepods-besteffort.slice" "$slice/kubepods-burstable.slice" "$slice" "$top"; do
-		rmdir "$cg" 2>/dev/null
-	done
+	cg_remove "$top"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-populated() { grep -q '^populated 1' "$1/cgroup.events" 2>/dev/null; }
+populated() { cg_populated "$1"; }
 spawn() {	# spawn CGROUP: a sleeping process in it
 	mkdir -p "$1"
 	sh -c "echo \$\$ > '$1/cgroup.procs'; exec sleep 300" &
