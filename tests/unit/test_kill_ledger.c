@@ -119,6 +119,29 @@ static void test_judged_by_the_signal(void **state)
 	assert_false(kill_ledger_judge(&l, LEDGER_MEMORY, S, S, 200 * MIB, true, 64 * MIB).unreturned);
 }
 
+/* tmpfs, with the signal back just over the threshold at the first observation: the victim's own
+ * pages lifted it (guest 21-tmpfs: 250.0 -> 262 MiB beside 529 MiB left charged). The measured
+ * leftover is still reported and held, or the next drift down kills a fresh workload for it. */
+static void test_measured_leftover_held_when_back_over(void **state)
+{
+	struct kill_ledger l;
+	struct ledger_verdict v;
+
+	kill_ledger_init(&l);
+	kill_ledger_completed(&l, LEDGER_MEMORY, S, 250 * MIB, 0, 530 * MIB, 529 * MIB);
+	v = kill_ledger_judge(&l, LEDGER_MEMORY, S, S, 262 * MIB, false, 64 * MIB);
+	assert_true(v.judged);
+	assert_true(v.unreturned);
+	assert_int_equal(v.left, 529 * MIB);
+	assert_int_equal(v.hold_level, 262 * MIB - 64 * MIB);
+	/* A 16 MiB drift crosses the threshold again: held. */
+	assert_true(kill_ledger_held(&l, LEDGER_MEMORY, 2 * S, 246 * MIB));
+	/* A kill that returned its memory is not reported, met or not. */
+	kill_ledger_init(&l);
+	kill_ledger_completed(&l, LEDGER_MEMORY, S, 250 * MIB, 0, 530 * MIB, 1 * MIB);
+	assert_false(kill_ledger_judge(&l, LEDGER_MEMORY, S, S, 780 * MIB, false, 64 * MIB).unreturned);
+}
+
 static void test_failures_back_off(void **state)
 {
 	struct kill_ledger l;
@@ -167,6 +190,7 @@ int main(void)
 		cmocka_unit_test(test_returned_memory_does_not_hold),
 		cmocka_unit_test(test_unreturned_memory_holds_and_doubles),
 		cmocka_unit_test(test_judged_by_the_signal),
+		cmocka_unit_test(test_measured_leftover_held_when_back_over),
 		cmocka_unit_test(test_failures_back_off),
 		cmocka_unit_test(test_zombies_counted),
 	};

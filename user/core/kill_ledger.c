@@ -103,7 +103,11 @@ struct ledger_verdict kill_ledger_judge(struct kill_ledger *ledger, enum ledger_
 	else
 		/* Too small (or unknown) to see: it cannot have been what the node missed. */
 		short_of_half = returned < LEDGER_MEMORY_NOISE_BYTES / 2;
-	if (!still_met || !short_of_half) {
+	/* Measured in the emptied cgroup, the memory stayed whether or not the signal crossed back
+	 * (the victim's own pages, freed, can lift it just over the threshold): reported and held
+	 * all the same, or the next drift down kills a fresh workload for it. Inferred from the
+	 * signal's rise, a signal back over the threshold says the kill was enough. */
+	if (!short_of_half || (!still_met && s->followup_left < 0)) {
 		/* It worked, or it no longer matters: the next hold starts short again. */
 		s->hold_ns = 0;
 		s->held = false;

@@ -643,6 +643,30 @@ static void judge_followup(struct daemon *daemon)
 		struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_UNRETURNED, -1, what);
 
 		daemon_ops_record(daemon, &entry);
+	} else {
+		/* Back over the threshold: no decision stands; the event names the signal and the
+		 * highest threshold on it, the one the next drift down crosses first. */
+		struct eventlog_decision entry = {
+			.signal = signal,
+			.value = observed->available,
+			.threshold = -1,
+			.action = EVENTLOG_UNRETURNED,
+			.latency_ns = -1,
+			.reason = "the signal is back over its threshold",
+			.error = what,
+			.dry_run = policy->config.dry_run,
+		};
+
+		for (size_t i = 0; i < policy->engine.n_thresholds; i++) {
+			const struct threshold *t = &policy->engine.thresholds[i];
+
+			if (t->signal == signal && policy->eval.threshold_value[i] > entry.threshold) {
+				entry.threshold = policy->eval.threshold_value[i];
+				entry.threshold_text = t->value.text;
+				entry.hard = t->hard;
+			}
+		}
+		daemon_ops_record(daemon, &entry);
 	}
 	daemon->ledger_said_hold[LEDGER_MEMORY] = true;
 	daemon_arm_retry(daemon, verdict.hold_until_ns);
