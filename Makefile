@@ -159,10 +159,10 @@ $(BUILD)/evictd-san: user/main.c $(BUILD)/libevictd-san.a $(HDRS) $(VERSION_H)
 
 # Tests find their fixtures through the source directory, from wherever they run.
 TEST_CFLAGS = -Itests/unit -DEVICTD_SRCDIR='"$(abspath .)"'
-$(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libevictd.a
+$(BUILD)/tests/%: tests/unit/%.c tests/unit/testutil.h tests/unit/standin.h $(BUILD)/libevictd.a
 	@mkdir -p $(@D)
 	$(CC) $(ALL_CFLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $(ALL_LDFLAGS) $< $(BUILD)/libevictd.a $(PKG_LIBS) -lcmocka -o $@
-$(BUILD)/tests-san/%: tests/unit/%.c tests/unit/testutil.h $(BUILD)/libevictd-san.a
+$(BUILD)/tests-san/%: tests/unit/%.c tests/unit/testutil.h tests/unit/standin.h $(BUILD)/libevictd-san.a
 	@mkdir -p $(@D)
 	$(CC) $(SAN_CFLAGS) $(SAN_FLAGS) $(PKG_CFLAGS) $(TEST_CFLAGS) $(LDFLAGS) $< $(BUILD)/libevictd-san.a $(PKG_LIBS) -lcmocka -o $@
 

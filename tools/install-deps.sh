@@ -102,7 +102,10 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+# Another apt (unattended-upgrades on a fresh machine, a second make) may hold dpkg's lock:
+# wait for it rather than fail the build (apt.conf(5) DPkg::Lock::Timeout, seconds).
+apt_wait=(-o DPkg::Lock::Timeout=900)
+apt-get "${apt_wait[@]}" update -qq
+apt-get "${apt_wait[@]}" install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 [ "$want_npm" = 1 ] && npm_deps
 exit 0

@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "testutil.h"
+#include "standin.h"
 
 #include "kube/kube.h"
 #include "kube/kube_report.h"
@@ -26,8 +27,6 @@
 #include "sys/log.h"
 #include "core/thresholds.h"
 
-#define STANDIN EVICTD_SRCDIR "/tests/cli/kube-standin.py"
-#define PYTHON "/usr/bin/python3"
 #define FIXED_UNIX_S 1700000000ll
 #define FIXED_TIME "2023-11-14T22:13:20Z"
 #define NODE "node-1"
@@ -396,43 +395,6 @@ static void test_config(void **state)
 
 /* ---- the stand-in ------------------------------------------------------------------------ */
 
-struct standin {
-	char dir[PATH_MAX];
-	char log[PATH_MAX + 16];
-	char faults[PATH_MAX + 16];
-	char dump[PATH_MAX + 16];
-	char token[PATH_MAX + 16];
-	char ca[PATH_MAX + 16];
-	pid_t pid;
-	int port;
-	struct kube_config config;
-	struct kube_client *client;
-};
-
-static char certs_dir[PATH_MAX];
-/* The stand-in of the running test, stopped by the teardown when an assertion cut it short
- * (longjmp): every test keeps its stand-in static, so this never points into a dead frame. */
-static struct standin *running;
-
-static bool standin_available(void)
-{
-	return access(PYTHON, X_OK) == 0 && access(STANDIN, R_OK) == 0 &&
-	       (access("/usr/bin/openssl", X_OK) == 0 || access("/bin/openssl", X_OK) == 0);
-}
-
-static int run_wait(char *const argv[])
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static const char PODS_FIXTURE[] =
 	"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":["
 	"{\"metadata\":{\"name\":\"web-1\",\"namespace\":\"default\",\"uid\":\"" UID_WEB "\",\"resourceVersion\":\"5\"},"
@@ -451,62 +413,11 @@ static const char PODS_FIXTURE[] =
 /* Start the stand-in with faults (a JSON list, or NULL) and the node's fixture (or NULL). */
 static void standin_start(struct standin *s, const char *faults, const char *node_json)
 {
-	char port_file[PATH_MAX + 16], fixtures[PATH_MAX + 16], cert[PATH_MAX + 16], key[PATH_MAX + 16];
-
-	if (!certs_dir[0]) {
-		char dir[PATH_MAX];
-
-		fixture_tmpdir(dir, "kube-certs");
-		snprintf(certs_dir, sizeof(certs_dir), "%s", dir);
-		char *const argv[] = { PYTHON, STANDIN, "--make-certs", certs_dir, NULL };
-
-		if (run_wait(argv))
-			fail_msg("the stand-in could not make certificates with openssl");
-	}
-	memset(s, 0, sizeof(*s));
-	fixture_tmpdir(s->dir, "kube");
-	snprintf(s->log, sizeof(s->log), "%s/requests.jsonl", s->dir);
-	snprintf(s->faults, sizeof(s->faults), "%s/faults.json", s->dir);
-	snprintf(s->dump, sizeof(s->dump), "%s/state.json", s->dir);
-	snprintf(s->token, sizeof(s->token), "%s/token", s->dir);
-	snprintf(s->ca, sizeof(s->ca), "%s/ca.crt", certs_dir);
-	snprintf(port_file, sizeof(port_file), "%s/port", s->dir);
-	snprintf(fixtures, sizeof(fixtures), "%s/fixtures", s->dir);
-	snprintf(cert, sizeof(cert), "%s/server.crt", certs_dir);
-	snprintf(key, sizeof(key), "%s/server.key", certs_dir);
-	fixture_write(s->dir, "fixtures/pods.json", "%s", PODS_FIXTURE);
-	/* The node exists (the stand-in, as the API server, 404s an unknown one). */
-	fixture_write(s->dir, "fixtures/node-" NODE ".json", "%s",
-		      node_json ? node_json : "{\"metadata\":{\"name\":\"" NODE "\"}}");
-	fixture_write(s->dir, "faults.json", "%s", faults ? faults : "[]");
-	fixture_write(s->dir, "token", "token-one\n");
-
-	running = s;
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		execl(PYTHON, PYTHON, STANDIN, "--cert", cert, "--key", key, "--port-file", port_file,
-		      "--log", s->log, "--fixtures", fixtures, "--faults", s->faults, "--state-dump", s->dump,
-		      "--max-seconds", "120", "--bookmark-seconds", "0.5", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 200 && !s->port; i++) {
-		FILE *f = fopen(port_file, "r");
-
-		if (f) {
-			if (fscanf(f, "%d", &s->port) != 1)
-				s->port = 0;
-			fclose(f);
-		}
-		if (!s->port)
-			usleep(50000);
-	}
-	if (!s->port)
-		fail_msg("the stand-in did not start");
-	s->config = (struct kube_config){ .in_cluster = false };
-	snprintf(s->config.server, sizeof(s->config.server), "https://127.0.0.1:%d", s->port);
-	snprintf(s->config.token_path, sizeof(s->config.token_path), "%.4000s", s->token);
-	snprintf(s->config.ca_path, sizeof(s->config.ca_path), "%.4000s", s->ca);
+	standin_launch(s, &(struct standin_options){
+		.tag = "kube", .pods = PODS_FIXTURE, .faults = faults, .token = "token-one\n",
+		/* The node exists (the stand-in, as the API server, 404s an unknown one). */
+		.node = node_json ? node_json : "{\"metadata\":{\"name\":\"" NODE "\"}}",
+		.args = (const char *const[]){ "--bookmark-seconds", "0.5", NULL } });
 }
 
 static void standin_client(struct standin *s)
@@ -518,58 +429,6 @@ static void standin_client(struct standin *s)
 		.backoff_max_ns = 100000000,
 		.retry_for_ns = 20000000000ll,
 	}), 0);
-}
-
-static void standin_stop(struct standin *s)
-{
-	kube_client_free(s->client);
-	s->client = NULL;
-	if (s->pid > 0) {
-		kill(s->pid, SIGTERM);
-		waitpid(s->pid, NULL, 0);
-	}
-	s->pid = 0;
-	fixture_rm_rf(s->dir);
-	running = NULL;
-}
-
-static int teardown_standin(void **state)
-{
-	if (running)
-		standin_stop(running);
-	return 0;
-}
-
-/* Every request recorded so far, as a JSON array (caller puts it). */
-static struct json_object *standin_requests(struct standin *s)
-{
-	struct json_object *all = json_object_new_array();
-	char line[1 << 16];
-	FILE *f = fopen(s->log, "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		struct json_object *entry = json_tokener_parse(line);
-
-		assert_non_null(entry);
-		json_object_array_add(all, entry);
-	}
-	if (f)
-		fclose(f);
-	return all;
-}
-
-/* The nodes, pods and events as the stand-in holds them now. */
-static struct json_object *standin_state(struct standin *s)
-{
-	struct json_object *doc = NULL;
-
-	unlink(s->dump);
-	kill(s->pid, SIGUSR1);
-	for (int i = 0; i < 200 && access(s->dump, F_OK); i++)
-		usleep(20000);
-	doc = json_object_from_file(s->dump);
-	assert_non_null(doc);
-	return doc;
 }
 
 static const char *str_at(struct json_object *obj, const char *path)
@@ -649,9 +508,6 @@ static struct kube_report *new_report(struct standin *s, bool out_of_service, bo
 	kube_report_conditions(report, (bool[EV_CONDITION_COUNT]){ false });
 	return report;
 }
-
-#define SKIP_WITHOUT_STANDIN() \
-	do { if (!standin_available()) skip(); } while (0)
 
 /* ---- the requests ------------------------------------------------------------------------ */
 
@@ -1196,29 +1052,6 @@ static bool event_fd_readable(struct kube_client *client, int timeout_ms)
 	struct pollfd pfd = { .fd = kube_client_event_fd(client), .events = POLLIN };
 
 	return poll(&pfd, 1, timeout_ms) == 1 && (pfd.revents & POLLIN);
-}
-
-/* A test hook of the stand-in (not recorded in its log): POST /standin/<what> with body. */
-static void standin_hook(struct standin *s, const char *what, const char *body)
-{
-	char url[256];
-	pid_t pid;
-	int status;
-
-	snprintf(url, sizeof(url), "https://127.0.0.1:%d/standin/%s", s->port, what);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, 1);
-		execlp("curl", "curl", "-sS", "--fail", "--cacert", s->ca, "-H", "Authorization: Bearer token-one",
-		       "-X", "POST", "--data-binary", body ? body : "", url, (char *)NULL);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail_msg("stand-in hook %s failed", what);
 }
 
 /* Wait (polling the client's eventfd, as the daemon's loop does) until pred holds. */
@@ -1910,7 +1743,6 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	failed = cmocka_run_group_tests(tests, NULL, NULL);
-	if (certs_dir[0])
-		fixture_rm_rf(certs_dir);
+	standin_cleanup();
 	return failed;
 }

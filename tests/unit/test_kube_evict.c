@@ -14,13 +14,12 @@
 #include <time.h>
 
 #include "testutil.h"
+#include "standin.h"
 
 #include "kube/kube.h"
 #include "kube/kube_report.h"
 #include "core/thresholds.h"
 
-#define STANDIN EVICTD_SRCDIR "/tests/cli/kube-standin.py"
-#define PYTHON "/usr/bin/python3"
 #define NODE "node-1"
 #define UID_WEB "0a1b2c3d-0000-4000-8000-000000000001"
 #define UID_JOB "0a1b2c3d-0000-4000-8000-000000000007"
@@ -34,18 +33,6 @@ static const char PODS[] =
 	" \"spec\":{\"nodeName\":\"" NODE "\",\"restartPolicy\":\"Never\"},\"status\":{\"phase\":\"Running\","
 	"  \"conditions\":[{\"type\":\"Ready\",\"status\":\"True\"}]}}]}";
 
-struct standin {
-	char dir[PATH_MAX];
-	char log[PATH_MAX + 16], faults[PATH_MAX + 16], dump[PATH_MAX + 16];
-	pid_t pid;
-	int port;
-	struct kube_config config;
-	struct kube_client *client;
-	struct kube_report *report;
-};
-
-static char certs[PATH_MAX];
-static struct standin *running;
 static _Atomic int64_t fake_now = 1000000000000ll;
 
 static int64_t fixed_realtime(void)
@@ -58,65 +45,11 @@ static int64_t fake_clock(void)
 	return fake_now;
 }
 
-static bool standin_available(void)
-{
-	return access(PYTHON, X_OK) == 0 && (access("/usr/bin/openssl", X_OK) == 0 || access("/bin/openssl", X_OK) == 0);
-}
-
 static void standin_start(struct standin *s, const char *faults, bool fake_time)
 {
-	char port_file[PATH_MAX + 16], fixtures[PATH_MAX + 16], cert[PATH_MAX + 16], key[PATH_MAX + 16];
-
-	if (!certs[0]) {
-		fixture_tmpdir(certs, "kube-evict-certs");
-		pid_t pid = fork();
-		int status;
-
-		if (pid == 0) {
-			execl(PYTHON, PYTHON, STANDIN, "--make-certs", certs, (char *)NULL);
-			_exit(127);
-		}
-		waitpid(pid, &status, 0);
-		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	}
-	memset(s, 0, sizeof(*s));
-	fixture_tmpdir(s->dir, "kube-evict");
-	snprintf(s->log, sizeof(s->log), "%s/requests.jsonl", s->dir);
-	snprintf(s->faults, sizeof(s->faults), "%s/faults.json", s->dir);
-	snprintf(s->dump, sizeof(s->dump), "%s/state.json", s->dir);
-	snprintf(port_file, sizeof(port_file), "%s/port", s->dir);
-	snprintf(fixtures, sizeof(fixtures), "%s/fixtures", s->dir);
-	snprintf(cert, sizeof(cert), "%s/server.crt", certs);
-	snprintf(key, sizeof(key), "%s/server.key", certs);
-	fixture_write(s->dir, "fixtures/pods.json", "%s", PODS);
-	fixture_write(s->dir, "fixtures/node-" NODE ".json", "{\"metadata\":{\"name\":\"" NODE "\"}}");
-	fixture_write(s->dir, "faults.json", "%s", faults ? faults : "[]");
-	fixture_write(s->dir, "token", "token-one\n");
-	running = s;
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		execl(PYTHON, PYTHON, STANDIN, "--cert", cert, "--key", key, "--port-file", port_file, "--log",
-		      s->log, "--fixtures", fixtures, "--faults", s->faults, "--state-dump", s->dump,
-		      "--max-seconds", "120", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 200 && !s->port; i++) {
-		FILE *f = fopen(port_file, "r");
-
-		if (f) {
-			if (fscanf(f, "%d", &s->port) != 1)
-				s->port = 0;
-			fclose(f);
-		}
-		if (!s->port)
-			usleep(50000);
-	}
-	if (!s->port)
-		fail_msg("the stand-in did not start");
-	snprintf(s->config.server, sizeof(s->config.server), "https://127.0.0.1:%d", s->port);
-	snprintf(s->config.token_path, sizeof(s->config.token_path), "%.4000s/token", s->dir);
-	snprintf(s->config.ca_path, sizeof(s->config.ca_path), "%.4000s/ca.crt", certs);
+	standin_launch(s, &(struct standin_options){
+		.tag = "kube-evict", .pods = PODS, .node = "{\"metadata\":{\"name\":\"" NODE "\"}}",
+		.faults = faults, .token = "token-one\n" });
 	assert_int_equal(kube_client_new(&s->client, &(struct kube_client_options){
 		.config = &s->config, .request_timeout_ns = 15000000000ll, .backoff_initial_ns = 20000000,
 		.backoff_max_ns = 40000000, .retry_for_ns = 1200000000000ll,
@@ -125,65 +58,22 @@ static void standin_start(struct standin *s, const char *faults, bool fake_time)
 		.client = s->client, .node_name = NODE, .state_dir = "", .realtime_ns = fixed_realtime }), 0);
 }
 
-static void standin_stop(struct standin *s)
-{
-	kube_report_free(s->report);
-	kube_client_free(s->client);
-	s->report = NULL;
-	s->client = NULL;
-	if (s->pid > 0) {
-		kill(s->pid, SIGTERM);
-		waitpid(s->pid, NULL, 0);
-	}
-	s->pid = 0;
-	fixture_rm_rf(s->dir);
-	running = NULL;
-}
-
-static int teardown(void **state)
-{
-	if (running)
-		standin_stop(running);
-	return 0;
-}
-
 /* "METHOD path" of every request so far, one per line. */
 static void request_lines(struct standin *s, char *buf, size_t len)
 {
-	char line[1 << 16];
+	struct json_object *requests = standin_requests(s);
 	size_t used = 0;
-	FILE *f = fopen(s->log, "r");
 
 	buf[0] = '\0';
-	while (f && fgets(line, sizeof(line), f)) {
-		struct json_object *r = json_tokener_parse(line), *method, *path;
+	for (size_t i = 0; i < json_object_array_length(requests); i++) {
+		struct json_object *r = json_object_array_get_idx(requests, i), *method, *path;
 
-		assert_non_null(r);
 		json_object_object_get_ex(r, "method", &method);
 		json_object_object_get_ex(r, "path", &path);
 		used += (size_t)snprintf(buf + used, used < len ? len - used : 0, "%s %s\n",
 					 json_object_get_string(method), json_object_get_string(path));
-		json_object_put(r);
 	}
-	if (f)
-		fclose(f);
-}
-
-static void hook(struct standin *s, const char *path, const char *body)
-{
-	char url[256];
-	pid_t pid;
-	int status;
-
-	snprintf(url, sizeof(url), "https://127.0.0.1:%d%s", s->port, path);
-	pid = fork();
-	if (pid == 0) {
-		execlp("curl", "curl", "-sf", "-o", "/dev/null", "--cacert", s->config.ca_path, "-X", "POST",
-		       "--data", body, url, (char *)NULL);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	json_object_put(requests);
 }
 
 /* The pod named name as the stand-in holds it now (caller puts the returned document). */
@@ -191,12 +81,7 @@ static struct json_object *pod_now(struct standin *s, const char *name, struct j
 {
 	struct json_object *pods;
 
-	unlink(s->dump);
-	kill(s->pid, SIGUSR1);
-	for (int i = 0; i < 200 && access(s->dump, F_OK); i++)
-		usleep(20000);
-	*doc = json_object_from_file(s->dump);
-	assert_non_null(*doc);
+	*doc = standin_state(s);
 	assert_true(json_object_object_get_ex(*doc, "pods", &pods));
 	for (size_t i = 0; i < json_object_array_length(pods); i++) {
 		struct json_object *pod = json_object_array_get_idx(pods, i), *meta, *n;
@@ -297,16 +182,15 @@ static void test_status_before_kill_and_terminal(void **state)
 	struct json_object *doc;
 	char lines[4096];
 
-	if (!standin_available())
-		skip();
+	SKIP_WITHOUT_STANDIN();
 	standin_start(&s, NULL, false);
 	/* A generous wait: the stand-in (python, a fresh TLS connection) answers within it. */
 	assert_int_equal(evict(&s, &job, 10000000000ll), 0);
 	/* "Now" the daemon would kill: the status is already there. */
 	assert_evicted(pod_now(&s, "job-x", &doc));
 	json_object_put(doc);
-	hook(&s, "/standin/kubelet-status/default/job-x",
-	     "{\"phase\":\"Succeeded\",\"reason\":\"\",\"message\":\"\"}");
+	standin_hook(&s, "kubelet-status/default/job-x",
+		     "{\"phase\":\"Succeeded\",\"reason\":\"\",\"message\":\"\"}");
 	assert_evicted(pod_now(&s, "job-x", &doc));
 	json_object_put(doc);
 
@@ -342,8 +226,7 @@ static void test_stalled_api_bounded(void **state)
 	struct json_object *doc;
 	int64_t start, took;
 
-	if (!standin_available())
-		skip();
+	SKIP_WITHOUT_STANDIN();
 	standin_start(&s, "[{\"method\":\"PATCH\",\"path\":\"/api/v1/namespaces/default/pods/web-1/status\","
 		      "\"delay\":10,\"times\":1}]", false);
 	start = monotonic_ns();
@@ -367,8 +250,7 @@ static void test_uid_mismatch_422_not_retried(void **state)
 	struct json_object *doc;
 	char lines[4096];
 
-	if (!standin_available())
-		skip();
+	SKIP_WITHOUT_STANDIN();
 	standin_start(&s, NULL, false);
 	assert_int_equal(evict(&s, &replaced, 10000000000ll), 0);
 	assert_int_equal(kube_client_drain(s.client, 15000000000ll), 0);
@@ -401,8 +283,7 @@ static void test_event_lives_with_the_eviction(void **state)
 	struct pod web = make_pod("web-1", UID_WEB);
 	struct kube_client_stats stats;
 
-	if (!standin_available())
-		skip();
+	SKIP_WITHOUT_STANDIN();
 	standin_start(&s, "[{\"method\":\"POST\",\"path\":\"/api/v1/namespaces/default/events\","
 		      "\"status\":500,\"times\":100000}]", true);
 	assert_int_equal(evict(&s, &web, 0), 0);
@@ -466,16 +347,15 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_event_names),
-		cmocka_unit_test_teardown(test_status_before_kill_and_terminal, teardown),
-		cmocka_unit_test_teardown(test_stalled_api_bounded, teardown),
-		cmocka_unit_test_teardown(test_uid_mismatch_422_not_retried, teardown),
-		cmocka_unit_test_teardown(test_event_lives_with_the_eviction, teardown),
+		cmocka_unit_test_teardown(test_status_before_kill_and_terminal, teardown_standin),
+		cmocka_unit_test_teardown(test_stalled_api_bounded, teardown_standin),
+		cmocka_unit_test_teardown(test_uid_mismatch_422_not_retried, teardown_standin),
+		cmocka_unit_test_teardown(test_event_lives_with_the_eviction, teardown_standin),
 	};
 	int failed;
 
 	signal(SIGPIPE, SIG_IGN);
 	failed = cmocka_run_group_tests(tests, NULL, NULL);
-	if (certs[0])
-		fixture_rm_rf(certs);
+	standin_cleanup();
 	return failed;
 }

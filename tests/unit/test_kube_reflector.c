@@ -13,14 +13,13 @@
 #include <time.h>
 
 #include "testutil.h"
+#include "standin.h"
 
 #include "kube/client_internal.h"
 #include "kube/kube.h"
 #include "kube/kube_report.h"
 #include "ops/metrics.h"
 
-#define STANDIN EVICTD_SRCDIR "/tests/cli/kube-standin.py"
-#define PYTHON "/usr/bin/python3"
 #define NODE "node-1"
 #define MS (1000000ll)
 #define S (1000000000ll)
@@ -122,54 +121,6 @@ static void test_stale_readyz(void **state)
 
 /* ---- the stand-in -------------------------------------------------------------------------- */
 
-struct standin {
-	char dir[PATH_MAX];
-	char log[PATH_MAX + 16];
-	char faults[PATH_MAX + 16];
-	char ca[PATH_MAX + 16];
-	pid_t pid;
-	int port;
-	struct kube_config config;
-	struct kube_client *client;
-	struct pods_meta_source *source;
-};
-
-static char certs_dir[PATH_MAX];
-static struct standin *running;	/* stopped by the teardown after a failed assertion */
-
-static const char *standin_missing(void)
-{
-	if (access(PYTHON, X_OK))
-		return "no " PYTHON;
-	if (access("/usr/bin/openssl", X_OK) && access("/bin/openssl", X_OK))
-		return "no openssl";
-	if (access("/usr/bin/curl", X_OK) && access("/bin/curl", X_OK))
-		return "no curl";
-	return NULL;
-}
-
-#define SKIP_WITHOUT_STANDIN()                                                    \
-	do {                                                                      \
-		const char *missing = standin_missing();                          \
-		if (missing) {                                                    \
-			print_message("# SKIP the API server stand-in: %s\n", missing); \
-			skip();                                                   \
-		}                                                                 \
-	} while (0)
-
-static int run_wait(char *const argv[])
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
-
 static const char PODS[] =
 	"{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":["
 	"{\"metadata\":{\"name\":\"web-1\",\"namespace\":\"default\",\"uid\":\"0a1b2c3d-0000-4000-8000-000000000001\"},"
@@ -179,50 +130,9 @@ static const char PODS[] =
 
 static void standin_start(struct standin *s, const char *faults)
 {
-	char port_file[PATH_MAX + 16], fixtures[PATH_MAX + 16], cert[PATH_MAX + 16], key[PATH_MAX + 16];
-
-	if (!certs_dir[0]) {
-		fixture_tmpdir(certs_dir, "kube-reflector-certs");
-		char *const argv[] = { PYTHON, STANDIN, "--make-certs", certs_dir, NULL };
-
-		if (run_wait(argv))
-			fail_msg("the stand-in could not make certificates with openssl");
-	}
-	memset(s, 0, sizeof(*s));
-	fixture_tmpdir(s->dir, "kube-reflector");
-	snprintf(s->log, sizeof(s->log), "%s/requests.jsonl", s->dir);
-	snprintf(s->faults, sizeof(s->faults), "%s/faults.json", s->dir);
-	snprintf(s->ca, sizeof(s->ca), "%s/ca.crt", certs_dir);
-	snprintf(port_file, sizeof(port_file), "%s/port", s->dir);
-	snprintf(fixtures, sizeof(fixtures), "%s/fixtures", s->dir);
-	snprintf(cert, sizeof(cert), "%s/server.crt", certs_dir);
-	snprintf(key, sizeof(key), "%s/server.key", certs_dir);
-	fixture_write(s->dir, "fixtures/pods.json", "%s", PODS);
-	fixture_write(s->dir, "faults.json", "%s", faults ? faults : "[]");
-	running = s;
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		execl(PYTHON, PYTHON, STANDIN, "--cert", cert, "--key", key, "--port-file", port_file, "--log",
-		      s->log, "--fixtures", fixtures, "--faults", s->faults, "--max-seconds", "120",
-		      "--bookmark-seconds", "0.3", "--log-time", (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 200 && !s->port; i++) {
-		FILE *f = fopen(port_file, "r");
-
-		if (f) {
-			if (fscanf(f, "%d", &s->port) != 1)
-				s->port = 0;
-			fclose(f);
-		}
-		if (!s->port)
-			usleep(50000);
-	}
-	if (!s->port)
-		fail_msg("the stand-in did not start");
-	snprintf(s->config.server, sizeof(s->config.server), "https://127.0.0.1:%d", s->port);
-	snprintf(s->config.ca_path, sizeof(s->config.ca_path), "%.4000s", s->ca);
+	standin_launch(s, &(struct standin_options){
+		.tag = "kube-reflector", .pods = PODS, .faults = faults,
+		.args = (const char *const[]){ "--bookmark-seconds", "0.3", "--log-time", NULL } });
 	assert_int_equal(kube_client_new(&s->client, &(struct kube_client_options){
 		.config = &s->config, .request_timeout_ns = 3 * S }), 0);
 }
@@ -243,51 +153,6 @@ static struct pods_meta_source *new_source(struct standin *s, const char *node, 
 static void standin_source(struct standin *s, int64_t progress_timeout_ns)
 {
 	s->source = new_source(s, NODE, progress_timeout_ns, -1, 0);
-}
-
-static void standin_stop(struct standin *s)
-{
-	if (s->source)
-		s->source->destroy(s->source);
-	s->source = NULL;
-	kube_client_free(s->client);
-	s->client = NULL;
-	if (s->pid > 0) {
-		kill(s->pid, SIGTERM);
-		waitpid(s->pid, NULL, 0);
-	}
-	s->pid = 0;
-	fixture_rm_rf(s->dir);
-	running = NULL;
-}
-
-static int teardown_standin(void **state)
-{
-	if (running)
-		standin_stop(running);
-	return 0;
-}
-
-static void standin_hook(struct standin *s, const char *what)
-{
-	char url[256];
-	pid_t pid;
-	int status;
-
-	snprintf(url, sizeof(url), "https://127.0.0.1:%d/standin/%s", s->port, what);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, 1);
-		execlp("curl", "curl", "-sS", "--fail", "--cacert", s->ca, "-X", "POST", "--data-binary", "", url,
-		       (char *)NULL);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail_msg("stand-in hook %s failed", what);
 }
 
 /* Pod lists (watches false) or watches (true) of node (NULL: any) that arrived at or after
@@ -330,29 +195,7 @@ static size_t count_node_requests(struct standin *s, const char *node, bool watc
 /* Pod lists (watches false) or watches (true) in the stand-in's log; the last one's query into last. */
 static size_t count_requests(struct standin *s, bool watches, char *last, size_t last_len)
 {
-	char line[1 << 16];
-	size_t n = 0;
-	FILE *f = fopen(s->log, "r");
-
-	while (f && fgets(line, sizeof(line), f)) {
-		struct json_object *entry = json_tokener_parse(line), *path, *query;
-		const char *q;
-
-		assert_non_null(entry);
-		assert_true(json_object_object_get_ex(entry, "path", &path));
-		assert_true(json_object_object_get_ex(entry, "query", &query));
-		q = json_object_get_string(query);
-		if (!strcmp(json_object_get_string(path), "/api/v1/pods") &&
-		    (strstr(q, "watch=true") != NULL) == watches) {
-			n++;
-			if (last)
-				snprintf(last, last_len, "%s", q);
-		}
-		json_object_put(entry);
-	}
-	if (f)
-		fclose(f);
-	return n;
+	return count_node_requests(s, NULL, watches, INT64_MIN, NULL, last, last_len);
 }
 
 static struct kube_pods_health health(struct standin *s)
@@ -410,7 +253,7 @@ static void test_restart_relists_once(void **state)
 		/* A watch cut within 1 s of its start is a failure (backoff), not a restart. */
 		usleep(1200000);
 		t0 = now_ns();
-		standin_hook(&s, "restart");
+		standin_hook(&s, "restart", NULL);
 		if (!WAIT_UNTIL(&s, (h = health(&s)).lists >= (uint64_t)restart + 1 && h.watching, 10000))
 			fail_msg("restart %d: not watching again after 10 s: %zu lists, %llu relists", restart,
 				 count_requests(&s, false, NULL, 0), (unsigned long long)h.relists);
@@ -468,7 +311,7 @@ static void test_restart_spread(void **state)
 		assert_true(WAIT_UNTIL(&s, (kube_pods_source_health(fleet[i], &h[i]), h[i].watching), 10000));
 	usleep(1200000);	/* a watch cut within 1 s of its start is a failure, not a restart */
 	t0 = now_ns();
-	standin_hook(&s, "restart");
+	standin_hook(&s, "restart", NULL);
 	/* Catch the source with the longest wait during it. */
 	for (int64_t end = now_ns() + 5 * S; !caught && now_ns() < end; usleep(10000))
 		for (int i = 0; i < FLEET && !caught; i++) {
@@ -533,7 +376,7 @@ static void test_resume_deferred(void **state)
 	assert_true(WAIT_UNTIL(&s, health(&s).watching, 10000));
 	usleep(1200000);	/* a watch cut within 1 s of its start is a failure, not a cut */
 	t0 = now_ns();
-	standin_hook(&s, "drop-watches");
+	standin_hook(&s, "drop-watches", NULL);
 	assert_true(WAIT_UNTIL(&s, health(&s).failures == 1, 10000));
 	h = health(&s);
 	assert_int_equal(h.last_status, 429);
@@ -646,7 +489,7 @@ static void test_blackholed_watch(void **state)
 	assert_true(WAIT_UNTIL(&s, (h = health(&s)).watching && h.bookmarks >= 2, 10000));
 	view = readyz_view(&h);
 	assert_true(metrics_kube_ready(&view, now_ns(), &why));
-	standin_hook(&s, "blackhole");
+	standin_hook(&s, "blackhole", NULL);
 	t = now_ns();
 	/* Cut within the bound (1.5 s, polled once a second by libcurl) and watched again. */
 	assert_true(WAIT_UNTIL(&s, (h = health(&s)).stalls >= 1 && h.watches >= 2, 6000));
@@ -659,7 +502,7 @@ static void test_blackholed_watch(void **state)
 	assert_non_null(why);
 	assert_non_null(strstr(why, "stale"));
 	assert_true(metrics_kube_stale_seconds(&view, now_ns()) > 1.5);
-	standin_hook(&s, "unblackhole");
+	standin_hook(&s, "unblackhole", NULL);
 	assert_true(WAIT_UNTIL(&s, (h = health(&s), view = readyz_view(&h),
 				    metrics_kube_ready(&view, now_ns(), &why)), 8000));
 	assert_true(metrics_kube_stale_seconds(&view, now_ns()) == 0);
@@ -685,7 +528,6 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	failed = cmocka_run_group_tests(tests, NULL, NULL);
-	if (certs_dir[0])
-		fixture_rm_rf(certs_dir);
+	standin_cleanup();
 	return failed;
 }

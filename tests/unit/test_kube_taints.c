@@ -15,6 +15,7 @@
 #include <sys/wait.h>
 
 #include "testutil.h"
+#include "standin.h"
 
 #include "config/config.h"
 #include "core/thresholds.h"
@@ -22,8 +23,6 @@
 #include "kube/kube_report.h"
 #include "pods/pods.h"
 
-#define STANDIN EVICTD_SRCDIR "/tests/cli/kube-standin.py"
-#define PYTHON "/usr/bin/python3"
 #define NODE "node-1"
 #define S(x) ((int64_t)(x) * 1000000000LL)
 #define MI(x) ((int64_t)(x) << 20)
@@ -51,105 +50,14 @@ static void test_pressure_taints_default_on(void **state)
 
 /* ---- the stand-in -------------------------------------------------------------------------- */
 
-struct standin {
-	char dir[PATH_MAX];
-	char log[PATH_MAX + 16];
-	char dump[PATH_MAX + 16];
-	char ca[PATH_MAX + 16];
-	pid_t pid;
-	int port;
-	struct kube_config config;
-	struct kube_client *client;
-};
-
-static char certs_dir[PATH_MAX];
 static const char *standin_faults;	/* a --faults file's rules for the next start, or NULL */
-static struct standin *running;	/* stopped by the teardown after a failed assertion */
-
-static const char *standin_missing(void)
-{
-	if (access(PYTHON, X_OK))
-		return "no " PYTHON;
-	if (access("/usr/bin/openssl", X_OK) && access("/bin/openssl", X_OK))
-		return "no openssl";
-	if (access("/usr/bin/curl", X_OK) && access("/bin/curl", X_OK))
-		return "no curl";
-	return NULL;
-}
-
-#define SKIP_WITHOUT_STANDIN()                                                    \
-	do {                                                                      \
-		const char *missing = standin_missing();                          \
-		if (missing) {                                                    \
-			print_message("# SKIP the API server stand-in: %s\n", missing); \
-			skip();                                                   \
-		}                                                                 \
-	} while (0)
-
-static int run_wait(char *const argv[])
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		execv(argv[0], argv);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-}
 
 static void standin_start_with(struct standin *s, const char *node_json, const char *daemonsets_json)
 {
-	char port_file[PATH_MAX + 16], fixtures[PATH_MAX + 16], cert[PATH_MAX + 16], key[PATH_MAX + 16];
-	char faults[PATH_MAX + 16];
-
-	if (!certs_dir[0]) {
-		fixture_tmpdir(certs_dir, "kube-taints-certs");
-		char *const argv[] = { PYTHON, STANDIN, "--make-certs", certs_dir, NULL };
-
-		if (run_wait(argv))
-			fail_msg("the stand-in could not make certificates with openssl");
-	}
-	memset(s, 0, sizeof(*s));
-	fixture_tmpdir(s->dir, "kube-taints");
-	snprintf(s->log, sizeof(s->log), "%s/requests.jsonl", s->dir);
-	snprintf(s->dump, sizeof(s->dump), "%s/state.json", s->dir);
-	snprintf(s->ca, sizeof(s->ca), "%s/ca.crt", certs_dir);
-	snprintf(port_file, sizeof(port_file), "%s/port", s->dir);
-	snprintf(fixtures, sizeof(fixtures), "%s/fixtures", s->dir);
-	snprintf(cert, sizeof(cert), "%s/server.crt", certs_dir);
-	snprintf(key, sizeof(key), "%s/server.key", certs_dir);
-	fixture_write(s->dir, "fixtures/pods.json", "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":[]}");
-	fixture_write(s->dir, "fixtures/node-" NODE ".json", "%s", node_json);
-	if (daemonsets_json)
-		fixture_write(s->dir, "fixtures/daemonsets.json", "%s", daemonsets_json);
-	fixture_write(s->dir, "faults.json", "%s", standin_faults ? standin_faults : "[]");
-	snprintf(faults, sizeof(faults), "%s/faults.json", s->dir);
-	running = s;
-	s->pid = fork();
-	assert_true(s->pid >= 0);
-	if (s->pid == 0) {
-		execl(PYTHON, PYTHON, STANDIN, "--cert", cert, "--key", key, "--port-file", port_file, "--log",
-		      s->log, "--fixtures", fixtures, "--state-dump", s->dump, "--max-seconds", "120",
-		      "--node-lifecycle-controller", "--faults", faults, (char *)NULL);
-		_exit(127);
-	}
-	for (int i = 0; i < 200 && !s->port; i++) {
-		FILE *f = fopen(port_file, "r");
-
-		if (f) {
-			if (fscanf(f, "%d", &s->port) != 1)
-				s->port = 0;
-			fclose(f);
-		}
-		if (!s->port)
-			usleep(50000);
-	}
-	if (!s->port)
-		fail_msg("the stand-in did not start");
-	snprintf(s->config.server, sizeof(s->config.server), "https://127.0.0.1:%d", s->port);
-	snprintf(s->config.ca_path, sizeof(s->config.ca_path), "%.4000s", s->ca);
+	standin_launch(s, &(struct standin_options){
+		.tag = "kube-taints", .pods = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":[]}",
+		.node = node_json, .daemonsets = daemonsets_json, .faults = standin_faults,
+		.args = (const char *const[]){ "--node-lifecycle-controller", NULL } });
 	assert_int_equal(kube_client_new(&s->client, &(struct kube_client_options){
 		.config = &s->config, .request_timeout_ns = S(3),
 		.backoff_initial_ns = 20000000, .backoff_max_ns = 100000000, .retry_for_ns = S(20) }), 0);
@@ -158,49 +66,6 @@ static void standin_start_with(struct standin *s, const char *node_json, const c
 static void standin_start(struct standin *s, const char *node_json)
 {
 	standin_start_with(s, node_json, NULL);
-}
-
-static void standin_stop(struct standin *s)
-{
-	kube_client_free(s->client);
-	s->client = NULL;
-	if (s->pid > 0) {
-		kill(s->pid, SIGTERM);
-		waitpid(s->pid, NULL, 0);
-	}
-	s->pid = 0;
-	fixture_rm_rf(s->dir);
-	running = NULL;
-}
-
-static int teardown_standin(void **state)
-{
-	if (running)
-		standin_stop(running);
-	return 0;
-}
-
-/* POST /standin/WHAT with body (curl). */
-static void standin_hook(struct standin *s, const char *what, const char *body)
-{
-	char url[256];
-	pid_t pid;
-	int status;
-
-	snprintf(url, sizeof(url), "https://127.0.0.1:%d/standin/%s", s->port, what);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		int null = open("/dev/null", O_WRONLY);
-
-		dup2(null, 1);
-		execlp("curl", "curl", "-sS", "--fail", "--cacert", s->ca, "-X", "POST", "--data-binary", body, url,
-		       (char *)NULL);
-		_exit(127);
-	}
-	waitpid(pid, &status, 0);
-	if (!WIFEXITED(status) || WEXITSTATUS(status))
-		fail_msg("stand-in hook %s failed", what);
 }
 
 /* The kubelet's node status update: its conditions (it never saw the pressure evictd acted on). */
@@ -212,36 +77,26 @@ static void kubelet_status(struct standin *s, const char *conditions)
 /* evictd's requests on the Node: method "GET" or "PATCH". */
 static size_t node_requests(struct standin *s, const char *method)
 {
-	char line[1 << 16];
+	struct json_object *requests = standin_requests(s);
 	size_t n = 0;
-	FILE *f = fopen(s->log, "r");
 
-	while (f && fgets(line, sizeof(line), f)) {
-		struct json_object *entry = json_tokener_parse(line), *m, *path;
+	for (size_t i = 0; i < json_object_array_length(requests); i++) {
+		struct json_object *entry = json_object_array_get_idx(requests, i), *m, *path;
 
-		assert_non_null(entry);
 		assert_true(json_object_object_get_ex(entry, "method", &m));
 		assert_true(json_object_object_get_ex(entry, "path", &path));
 		n += !strcmp(json_object_get_string(m), method) &&
 		     !strcmp(json_object_get_string(path), "/api/v1/nodes/" NODE);
-		json_object_put(entry);
 	}
-	if (f)
-		fclose(f);
+	json_object_put(requests);
 	return n;
 }
 
 /* The Node's taints as the stand-in holds them ("null" for none), and the controller's writes. */
 static void node_taints(struct standin *s, char *out, size_t len, int *controller_writes)
 {
-	struct json_object *doc = NULL, *nodes, *node, *spec, *taints = NULL, *writes;
+	struct json_object *doc = standin_state(s), *nodes, *node, *spec, *taints = NULL, *writes;
 
-	unlink(s->dump);
-	kill(s->pid, SIGUSR1);
-	for (int i = 0; i < 200 && access(s->dump, F_OK); i++)
-		usleep(20000);
-	doc = json_object_from_file(s->dump);
-	assert_non_null(doc);
 	assert_true(json_object_object_get_ex(doc, "nodes", &nodes));
 	assert_true(json_object_object_get_ex(nodes, NODE, &node));
 	if (json_object_object_get_ex(node, "spec", &spec))
@@ -390,15 +245,9 @@ static void test_controller_removes_standard_taint(void **state)
 /* The stand-in's state-dump counter. */
 static int dump_int(struct standin *s, const char *key)
 {
-	struct json_object *doc, *value;
+	struct json_object *doc = standin_state(s), *value;
 	int n;
 
-	unlink(s->dump);
-	kill(s->pid, SIGUSR1);
-	for (int i = 0; i < 200 && access(s->dump, F_OK); i++)
-		usleep(20000);
-	doc = json_object_from_file(s->dump);
-	assert_non_null(doc);
 	assert_true(json_object_object_get_ex(doc, key, &value));
 	n = json_object_get_int(value);
 	json_object_put(doc);
@@ -558,7 +407,6 @@ int main(void)
 
 	signal(SIGPIPE, SIG_IGN);
 	failed = cmocka_run_group_tests(tests, NULL, NULL);
-	if (certs_dir[0])
-		fixture_rm_rf(certs_dir);
+	standin_cleanup();
 	return failed;
 }

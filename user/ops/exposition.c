@@ -59,9 +59,32 @@ static void put_label(FILE *out, bool first, const char *name, const char *value
 	fprintf(out, "%s%s=\"%s\"", first ? "" : ",", name, escaped);
 }
 
-static void put_int(FILE *out, const char *name, long long value)
+/* A family of one sample without labels: HELP, TYPE and the sample. */
+static void put_int_family(FILE *out, const char *name, const char *type, const char *help, long long value)
 {
+	put_help(out, name, type, help);
 	fprintf(out, "%s %lld\n", name, value);
+}
+
+/* Runs of such families, as tables. */
+struct int_family {
+	const char *name, *type, *help;
+	long long value;
+};
+
+static void put_int_families(FILE *out, const struct int_family *families, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		put_int_family(out, families[i].name, families[i].type, families[i].help, families[i].value);
+}
+
+#define PUT_INT_FAMILIES(out, array) put_int_families(out, array, sizeof(array) / sizeof((array)[0]))
+
+/* A one-sample gauge in seconds with a fixed number of decimals. */
+static void put_seconds(FILE *out, const char *name, const char *help, int decimals, double value)
+{
+	put_help(out, name, "gauge", help);
+	fprintf(out, "%s %.*f\n", name, decimals, value);
 }
 
 /* The Prometheus base unit for bytes; counts carry what they count (node_exporter's
@@ -155,11 +178,12 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	put_label(out, false, "commit", commit);
 	fputs("} 1\n", out);
 
-	put_help(out, "evictd_start_time_seconds", "gauge", "When evictd started, Unix seconds.");
-	put_int(out, "evictd_start_time_seconds", start_unix_s);
-
-	put_help(out, "evictd_dry_run", "gauge", "1 when evictd decides and reports but kills nothing.");
-	put_int(out, "evictd_dry_run", snap->dry_run);
+	const struct int_family start[] = {
+		{ "evictd_start_time_seconds", "gauge", "When evictd started, Unix seconds.", start_unix_s },
+		{ "evictd_dry_run", "gauge", "1 when evictd decides and reports but kills nothing.",
+		  snap->dry_run },
+	};
+	PUT_INT_FAMILIES(out, start);
 
 	/* One family per unit, as node_exporter splits node_filesystem_avail_bytes from
 	 * node_filesystem_files_free (https://prometheus.io/docs/practices/naming/: "a single
@@ -183,9 +207,9 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 		fputs("evictd_memory_available_bytes{", out);
 		put_label(out, true, "formula", "refault-aware");
 		fprintf(out, "} %lld\n", (long long)snap->memory_available_refault_aware);
-		put_help(out, "evictd_file_cache_refaulting", "gauge",
-			 "1 while more than 1% of the file cache is read back in per second (workingset_refault_file).");
-		put_int(out, "evictd_file_cache_refaulting", snap->file_cache_refaulting);
+		put_int_family(out, "evictd_file_cache_refaulting", "gauge",
+			       "1 while more than 1% of the file cache is read back in per second (workingset_refault_file).",
+			       snap->file_cache_refaulting);
 	}
 
 	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_TASKS; u++)
@@ -233,29 +257,35 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	fprintf(out, "evictd_eviction_latency_seconds_count %llu\n", (unsigned long long)counters->latency_count);
 
 	if (snap->kernel_oom_kills_known) {
-		put_help(out, "evictd_kernel_oom_kills_total", "counter",
-			 "Kernel OOM-killer kills since boot (/proc/vmstat oom_kill).");
-		put_int(out, "evictd_kernel_oom_kills_total", (long long)snap->kernel_oom_kills);
+		put_int_family(out, "evictd_kernel_oom_kills_total", "counter",
+			       "Kernel OOM-killer kills since boot (/proc/vmstat oom_kill).",
+			       (long long)snap->kernel_oom_kills);
 	}
 
-	put_help(out, "evictd_bpf_enabled", "gauge",
-		 "1 when the BPF programs are loaded; 0 when evictd runs on polling and PSI alone.");
-	put_int(out, "evictd_bpf_enabled", snap->bpf_enabled);
-	put_help(out, "evictd_bpf_programs_attached", "gauge", "BPF programs attached to tracepoints.");
-	put_int(out, "evictd_bpf_programs_attached", snap->bpf_programs_attached);
+	const struct int_family bpf[] = {
+		{ "evictd_bpf_enabled", "gauge",
+		  "1 when the BPF programs are loaded; 0 when evictd runs on polling and PSI alone.",
+		  snap->bpf_enabled },
+		{ "evictd_bpf_programs_attached", "gauge", "BPF programs attached to tracepoints.",
+		  snap->bpf_programs_attached },
+	};
+	PUT_INT_FAMILIES(out, bpf);
 	if (snap->bpf_counters_known) {
 		put_counts(out, "evictd_bpf_events_total", "event",
 			   "Kernel events the BPF programs counted (the node_stats map), by event.",
 			   snap->bpf_events, snap->n_bpf_events);
-		put_help(out, "evictd_bpf_wakeups_sent_total", "counter",
-			 "Wake-up records the BPF programs submitted to the ring buffer.");
-		put_int(out, "evictd_bpf_wakeups_sent_total", (long long)snap->bpf_wakeups_sent);
-		put_help(out, "evictd_bpf_wakeups_dropped_total", "counter",
-			 "Wake-up records lost because the ring buffer was full.");
-		put_int(out, "evictd_bpf_wakeups_dropped_total", (long long)snap->bpf_wakeups_dropped);
-		put_help(out, "evictd_bpf_wakeups_rate_limited_total", "counter",
-			 "Step crossings not sent: inside the wake-up group's minimum interval.");
-		put_int(out, "evictd_bpf_wakeups_rate_limited_total", (long long)snap->bpf_wakeups_rate_limited);
+		const struct int_family wakeups[] = {
+			{ "evictd_bpf_wakeups_sent_total", "counter",
+			  "Wake-up records the BPF programs submitted to the ring buffer.",
+			  snap->bpf_wakeups_sent },
+			{ "evictd_bpf_wakeups_dropped_total", "counter",
+			  "Wake-up records lost because the ring buffer was full.",
+			  snap->bpf_wakeups_dropped },
+			{ "evictd_bpf_wakeups_rate_limited_total", "counter",
+			  "Step crossings not sent: inside the wake-up group's minimum interval.",
+			  snap->bpf_wakeups_rate_limited },
+		};
+		PUT_INT_FAMILIES(out, wakeups);
 		put_counts(out, "evictd_bpf_wakeups_received_total", "type",
 			   "Wake-up records the daemon read from the ring buffer, by type.",
 			   snap->bpf_wakeups_received, snap->n_bpf_wakeups_received);
@@ -264,48 +294,55 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	/* Only evictd_ names: the kubelet's kubelet_graceful_shutdown_* are the kubelet's own
 	 * series, and on a node where both run they would collide in one scrape target's
 	 * namespace and mislead alerts about which agent shut the node down. */
-	put_help(out, "evictd_graceful_shutdown_start_time_seconds", "gauge",
-		 "Last graceful shutdown start time since unix epoch in seconds");
-	put_int(out, "evictd_graceful_shutdown_start_time_seconds", counters->shutdown_start_unix_s);
-	put_help(out, "evictd_graceful_shutdown_end_time_seconds", "gauge",
-		 "Last graceful shutdown end time since unix epoch in seconds");
-	put_int(out, "evictd_graceful_shutdown_end_time_seconds", counters->shutdown_end_unix_s);
+	const struct int_family shutdown[] = {
+		{ "evictd_graceful_shutdown_start_time_seconds", "gauge",
+		  "Last graceful shutdown start time since unix epoch in seconds",
+		  counters->shutdown_start_unix_s },
+		{ "evictd_graceful_shutdown_end_time_seconds", "gauge",
+		  "Last graceful shutdown end time since unix epoch in seconds",
+		  counters->shutdown_end_unix_s },
+	};
+	PUT_INT_FAMILIES(out, shutdown);
 
-	put_help(out, "evictd_loop_iteration_max_seconds", "gauge",
-		 "The longest event-loop iteration (one batch of events handled) in the last minute.");
-	fprintf(out, "evictd_loop_iteration_max_seconds %.6f\n",
-		(double)snap->loop_iteration_window_max_ns / 1e9);
-	put_help(out, "evictd_loop_iteration_max_since_start_seconds", "gauge",
-		 "The longest event-loop iteration since start.");
-	fprintf(out, "evictd_loop_iteration_max_since_start_seconds %.6f\n",
-		(double)snap->loop_iteration_max_ns / 1e9);
-	put_help(out, "evictd_loop_iteration_last_seconds", "gauge", "The last event-loop iteration.");
-	fprintf(out, "evictd_loop_iteration_last_seconds %.6f\n", (double)snap->loop_iteration_last_ns / 1e9);
-	put_help(out, "evictd_actions_in_flight", "gauge",
-		 "Kills under way (SIGTERM grace or waiting for the cgroup to empty).");
-	put_int(out, "evictd_actions_in_flight", (long long)snap->actions_in_flight);
-	put_help(out, "evictd_evictions_refused_stale_total", "counter",
-		 "Kills refused because the cgroup at the victim's path was no longer the one ranked.");
-	put_int(out, "evictd_evictions_refused_stale_total", (long long)snap->evictions_refused_stale);
-	put_help(out, "evictd_evictions_unreturned_total", "counter",
-		 "Completed kills that did not give back the memory they held (tmpfs, shared memory).");
-	put_int(out, "evictd_evictions_unreturned_total", (long long)snap->evictions_unreturned);
-	put_help(out, "evictd_escaped_processes_total", "counter",
-		 "Processes that left a victim's cgroup before it emptied; killed through their pidfds.");
-	put_int(out, "evictd_escaped_processes_total", (long long)snap->escaped_processes);
-	put_help(out, "evictd_pods_memory_usage_estimated", "gauge",
-		 "Pods whose memory.current cannot be read (no memory controller): usage estimated from their processes.");
-	put_int(out, "evictd_pods_memory_usage_estimated", (long long)snap->pods_memory_estimated);
-	put_help(out, "evictd_pods_refused_total", "counter",
-		 "Pods of a pod list or watch event refused alone (malformed, or claiming another pod's cgroup).");
-	put_int(out, "evictd_pods_refused_total", (long long)snap->pods_refused);
+	put_seconds(out, "evictd_loop_iteration_max_seconds",
+		    "The longest event-loop iteration (one batch of events handled) in the last minute.", 6,
+		    (double)snap->loop_iteration_window_max_ns / 1e9);
+	put_seconds(out, "evictd_loop_iteration_max_since_start_seconds",
+		    "The longest event-loop iteration since start.", 6,
+		    (double)snap->loop_iteration_max_ns / 1e9);
+	put_seconds(out, "evictd_loop_iteration_last_seconds", "The last event-loop iteration.", 6,
+		    (double)snap->loop_iteration_last_ns / 1e9);
+	const struct int_family kills[] = {
+		{ "evictd_actions_in_flight", "gauge",
+		  "Kills under way (SIGTERM grace or waiting for the cgroup to empty).",
+		  snap->actions_in_flight },
+		{ "evictd_evictions_refused_stale_total", "counter",
+		  "Kills refused because the cgroup at the victim's path was no longer the one ranked.",
+		  snap->evictions_refused_stale },
+		{ "evictd_evictions_unreturned_total", "counter",
+		  "Completed kills that did not give back the memory they held (tmpfs, shared memory).",
+		  snap->evictions_unreturned },
+		{ "evictd_escaped_processes_total", "counter",
+		  "Processes that left a victim's cgroup before it emptied; killed through their pidfds.",
+		  snap->escaped_processes },
+	};
+	PUT_INT_FAMILIES(out, kills);
+	const struct int_family pods_seen[] = {
+		{ "evictd_pods_memory_usage_estimated", "gauge",
+		  "Pods whose memory.current cannot be read (no memory controller): usage estimated from their processes.",
+		  snap->pods_memory_estimated },
+		{ "evictd_pods_refused_total", "counter",
+		  "Pods of a pod list or watch event refused alone (malformed, or claiming another pod's cgroup).",
+		  snap->pods_refused },
+	};
+	PUT_INT_FAMILIES(out, pods_seen);
 	if (counters->can_evict.known) {
 		const struct metrics_can_evict *ce = &counters->can_evict;
 
-		put_help(out, "evictd_can_evict", "gauge",
-			 "1 when evictd is able to kill pods on this node, 0 when it cannot (cgroup v1, "
-			 "cgroup.kill not writable, missing capabilities): see evictd_cannot_evict_reason.");
-		put_int(out, "evictd_can_evict", ce->can_evict);
+		put_int_family(out, "evictd_can_evict", "gauge",
+			       "1 when evictd is able to kill pods on this node, 0 when it cannot (cgroup v1, "
+			       "cgroup.kill not writable, missing capabilities): see evictd_cannot_evict_reason.",
+			       ce->can_evict);
 		put_help(out, "evictd_cannot_evict_reason", "gauge",
 			 "1 for each reason evictd cannot evict (evictctl status has the text).");
 		for (size_t i = 0; i < ce->n_reasons; i++) {
@@ -328,40 +365,41 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	if (counters->kube.enabled) {
 		const struct metrics_kube *kube = &counters->kube;
 
-		put_help(out, "evictd_kube_ready", "gauge",
-			 "1 when pod metadata is listed and watched (/readyz): not on a 403 or a lost watch.");
-		put_int(out, "evictd_kube_ready", metrics_kube_ready(kube, clock_monotonic_ns(), NULL));
-		put_help(out, "evictd_kube_pods_stale_seconds", "gauge",
-			 "Age of the pod metadata once no list, watch event or bookmark came within the "
-			 "progress bound (90 s); 0 while it is fresh.");
-		fprintf(out, "evictd_kube_pods_stale_seconds %.3f\n",
-			metrics_kube_stale_seconds(kube, clock_monotonic_ns()));
-		put_help(out, "evictd_kube_pods_listed", "gauge", "1 once the node's pods were listed.");
-		put_int(out, "evictd_kube_pods_listed", kube->listed);
-		put_help(out, "evictd_kube_pods_watch_open", "gauge", "1 while a pod watch stream is open.");
-		put_int(out, "evictd_kube_pods_watch_open", kube->watching);
-		put_help(out, "evictd_kube_api_forbidden", "gauge",
-			 "1 while the API server answers the pod list or watch with 403 Forbidden (RBAC).");
-		put_int(out, "evictd_kube_api_forbidden", kube->failing && kube->last_status == 403);
-		put_help(out, "evictd_kube_pods_lists_total", "counter", "Pod lists completed (relists included).");
-		put_int(out, "evictd_kube_pods_lists_total", (long long)kube->lists);
-		put_help(out, "evictd_kube_pods_relists_total", "counter", "Pod lists after a watch's 410 Gone.");
-		put_int(out, "evictd_kube_pods_relists_total", (long long)kube->relists);
-		put_help(out, "evictd_kube_pods_watches_total", "counter", "Pod watch streams opened.");
-		put_int(out, "evictd_kube_pods_watches_total", (long long)kube->watches);
-		put_help(out, "evictd_kube_pods_watch_events_total", "counter",
-			 "Pod watch events applied (ADDED, MODIFIED, DELETED).");
-		put_int(out, "evictd_kube_pods_watch_events_total", (long long)kube->watch_events);
-		put_help(out, "evictd_kube_pods_watch_bookmarks_total", "counter", "Pod watch bookmarks.");
-		put_int(out, "evictd_kube_pods_watch_bookmarks_total", (long long)kube->bookmarks);
-		put_help(out, "evictd_kube_pods_failures_total", "counter", "Pod list or watch attempts that failed.");
-		put_int(out, "evictd_kube_pods_failures_total", (long long)kube->failures);
-		put_help(out, "evictd_kube_pressure_taint_lifted_total", "counter",
-			 "Times evictd lifted its pressure taints so that a DaemonSet's pod could land.");
-		put_int(out, "evictd_kube_pressure_taint_lifted_total", (long long)kube->taint_lifts);
+		put_int_family(out, "evictd_kube_ready", "gauge",
+			       "1 when pod metadata is listed and watched (/readyz): not on a 403 or a lost watch.",
+			       metrics_kube_ready(kube, clock_monotonic_ns(), NULL));
+		put_seconds(out, "evictd_kube_pods_stale_seconds",
+			    "Age of the pod metadata once no list, watch event or bookmark came within the "
+			    "progress bound (90 s); 0 while it is fresh.",
+			    3, metrics_kube_stale_seconds(kube, clock_monotonic_ns()));
+		const struct int_family pods[] = {
+			{ "evictd_kube_pods_listed", "gauge", "1 once the node's pods were listed.",
+			  kube->listed },
+			{ "evictd_kube_pods_watch_open", "gauge", "1 while a pod watch stream is open.",
+			  kube->watching },
+			{ "evictd_kube_api_forbidden", "gauge",
+			  "1 while the API server answers the pod list or watch with 403 Forbidden (RBAC).",
+			  kube->failing && kube->last_status == 403 },
+			{ "evictd_kube_pods_lists_total", "counter",
+			  "Pod lists completed (relists included).", kube->lists },
+			{ "evictd_kube_pods_relists_total", "counter", "Pod lists after a watch's 410 Gone.",
+			  kube->relists },
+			{ "evictd_kube_pods_watches_total", "counter", "Pod watch streams opened.",
+			  kube->watches },
+			{ "evictd_kube_pods_watch_events_total", "counter",
+			  "Pod watch events applied (ADDED, MODIFIED, DELETED).", kube->watch_events },
+			{ "evictd_kube_pods_watch_bookmarks_total", "counter", "Pod watch bookmarks.",
+			  kube->bookmarks },
+			{ "evictd_kube_pods_failures_total", "counter",
+			  "Pod list or watch attempts that failed.", kube->failures },
+			{ "evictd_kube_pressure_taint_lifted_total", "counter",
+			  "Times evictd lifted its pressure taints so that a DaemonSet's pod could land.",
+			  kube->taint_lifts },
+		};
+		PUT_INT_FAMILIES(out, pods);
 	}
-	put_help(out, "evictd_evaluations_total", "counter", "Threshold evaluations since start.");
-	put_int(out, "evictd_evaluations_total", (long long)snap->evaluations);
+	put_int_family(out, "evictd_evaluations_total", "counter",
+		       "Threshold evaluations since start.", (long long)snap->evaluations);
 	put_help(out, "evictd_last_evaluation_timestamp_seconds", "gauge",
 		 "When the thresholds were last evaluated, Unix seconds; 0 before the first.");
 	fprintf(out, "evictd_last_evaluation_timestamp_seconds %lld.%03lld\n",

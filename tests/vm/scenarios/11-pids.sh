@@ -88,7 +88,7 @@ bomb() {
     [ "$MR_GONE" = 1 ] || b_why="$b_why; the bomb pod still runs after 60 s ($(kp_procs $b_n) processes)"
     [ "$b_rc" = 137 ] || b_why="$b_why; forkbomb exit $b_rc (want 137)"
     case $b_ev in
-        *" evicted vmtest/$b_n "*" for pid.available: cgroup.kill"*) ;;
+        *" evicted vmtest/$b_n "*" for pid.available<"*"; cgroup.kill, "*) ;;
         *) b_why="$b_why; evicted line: '$b_ev'" ;;
     esac
     case $b_dec in

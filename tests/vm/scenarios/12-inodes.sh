@@ -76,7 +76,7 @@ vm_info "A: filler gone after $(fcalc "$MR_T_GONE - $t0") s (exit $rc; mkfiles: 
     "inodes free now $(ffree) of $FILES"
 echo "$lines" | grep -E 'decision:|reclaim|evicted|gc-dead-pods' | sed 's/^[^ ]* //' | while IFS= read -r l; do vm_info "A log: $l"; done
 case $ev in
-    *" evicted vmtest/filler "*" for nodefs.inodesFree: cgroup.kill"*)
+    *" evicted vmtest/filler "*" for nodefs.inodesFree<"*"; cgroup.kill, "*)
         if [ "$MR_GONE" = 1 ] && [ "$rc" = 137 ]; then
             vm_pass inodes-filler-evicted
         else

@@ -133,7 +133,7 @@ long() { # long NAME POD_GRACE: expect SIGTERM GRACE s after the crossing, cgrou
     fi
     l_ev=$(echo "$l_lines" | grep ' evicted ')
     case $l_ev in
-        *" evicted vmtest/$l_n "*" for memory.available: SIGTERM then cgroup.kill"*)
+        *" evicted vmtest/$l_n "*" for memory.available<"*"; SIGTERM then cgroup.kill, "*)
             if [ "$MR_GONE" = 1 ] && echo "$l_lines" | grep -q "decision: soft memory.available=.*victim=vmtest/$l_n "; then
                 vm_pass soft-$l_n-evicted
             else
