@@ -58,7 +58,7 @@ kernel612_source() {
 	[ "$(id -u)" = 0 ] || { echo "install-deps: add bookworm-backports to apt (as root) for the 6.12 guest kernel" >&2; return 1; }
 	echo "install-deps: adding $backports_file for the 6.12 guest kernel" >&2
 	printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$backports_file"
-	apt-get update -qq
+	apt-get -o DPkg::Lock::Timeout=900 update -qq
 }
 
 check_only=0
