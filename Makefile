@@ -218,9 +218,12 @@ test: deps $(BUILD)/evictd $(BUILD)/evictd-san $(BUILD)/evictctl $(TEST_PROGS) u
 	@tools/install-deps.sh vm
 	@tests/run-all.sh $(TESTS)
 
-vmtest: deps $(BUILD)/evictd $(DEB)
+# The guest kernel: make vmtest KERNEL=6.12 (the newest linux-image-6.12*-amd64-unsigned) or
+# KERNEL=linux-image-...; empty = Debian's default (6.1). make test runs both (tests/run-all.sh vm).
+KERNEL ?=
+vmtest: deps $(BUILD)/evictd $(DEB) bpftest
 	@tools/install-deps.sh vm
-	@tests/vm/run.sh
+	@tests/vm/run.sh $(if $(KERNEL),--kernel $(KERNEL))
 
 bench: deps $(BUILD)/evictd $(BUILD)/evictctl
 	@tools/install-deps.sh vm bench

@@ -142,11 +142,23 @@ for suite in "${suites[@]}"; do
 			run_one "cli-$(basename "$script" .sh)" bash "$script"
 		done ;;
 	vm)
-		# The harness prints "PASS name (Ns)" / "FAIL name: reason" per scenario.
-		out="$log_dir/vm.log"
-		bash tests/vm/run.sh >"$out" 2>&1
-		rc=$?
+		# The harness prints "PASS name (Ns)" / "FAIL name: reason" per scenario. The whole
+		# guest suite on Debian's default kernel (6.1), then on the second kernel (6.12, MGLRU
+		# on) the data plane, memory, preemption, refault (MGLRU off and on) and one shutdown
+		# scenario: VM_KERNEL2 / VM_KERNEL2_SCENARIOS ("" for VM_KERNEL2 skips it).
+		vm_kernel2=${VM_KERNEL2-6.12}
+		vm_kernel2_scenarios=${VM_KERNEL2_SCENARIOS:-05-bpf-dataplane 10-memory 14-preempt 18-refault systemd/10-shutdown}
 		n=0
+		for vm_run in default ${vm_kernel2:+"$vm_kernel2"}; do
+		if [ "$vm_run" = default ]; then
+			out="$log_dir/vm.log"
+			bash tests/vm/run.sh >"$out" 2>&1
+		else
+			out="$log_dir/vm-$vm_run.log"
+			# shellcheck disable=SC2086
+			bash tests/vm/run.sh --kernel "$vm_run" $vm_kernel2_scenarios >"$out" 2>&1
+		fi
+		rc=$?
 		while IFS= read -r line; do
 			case "$line" in
 			"PASS "*) n=$((n + 1)); echo "ok $n - vm ${line#PASS }"; tally behaviour pass ;;
@@ -156,11 +168,12 @@ for suite in "${suites[@]}"; do
 		done <"$out"
 		if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
 			tail -40 "$out"
-			echo "not ok - vm harness exited $rc (log $out)"
-			tally behaviour fail; failures+=("vm: harness exit $rc")
+			echo "not ok - vm harness ($vm_run kernel) exited $rc (log $out)"
+			tally behaviour fail; failures+=("vm: harness exit $rc ($vm_run kernel)")
 		elif grep -q '^FAIL ' "$out"; then
 			grep -v '^PASS ' "$out" | tail -80 | sed 's/^/#   /'
-		fi ;;
+		fi
+		done ;;
 	*) echo "run-all: unknown suite $suite" >&2; exit 2 ;;
 	esac
 done

@@ -44,15 +44,33 @@ npm_deps() {
 	npm ci --prefix "$admission_dir" --no-audit --no-fund --loglevel=error >/dev/null
 }
 
+# The guest suite's second kernel (tools/vm/fetch-kernel.sh --kernel 6.12): Debian 12 serves
+# linux-image-6.12*-amd64-unsigned from bookworm-security and bookworm-backports. When no apt
+# source has it, add backports (deb822, next to the machine's own debian.sources).
+backports_file=/etc/apt/sources.list.d/evictd-bookworm-backports.sources
+kernel612_source() {
+	apt-cache search --names-only '^linux-image-6\.12\.[0-9]+[^-]*-amd64-unsigned$' 2>/dev/null | grep -q . && return 0
+	grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+	if [ "$check_only" = 1 ]; then
+		echo "install-deps: no apt source serves linux-image-6.12*-amd64-unsigned (bookworm-backports)" >&2
+		return 1
+	fi
+	[ "$(id -u)" = 0 ] || { echo "install-deps: add bookworm-backports to apt (as root) for the 6.12 guest kernel" >&2; return 1; }
+	echo "install-deps: adding $backports_file for the 6.12 guest kernel" >&2
+	printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$backports_file"
+	apt-get -o DPkg::Lock::Timeout=900 update -qq
+}
+
 check_only=0
 want=()
+want_kernel612=0
 want_npm=0
 for arg in "$@"; do
 	case "$arg" in
 	--check) check_only=1 ;;
 	build) want+=("${build_pkgs[@]}") ;;
 	test) want+=("${build_pkgs[@]}" "${test_pkgs[@]}"); want_npm=1 ;;
-	vm) want+=("${vm_pkgs[@]}") ;;
+	vm) want+=("${vm_pkgs[@]}"); want_kernel612=1 ;;
 	bench) want+=("${bench_pkgs[@]}") ;;
 	image) want+=("${image_pkgs[@]}") ;;
 	-h|--help) sed -n '2,4p' "$0"; exit 0 ;;
@@ -65,10 +83,13 @@ missing=()
 for pkg in "${want[@]}"; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
-npm_rc=0
+extra_rc=0
+if [ "$want_kernel612" = 1 ]; then
+	kernel612_source || extra_rc=1
+fi
 if [ ${#missing[@]} -eq 0 ]; then
-	[ "$want_npm" = 1 ] && { npm_deps || npm_rc=1; }
-	exit $npm_rc
+	[ "$want_npm" = 1 ] && { npm_deps || extra_rc=1; }
+	exit $extra_rc
 fi
 
 if [ "$check_only" = 1 ]; then

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# run-in-guest.sh - run the BPF data-plane tests on Debian's kernel (6.1) under QEMU, with
+# run-in-guest.sh - run the BPF data-plane tests on Debian's kernel (6.1; $EVICTD_VM_KERNEL=6.12
+# or a linux-image-* package picks another, tools/vm/fetch-kernel.sh) under QEMU, with
 # an ext4 disk for the page-cache and inode tests and the xfs module loaded (module BTF).
 # Usage: tests/bpf/run-in-guest.sh [TEST_BINARY]   (default build/tests-bpf/test_bpf_dataplane)
 # Needs root and the harness in tools/vm (fetch-kernel.sh caches the kernel). Prints the

@@ -9,7 +9,7 @@ TOOLS=$ROOT/tools/vm
 
 usage() {
     cat <<EOF
-Usage: $PROG [--list] [--kind busybox|systemd] [FILTER...]
+Usage: $PROG [--list] [--kind busybox|systemd] [--kernel SPEC] [FILTER...]
 
 Runs every tests/vm/scenarios/*.sh (busybox guests) and every
 tests/vm/systemd-scenarios/*.sh (systemd guests, named systemd/NAME), or only
@@ -22,6 +22,13 @@ A scenario PASSes only when the guest powered off before the timeout, every
 Output: 'PASS name (secs)' or 'FAIL name: reason' per scenario (with the last
 60 lines of the serial log on failure), then 'N passed, N failed'; the exit
 status is non-zero when anything failed.
+
+--kernel SPEC boots another kernel than Debian's default (6.1): a version line
+(6.12: the newest linux-image-6.12*-amd64-unsigned apt knows) or a linux-image-*
+package name (tools/vm/fetch-kernel.sh --help); default: \$EVICTD_VM_KERNEL, else
+the default kernel.  Every tool of the run (initramfs modules, systemd overlay,
+qemu) uses that kernel; names are reported as NAME@SPEC and the logs go to
+\$EVICTD_VM_OUT/SPEC/.
 
 Scenario header (comment lines at the top of the script, before any other line):
   # vm-expect: M1 M2 ...     markers that must be PASSed (repeatable; required)
@@ -47,6 +54,7 @@ Environment:
   EVICTD_VM_OUT    where images and serial logs go (default: build/vm/)
   EVICTD_VM_CACHE  kernel / systemd root cache (default: /var/cache/evictd-vm)
   EVICTD_VM_KEEP   1 = keep the initramfs of passing scenarios too
+  EVICTD_VM_KERNEL the kernel SPEC when --kernel is not given (make vmtest KERNEL=6.12)
 EOF
 }
 
@@ -54,21 +62,27 @@ die() { echo "$PROG: error: $*" >&2; exit 2; }
 
 LIST=0
 KIND=""
+KSPEC=${EVICTD_VM_KERNEL:-}
 FILTERS=()
 while [ $# -gt 0 ]; do
     case $1 in
         --list) LIST=1; shift ;;
         --kind) [ $# -ge 2 ] || die "--kind needs busybox or systemd"; KIND=$2; shift 2 ;;
+        --kernel) [ $# -ge 2 ] || die "--kernel needs a SPEC (6.12, linux-image-...)"; KSPEC=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         -*) die "unknown option '$1' (see --help)" ;;
         *) FILTERS+=("$1"); shift ;;
     esac
 done
 case $KIND in ""|busybox|systemd) ;; *) die "--kind must be busybox or systemd" ;; esac
+[ "$KSPEC" != default ] || KSPEC=""
+# fetch-kernel.sh (called by every tool below) reads the spec from the environment.
+export EVICTD_VM_KERNEL=$KSPEC
+SUFFIX=${KSPEC:+@$KSPEC}
 
 abs() { case $1 in /*) echo "$1" ;; *) echo "$ROOT/$1" ;; esac; }
 BIN_DIR=$(abs "${EVICTD_BIN_DIR:-build}")
-OUT=$(abs "${EVICTD_VM_OUT:-build/vm}")
+OUT=$(abs "${EVICTD_VM_OUT:-build/vm}")${KSPEC:+/$KSPEC}
 PROGS_DIR=$ROOT/build/vm-progs
 
 # ---- scenario list -----------------------------------------------------------
@@ -122,9 +136,9 @@ log_value() { { grep -oE "$2[0-9.]+" "$1" || true; } | head -n1 | sed 's/.*=//';
 
 NPASS=0
 NFAIL=0
-pass() { echo "PASS $1 ($2s)"; NPASS=$((NPASS + 1)); }
+pass() { echo "PASS $1$SUFFIX ($2s)"; NPASS=$((NPASS + 1)); }
 fail() {
-    local name=$1 reason=$2 log=${3:-}
+    local name=$1$SUFFIX reason=$2 log=${3:-}
     echo "FAIL $name: $reason"
     if [ -n "$log" ] && [ -s "$log" ]; then
         echo "---- last 60 lines of $log ----"
@@ -148,7 +162,7 @@ if [ -n "$setup_err" ]; then
     echo "$NPASS passed, $NFAIL failed"
     exit 1
 fi
-echo "kernel: $KERNEL"
+echo "kernel: $KERNEL${KSPEC:+ (--kernel $KSPEC)}"
 
 # ---- one scenario ----------------------------------------------------------------
 run_one() {

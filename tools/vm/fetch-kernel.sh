@@ -1,27 +1,39 @@
 #!/usr/bin/env bash
 # fetch-kernel.sh - get a Debian kernel for the evictd VM test harness.
 #
-# Downloads (apt-get download, never installs) the real kernel package that
-# Debian's `linux-image-amd64` metapackage depends on, extracts vmlinuz and the
-# modules tree into a cache directory, runs depmod on it, and prints the path of
-# the vmlinuz on stdout.  Also makes sure the host tools the harness needs
-# (qemu-system-x86, busybox-static, kmod, cpio) are installed.
+# Downloads (apt-get download, never installs) a real kernel package -- by default
+# the one Debian's `linux-image-amd64` metapackage depends on, or the one named by
+# --kernel / $EVICTD_VM_KERNEL (a version line such as 6.12, or a package name) --
+# extracts vmlinuz and the modules tree into a cache directory (kernels side by
+# side), runs depmod on it, and prints the path of the vmlinuz on stdout.  Also
+# makes sure the host tools the harness needs (qemu-system-x86, busybox-static,
+# kmod, cpio) are installed.
 set -euo pipefail
 
 PROG=${0##*/}
 CACHE=${EVICTD_VM_CACHE:-/var/cache/evictd-vm}
 REFRESH=0
+KSPEC=${EVICTD_VM_KERNEL:-}
 PRINT=vmlinuz
 NO_DEPS=0
 
 usage() {
     cat <<EOF
-Usage: $PROG [--cache DIR] [--refresh] [--print vmlinuz|kdir|kver|config] [--no-host-deps]
+Usage: $PROG [--kernel SPEC | --package PKG] [--cache DIR] [--refresh]
+       [--print vmlinuz|kdir|kver|config] [--no-host-deps]
 
-Fetch Debian's linux-image-amd64 kernel (the linux-image-6.x-amd64 package it
-depends on) with 'apt-get download', extract it into the cache and print the
-path of its vmlinuz.
+Fetch a Debian kernel package with 'apt-get download', extract it into the cache
+and print the path of its vmlinuz.
 
+  --kernel SPEC    which kernel (default: \$EVICTD_VM_KERNEL, else 'default'):
+                     default          the package linux-image-amd64 depends on (6.1
+                                      on Debian 12)
+                     MAJOR.MINOR      e.g. 6.12: the newest linux-image-MAJOR.MINOR*-amd64-unsigned
+                                      apt knows (bookworm-security/-backports serve 6.12;
+                                      tools/install-deps.sh vm adds backports when no
+                                      source has it)
+                     linux-image-*    that package
+  --package PKG    the same as --kernel PKG
   --cache DIR      cache directory (default: \${EVICTD_VM_CACHE:-/var/cache/evictd-vm},
                    now: $CACHE)
   --refresh        re-resolve the metapackage even if a kernel is already cached
@@ -31,8 +43,10 @@ path of its vmlinuz.
   --no-host-deps   do not check/install qemu-system-x86, busybox-static, kmod, cpio
   -h, --help       this help
 
-The cache layout is CACHE/kernel/KVER/{boot,lib/modules/KVER,...} with
-CACHE/kernel/current -> KVER.  A cached kernel is reused without touching apt.
+The cache layout is CACHE/kernel/KVER/{boot,lib/modules/KVER,...}, one directory
+per kernel, with CACHE/kernel/current -> the default kernel's KVER and
+CACHE/kernel/by-spec/SPEC -> ../KVER for the others.  A cached kernel is reused
+without touching apt.
 EOF
 }
 
@@ -43,6 +57,7 @@ while [ $# -gt 0 ]; do
     case $1 in
         --cache) [ $# -ge 2 ] || die "--cache needs a directory"; CACHE=$2; shift 2 ;;
         --refresh) REFRESH=1; shift ;;
+        --kernel|--package) [ $# -ge 2 ] || die "$1 needs an argument"; KSPEC=$2; shift 2 ;;
         --print) [ $# -ge 2 ] || die "--print needs an argument"; PRINT=$2; shift 2 ;;
         --no-host-deps) NO_DEPS=1; shift ;;
         -h|--help) usage; exit 0 ;;
@@ -50,6 +65,12 @@ while [ $# -gt 0 ]; do
     esac
 done
 case $PRINT in vmlinuz|kdir|kver|config) ;; *) die "--print: unknown value '$PRINT'" ;; esac
+case $KSPEC in
+    ""|default|linux-image-amd64) KSPEC=default ;;
+    [0-9]*.[0-9]*) [[ $KSPEC =~ ^[0-9]+\.[0-9]+$ ]] || die "--kernel '$KSPEC': expected MAJOR.MINOR (e.g. 6.12)" ;;
+    linux-image-*) [[ $KSPEC =~ ^linux-image-[a-z0-9.+~-]+$ ]] || die "--kernel '$KSPEC': not a package name" ;;
+    *) die "--kernel '$KSPEC': expected default, MAJOR.MINOR or a linux-image-* package name" ;;
+esac
 
 APT_UPDATED=0
 apt_update_once() {
@@ -93,9 +114,16 @@ print_result() {
     esac
 }
 
+# The cache link of a kernel spec: current for the default (what other tools read),
+# by-spec/SPEC for the others.
+spec_link() {
+    if [ "$KSPEC" = default ]; then echo "$CACHE/kernel/current"; else echo "$CACHE/kernel/by-spec/$KSPEC"; fi
+}
+LINK=$(spec_link)
+
 # Fast path: a complete cached kernel.
-if [ "$REFRESH" = 0 ] && [ -L "$CACHE/kernel/current" ]; then
-    kver=$(readlink "$CACHE/kernel/current")
+if [ "$REFRESH" = 0 ] && [ -L "$LINK" ]; then
+    kver=$(basename "$(readlink "$LINK")")
     if [ -f "$CACHE/kernel/$kver/.complete" ] && [ -f "$CACHE/kernel/$kver/boot/vmlinuz-$kver" ]; then
         print_result "$kver"
         exit 0
@@ -106,19 +134,34 @@ fi
 exec 9>"$CACHE/.lock"
 timeout 1800 flock 9 || die "timed out waiting for the lock $CACHE/.lock"
 
-# Resolve linux-image-amd64 -> linux-image-<kver> (the real kernel package).
+# Resolve the spec to a real kernel package: linux-image-amd64 -> the linux-image-<kver> it
+# depends on; MAJOR.MINOR -> the newest linux-image-MAJOR.MINOR.*-amd64-unsigned apt knows
+# (by version order of the names); a package name -> itself, once apt knows it.
 resolve_pkg() {
-    apt-cache show --no-all-versions linux-image-amd64 2>/dev/null \
-        | sed -n 's/^Depends: *//p' | tr ',' '\n' | sed 's/^ *//; s/ .*//' \
-        | grep -m1 '^linux-image-[0-9]' || true
+    case $KSPEC in
+        default)
+            apt-cache show --no-all-versions linux-image-amd64 2>/dev/null \
+                | sed -n 's/^Depends: *//p' | tr ',' '\n' | sed 's/^ *//; s/ .*//' \
+                | grep -m1 '^linux-image-[0-9]' || true ;;
+        linux-image-*)
+            if apt-cache show --no-all-versions "$KSPEC" >/dev/null 2>&1; then echo "$KSPEC"; fi ;;
+        *)
+            apt-cache search --names-only "^linux-image-${KSPEC//./\\.}\\.[0-9]+[^-]*-amd64-unsigned\$" 2>/dev/null \
+                | cut -d' ' -f1 | sort -V | tail -n1 ;;
+    esac
 }
 pkg=$(resolve_pkg)
 if [ -z "$pkg" ]; then
     apt_update_once
     pkg=$(resolve_pkg)
 fi
-[ -n "$pkg" ] || die "cannot resolve the kernel package linux-image-amd64 depends on (apt-cache show linux-image-amd64)"
+case $KSPEC in
+    default) [ -n "$pkg" ] || die "cannot resolve the kernel package linux-image-amd64 depends on (apt-cache show linux-image-amd64)" ;;
+    *) [ -n "$pkg" ] || die "apt knows no package for kernel '$KSPEC' (for 6.12 on Debian 12: bookworm-security or bookworm-backports; tools/install-deps.sh vm adds backports)" ;;
+esac
+# linux-image-6.12.107+deb12-amd64-unsigned ships boot/vmlinuz-6.12.107+deb12-amd64
 kver=${pkg#linux-image-}
+kver=${kver%-unsigned}
 kdir="$CACHE/kernel/$kver"
 log "kernel package: $pkg (kernel $kver)"
 
@@ -155,5 +198,10 @@ if [ ! -f "$kdir/.complete" ]; then
     rm -rf "$kdir"
     mv "$kdir.tmp" "$kdir"
 fi
-ln -sfn "$kver" "$CACHE/kernel/current"
+if [ "$KSPEC" = default ]; then
+    ln -sfn "$kver" "$LINK"
+else
+    mkdir -p "$CACHE/kernel/by-spec"
+    ln -sfn "../$kver" "$LINK"
+fi
 print_result "$kver"
