@@ -68,6 +68,7 @@ static int open_and_load(struct bpf_loader *loader, const struct bpf_loader_opts
 	if (err)
 		return err;
 	loader->skel->rodata->inspect_counters = opts->inspect;
+	loader->skel->rodata->muted_memory_hooks = opts->muted_memory_hooks;
 	loader->inspect = opts->inspect;
 	if (opts->ringbuf_bytes) {
 		err = bpf_map__set_max_entries(loader->skel->maps.wakeups, opts->ringbuf_bytes);
@@ -304,6 +305,13 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 			goto cleanup;
 		}
 	}
+	if (opts->vmstat_path) {
+		loader->vmstat_path = strdup(opts->vmstat_path);
+		if (!loader->vmstat_path) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 	btfs.vmlinux = btf__load_vmlinux_btf();
 	if (!btfs.vmlinux) {
 		err = -errno;
@@ -406,6 +414,7 @@ void bpf_loader_destroy(struct bpf_loader *loader, bool unpin)
 	evictd_bpf__destroy(loader->skel);
 	free(loader->pin_dir);
 	free(loader->zoneinfo_path);
+	free(loader->vmstat_path);
 	free(loader);
 }
 
