@@ -99,6 +99,12 @@ void bpf_loader_destroy(struct bpf_loader *loader, bool unpin);
  * Returns the number attached afterwards or a negative errno. */
 int bpf_loader_set_attached(struct bpf_loader *loader, bool attached);
 
+/* Filesystem module tracepoints (ext4, xfs) that did not exist at open, still waiting. */
+unsigned int bpf_loader_late_pending(const struct bpf_loader *loader);
+/* Attach those whose module is loaded now (raw_tp, logged); returns how many. Cheap: one
+ * syscall per waiting tracepoint; call every few seconds while any is pending. */
+int bpf_loader_attach_late(struct bpf_loader *loader);
+
 /* fd to poll for EPOLLIN: readable while wake-up records are waiting. */
 int bpf_loader_ring_fd(const struct bpf_loader *loader);
 

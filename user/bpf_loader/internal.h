@@ -54,6 +54,10 @@ struct tracepoint_slot {
 	const char *standby_for;
 	/* When standby_for did attach: attached by bpf_loader_set_steps() near a threshold. */
 	bool on_demand;
+	/* A filesystem module's tracepoint absent at open: its raw_tp program is loaded (it
+	 * needs no target to load) and attached by bpf_loader_attach_late() once the module
+	 * is loaded. */
+	bool late;
 };
 
 struct bpf_loader {

@@ -244,6 +244,23 @@ static void on_hook_check(void *ctx)
 	loop_timer_set(daemon->bpf_hook_check, clock_monotonic_ns() + HOOK_CHECK_INTERVAL_NS);
 }
 
+/* Filesystem modules loaded after start (ext4, xfs): their inode tracepoints are tried
+ * every few seconds until they attach (bpf_loader_attach_late). Polled rather than told:
+ * a BPF program on module:module_load would itself be one more tracepoint on every kernel
+ * and the attach attempt is one syscall per missing tracepoint. */
+#define LATE_MODULE_INTERVAL_NS (5000 * 1000000LL)
+
+static void on_late_modules(void *ctx)
+{
+	struct daemon *daemon = ctx;
+
+	/* A new inode hook: re-read the inode signals once. */
+	if (bpf_loader_attach_late(daemon->bpf) > 0)
+		daemon->pending_mask |= SIGNAL_MASK_FS;
+	loop_timer_set(daemon->bpf_late_modules, bpf_loader_late_pending(daemon->bpf) ?
+			clock_monotonic_ns() + LATE_MODULE_INTERVAL_NS : LOOP_NO_DEADLINE);
+}
+
 /* Tests only: EVICTD_TEST_MUTE_MEMORY_HOOKS, a bit mask of enum evictd_memory_hook whose
  * programs attach and do nothing (tests/cli/test_memory_hook_fallback.sh). */
 static uint32_t muted_memory_hooks(void)
@@ -297,6 +314,14 @@ void daemon_bpf_setup(struct daemon *daemon)
 	daemon->bpf_hook_check = loop_add_timer(daemon->loop,
 						clock_monotonic_ns() + HOOK_CHECK_INTERVAL_NS,
 						on_hook_check, daemon);
+	if (bpf_loader_late_pending(daemon->bpf)) {
+		daemon->bpf_late_modules = loop_add_timer(daemon->loop, clock_monotonic_ns() +
+							  LATE_MODULE_INTERVAL_NS,
+							  on_late_modules, daemon);
+		if (!daemon->bpf_late_modules)
+			log_warn("bpf: cannot arm the timer for modules loaded later: their "
+				 "inode tracepoints stay unattached");
+	}
 	if (!daemon->bpf_hook_check)
 		log_warn("bpf: cannot arm the memory hook's self-check: %s stays attached "
 			 "unchecked", bpf_loader_memory_hook(daemon->bpf));
