@@ -10,6 +10,7 @@
 # vm-timeout: 180
 # vm-bins: evictd
 # vm-disk: 32M ext4
+# vm-add: tests/vm/data:/usr/lib/evictd-vm/data
 # vm-expect: ext4-unloaded evictd-started waits-for-module module-loaded hook-attached
 # vm-expect: inodes-counted evictd-alive
 . /usr/lib/evictd-vm/vm-lib.sh
