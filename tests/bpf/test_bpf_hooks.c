@@ -25,6 +25,9 @@
 	} while (0)
 
 static char zoneinfo[] = "/tmp/evictd-hooks-zoneinfo-XXXXXX";
+/* The allocations run in a child cgroup: the root cgroup's are never charged, so the charge
+ * hook would (rightly) see none of them. */
+static struct test_cgroups cg;
 
 /* The per-CPU lists empty (a stand-in zoneinfo): the on-demand mm_lru_insertion beside the
  * buddy hook stays detached, so what runs is the hook under test alone. */
@@ -34,6 +37,8 @@ static int group_setup(void **state)
 
 	if (geteuid() != 0)
 		return 0;
+	if (test_cgroups_setup(&cg))
+		print_message("# no test cgroup: allocations are made in this process's own\n");
 	fd = mkstemp(zoneinfo);
 	if (fd < 0)
 		return -1;
@@ -44,6 +49,8 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
+	if (geteuid() == 0)
+		test_cgroups_teardown(&cg);
 	unlink(zoneinfo);
 	return 0;
 }
