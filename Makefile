@@ -113,7 +113,7 @@ $(VERSION_H): FORCE
 	@lines='#define EVICTD_VERSION "$(EVICTD_VERSION)"\n#define EVICTD_COMMIT "$(EVICTD_COMMIT)"'; \
 	printf "$$lines\n" | cmp -s - $@ || printf "$$lines\n" >$@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/evictd.h vmlinux/$(ARCH)/vmlinux.h | $(DEPS_ORDER)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/evictd.h bpf/folio.h vmlinux/$(ARCH)/vmlinux.h | $(DEPS_ORDER)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
