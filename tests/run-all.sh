@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # Run every test suite and print one TAP stream per suite, then one figure per kind of check
 # (behaviour, sanitizer reruns, documentation, stand-in self-checks) and "N passed, N failed".
-# Usage: tests/run-all.sh [SUITE...]  suites: unit unit-san fuzz bpf cli vm (default: all)
+# Usage: tests/run-all.sh [SUITE...]  suites: unit unit-san fuzz bpf cli vm vm-arm64 (default: all)
 # Environment: BUILD (default build), FUZZ_SECONDS (default 20 per target).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit unit-san fuzz bpf cli vm)
+[ ${#suites[@]} -gt 0 ] || suites=(unit unit-san fuzz bpf cli vm vm-arm64)
 
 passed=0 failed=0 skipped=0
 failures=()
@@ -93,6 +93,30 @@ run_one() {
 	fi
 }
 
+# vm_suite LOGNAME [FILTER...]: tests/vm/run.sh, which prints "PASS name (Ns)" / "FAIL name:
+# reason" per scenario; ARCH in the environment picks the guest.
+vm_suite() {
+	local out="$log_dir/$1.log" rc n line
+	shift
+	bash tests/vm/run.sh "$@" >"$out" 2>&1
+	rc=$?
+	n=0
+	while IFS= read -r line; do
+		case "$line" in
+		"PASS "*) n=$((n + 1)); echo "ok $n - vm ${line#PASS }"; tally behaviour pass ;;
+		"FAIL "*) n=$((n + 1)); echo "not ok $n - vm ${line#FAIL }"; tally behaviour fail
+			failures+=("vm: ${line#FAIL }") ;;
+		esac
+	done <"$out"
+	if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
+		tail -40 "$out"
+		echo "not ok - vm harness exited $rc (log $out)"
+		tally behaviour fail; failures+=("vm: harness exit $rc")
+	elif grep -q '^FAIL ' "$out"; then
+		grep -v '^PASS ' "$out" | tail -80 | sed 's/^/#   /'
+	fi
+}
+
 for suite in "${suites[@]}"; do
 	echo "# suite: $suite"
 	case "$suite" in
@@ -141,26 +165,12 @@ for suite in "${suites[@]}"; do
 			[ -f "$script" ] || continue
 			run_one "cli-$(basename "$script" .sh)" bash "$script"
 		done ;;
-	vm)
-		# The harness prints "PASS name (Ns)" / "FAIL name: reason" per scenario.
-		out="$log_dir/vm.log"
-		bash tests/vm/run.sh >"$out" 2>&1
-		rc=$?
-		n=0
-		while IFS= read -r line; do
-			case "$line" in
-			"PASS "*) n=$((n + 1)); echo "ok $n - vm ${line#PASS }"; tally behaviour pass ;;
-			"FAIL "*) n=$((n + 1)); echo "not ok $n - vm ${line#FAIL }"; tally behaviour fail
-				failures+=("vm: ${line#FAIL }") ;;
-			esac
-		done <"$out"
-		if [ $rc -ne 0 ] && ! grep -q '^FAIL ' "$out"; then
-			tail -40 "$out"
-			echo "not ok - vm harness exited $rc (log $out)"
-			tally behaviour fail; failures+=("vm: harness exit $rc")
-		elif grep -q '^FAIL ' "$out"; then
-			grep -v '^PASS ' "$out" | tail -80 | sed 's/^/#   /'
-		fi ;;
+	vm) vm_suite vm ;;
+	vm-arm64)
+		# The aarch64 TCG guest on Debian's arm64 kernel (make ARCH=arm64's binaries): the BPF
+		# data-plane test (its TAP stream from the guest) and the memory scenario.
+		ARCH=arm64 run_one bpf-arm64-test_bpf_dataplane bash tests/bpf/run-in-guest.sh
+		ARCH=arm64 vm_suite vm-arm64 10-memory ;;
 	*) echo "run-all: unknown suite $suite" >&2; exit 2 ;;
 	esac
 done

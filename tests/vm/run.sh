@@ -47,6 +47,10 @@ Environment:
   EVICTD_VM_OUT    where images and serial logs go (default: build/vm/)
   EVICTD_VM_CACHE  kernel / systemd root cache (default: /var/cache/evictd-vm)
   EVICTD_VM_KEEP   1 = keep the initramfs of passing scenarios too
+  ARCH             x86 (default) or arm64: Debian's arm64 kernel in an aarch64
+                   TCG guest (qemu-system-aarch64 -M virt), the binaries from
+                   build-arm64/ (make ARCH=arm64), busybox scenarios only (the
+                   systemd root is amd64); names are reported as NAME@arm64
 EOF
 }
 
@@ -65,11 +69,24 @@ while [ $# -gt 0 ]; do
     esac
 done
 case $KIND in ""|busybox|systemd) ;; *) die "--kind must be busybox or systemd" ;; esac
+# The guest's architecture; fetch-kernel.sh, build-initramfs.sh and run-guest.sh read it from
+# the environment.
+case ${ARCH:-x86} in
+    x86|x86_64|amd64) VM_ARCH=amd64; ARCH_SUFFIX=""; ARCH_BUILD=build ;;
+    arm64|aarch64) VM_ARCH=arm64; ARCH_SUFFIX=@arm64; ARCH_BUILD=build-arm64
+        [ "$KIND" != systemd ] || die "ARCH=arm64 runs the busybox scenarios only (the systemd root is amd64)"
+        KIND=busybox ;;
+    *) die "ARCH must be x86 or arm64, not '$ARCH'" ;;
+esac
+export EVICTD_VM_ARCH=$VM_ARCH
 
 abs() { case $1 in /*) echo "$1" ;; *) echo "$ROOT/$1" ;; esac; }
-BIN_DIR=$(abs "${EVICTD_BIN_DIR:-build}")
-OUT=$(abs "${EVICTD_VM_OUT:-build/vm}")
-PROGS_DIR=$ROOT/build/vm-progs
+BIN_DIR=$(abs "${EVICTD_BIN_DIR:-$ARCH_BUILD}")
+OUT=$(abs "${EVICTD_VM_OUT:-build/vm}")${ARCH_SUFFIX:+/${ARCH_SUFFIX#@}}
+PROGS_DIR=$ROOT/$ARCH_BUILD/vm-progs
+# The static test programs for the guest's architecture (Debian's cross gcc has its libc.a).
+PROGS_CC=gcc
+[ "$VM_ARCH" = arm64 ] && PROGS_CC=aarch64-linux-gnu-gcc
 
 # ---- scenario list -----------------------------------------------------------
 SCEN_FILES=()
@@ -122,9 +139,9 @@ log_value() { { grep -oE "$2[0-9.]+" "$1" || true; } | head -n1 | sed 's/.*=//';
 
 NPASS=0
 NFAIL=0
-pass() { echo "PASS $1 ($2s)"; NPASS=$((NPASS + 1)); }
+pass() { echo "PASS $1$ARCH_SUFFIX ($2s)"; NPASS=$((NPASS + 1)); }
 fail() {
-    local name=$1 reason=$2 log=${3:-}
+    local name=$1$ARCH_SUFFIX reason=$2 log=${3:-}
     echo "FAIL $name: $reason"
     if [ -n "$log" ] && [ -s "$log" ]; then
         echo "---- last 60 lines of $log ----"
@@ -140,7 +157,7 @@ mkdir -p "$OUT" || die "cannot create $OUT"
 KERNEL=$(timeout 1800 "$TOOLS/fetch-kernel.sh" 2>"$OUT/fetch-kernel.log") || KERNEL=""
 if [ -z "$KERNEL" ] || [ ! -f "$KERNEL" ]; then
     setup_err="tools/vm/fetch-kernel.sh failed: $(tail -n 3 "$OUT/fetch-kernel.log" 2>/dev/null | tr '\n' ' ')"
-elif ! timeout 300 make -s -C "$ROOT/tests/vm/progs" OUT="$PROGS_DIR" >"$OUT/progs-build.log" 2>&1; then
+elif ! timeout 300 make -s -C "$ROOT/tests/vm/progs" OUT="$PROGS_DIR" CC="$PROGS_CC" >"$OUT/progs-build.log" 2>&1; then
     setup_err="building tests/vm/progs failed: $(tail -n 3 "$OUT/progs-build.log" | tr '\n' ' ')"
 fi
 if [ -n "$setup_err" ]; then
@@ -148,7 +165,7 @@ if [ -n "$setup_err" ]; then
     echo "$NPASS passed, $NFAIL failed"
     exit 1
 fi
-echo "kernel: $KERNEL"
+echo "kernel: $KERNEL${ARCH_SUFFIX:+ ($VM_ARCH guest)}"
 
 # ---- one scenario ----------------------------------------------------------------
 run_one() {

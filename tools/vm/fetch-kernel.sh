@@ -13,10 +13,13 @@ CACHE=${EVICTD_VM_CACHE:-/var/cache/evictd-vm}
 REFRESH=0
 PRINT=vmlinuz
 NO_DEPS=0
+# Debian's architecture name: amd64 (this harness's x86 guest) or arm64 (the aarch64 TCG guest).
+DEBARCH=${EVICTD_VM_ARCH:-amd64}
 
 usage() {
     cat <<EOF
 Usage: $PROG [--cache DIR] [--refresh] [--print vmlinuz|kdir|kver|config] [--no-host-deps]
+             [--arch amd64|arm64]
 
 Fetch Debian's linux-image-amd64 kernel (the linux-image-6.x-amd64 package it
 depends on) with 'apt-get download', extract it into the cache and print the
@@ -29,6 +32,8 @@ path of its vmlinuz.
   --print WHAT     what to print on stdout: vmlinuz (default), kdir (the extracted
                    root: kdir/lib/modules/KVER, kdir/boot/config-KVER), kver, config
   --no-host-deps   do not check/install qemu-system-x86, busybox-static, kmod, cpio
+  --arch A         amd64 (default, \$EVICTD_VM_ARCH) or arm64: linux-image-arm64's
+                   kernel (an arm64 foreign architecture in dpkg), CACHE/kernel/current-arm64
   -h, --help       this help
 
 The cache layout is CACHE/kernel/KVER/{boot,lib/modules/KVER,...} with
@@ -45,11 +50,17 @@ while [ $# -gt 0 ]; do
         --refresh) REFRESH=1; shift ;;
         --print) [ $# -ge 2 ] || die "--print needs an argument"; PRINT=$2; shift 2 ;;
         --no-host-deps) NO_DEPS=1; shift ;;
+        --arch) [ $# -ge 2 ] || die "--arch needs amd64 or arm64"; DEBARCH=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
 case $PRINT in vmlinuz|kdir|kver|config) ;; *) die "--print: unknown value '$PRINT'" ;; esac
+case $DEBARCH in
+    amd64|x86|x86_64) DEBARCH=amd64; QEMU_PKG=qemu-system-x86; CURRENT=current ;;
+    arm64|aarch64) DEBARCH=arm64; QEMU_PKG=qemu-system-arm; CURRENT=current-arm64 ;;
+    *) die "--arch: amd64 or arm64, not '$DEBARCH'" ;;
+esac
 
 APT_UPDATED=0
 apt_update_once() {
@@ -78,7 +89,7 @@ ensure_pkgs() {
 }
 
 if [ "$NO_DEPS" = 0 ]; then
-    ensure_pkgs qemu-system-x86 busybox-static kmod cpio e2fsprogs
+    ensure_pkgs "$QEMU_PKG" busybox-static kmod cpio e2fsprogs
 fi
 
 mkdir -p "$CACHE/kernel" "$CACHE/debs" || die "cannot create cache dir $CACHE"
@@ -94,8 +105,8 @@ print_result() {
 }
 
 # Fast path: a complete cached kernel.
-if [ "$REFRESH" = 0 ] && [ -L "$CACHE/kernel/current" ]; then
-    kver=$(readlink "$CACHE/kernel/current")
+if [ "$REFRESH" = 0 ] && [ -L "$CACHE/kernel/$CURRENT" ]; then
+    kver=$(readlink "$CACHE/kernel/$CURRENT")
     if [ -f "$CACHE/kernel/$kver/.complete" ] && [ -f "$CACHE/kernel/$kver/boot/vmlinuz-$kver" ]; then
         print_result "$kver"
         exit 0
@@ -108,7 +119,7 @@ timeout 1800 flock 9 || die "timed out waiting for the lock $CACHE/.lock"
 
 # Resolve linux-image-amd64 -> linux-image-<kver> (the real kernel package).
 resolve_pkg() {
-    apt-cache show --no-all-versions linux-image-amd64 2>/dev/null \
+    apt-cache show --no-all-versions "linux-image-$DEBARCH:$DEBARCH" 2>/dev/null \
         | sed -n 's/^Depends: *//p' | tr ',' '\n' | sed 's/^ *//; s/ .*//' \
         | grep -m1 '^linux-image-[0-9]' || true
 }
@@ -117,7 +128,7 @@ if [ -z "$pkg" ]; then
     apt_update_once
     pkg=$(resolve_pkg)
 fi
-[ -n "$pkg" ] || die "cannot resolve the kernel package linux-image-amd64 depends on (apt-cache show linux-image-amd64)"
+[ -n "$pkg" ] || die "cannot resolve the kernel package linux-image-$DEBARCH depends on (apt-cache show linux-image-$DEBARCH:$DEBARCH; arm64 needs dpkg --add-architecture arm64)"
 kver=${pkg#linux-image-}
 kdir="$CACHE/kernel/$kver"
 log "kernel package: $pkg (kernel $kver)"
@@ -131,9 +142,9 @@ if [ ! -f "$kdir/.complete" ]; then
         dl=$(mktemp -d "$debdir/dl.XXXXXX")
         chmod 755 "$dl"
         if id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
-        if ! (cd "$dl" && timeout 900 apt-get download -q "$pkg" >&2); then
+        if ! (cd "$dl" && timeout 900 apt-get download -q "$pkg:$DEBARCH" >&2); then
             apt_update_once
-            (cd "$dl" && timeout 900 apt-get download -q "$pkg" >&2) \
+            (cd "$dl" && timeout 900 apt-get download -q "$pkg:$DEBARCH" >&2) \
                 || { rm -rf "$dl"; die "apt-get download $pkg failed (into $dl)"; }
         fi
         mv "$dl"/*.deb "$debdir/" 2>/dev/null || true
@@ -155,5 +166,5 @@ if [ ! -f "$kdir/.complete" ]; then
     rm -rf "$kdir"
     mv "$kdir.tmp" "$kdir"
 fi
-ln -sfn "$kver" "$CACHE/kernel/current"
+ln -sfn "$kver" "$CACHE/kernel/$CURRENT"
 print_result "$kver"
