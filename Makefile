@@ -134,8 +134,9 @@ $(DEPS_STAMP):
 	@mkdir -p $(BUILD) && rm -f $(BUILD)/.deps-* && touch $@
 deps: $(DEPS_STAMP)
 
+# This machine's BTF; another ARCH's from Debian's kernel booted in a TCG guest (make ARCH=arm64 vmlinux).
 vmlinux:
-	tools/gen-vmlinux.sh
+	tools/gen-vmlinux.sh $(if $(filter $(HOST_ARCH),$(ARCH)),,--arch $(ARCH))
 
 version:
 	@echo $(EVICTD_VERSION)

@@ -72,10 +72,12 @@ done
 
 # The machine per architecture; the console is the board's first UART.
 case $ARCH in
-    amd64|x86|x86_64) ARCH=amd64; QEMU=qemu-system-x86_64; MACHINE=pc; CONSOLE=ttyS0 ;;
+    amd64|x86|x86_64) ARCH=amd64; QEMU=qemu-system-x86_64; MACHINE=pc; CONSOLE=ttyS0; CPU=max ;;
     # virt: PCI (virtio_pci) and a PL011; GICv3 lets more than 8 vCPUs exist; -cpu max
-    # has every feature TCG emulates (LSE atomics, PAC), as Graviton/Ampere cores do.
-    arm64|aarch64) ARCH=arm64; QEMU=qemu-system-aarch64; MACHINE=virt,gic-version=3; CONSOLE=ttyAMA0 ;;
+    # has every feature TCG emulates (LSE atomics, PAC), as Graviton/Ampere cores do, with
+    # pointer authentication's cheap implementation-defined hash (QARMA costs TCG dearly).
+    arm64|aarch64) ARCH=arm64; QEMU=qemu-system-aarch64; MACHINE=virt,gic-version=3; CONSOLE=ttyAMA0
+        CPU=max,pauth-impdef=on ;;
     *) die "--arch must be amd64 or arm64, got '$ARCH'" ;;
 esac
 if [ -z "$KERNEL" ]; then
@@ -87,7 +89,7 @@ command -v "$QEMU" >/dev/null 2>&1 || die "$QEMU not found (run tools/vm/fetch-k
 args=(
     -accel tcg
     -machine "$MACHINE"
-    -cpu max
+    -cpu "$CPU"
     -m "$MEM"
     -smp "$SMP"
     -kernel "$KERNEL"
