@@ -193,7 +193,8 @@ mr_end() {
             ev = 1
             printf "MR_EVICTED=%.3f\n", up($1)
             s = $0; sub(/.* evicted /, "", s); split(s, w, " "); printf "MR_EVICTED_VICTIM=%s\n", w[1]
-            s = $0; sub(/.*\) for /, "", s); sub(/:.*/, "", s); printf "MR_EVICTED_SIG=%s\n", s
+            # "for memory.available<250Mi: ...": the signal alone (a "<" would be a redirection in eval)
+            s = $0; sub(/.*\) for /, "", s); sub(/[<:].*/, "", s); printf "MR_EVICTED_SIG=%s\n", s
             s = $0; sub(/.*, empty /, "", s); sub(/ ms.*/, "", s); printf "MR_EVICTED_MS=%s\n", s
         }')"
     MR_DEC_TO_EMPTY_MS=n/a MR_CROSS_TO_DEC_MS=n/a MR_OVERSHOOT=n/a MR_OVERSHOOT_DEC=n/a MR_DEC_TO_KILL_MS=n/a
