@@ -168,9 +168,9 @@ for suite in "${suites[@]}"; do
 	vm) vm_suite vm ;;
 	vm-arm64)
 		# The aarch64 TCG guest on Debian's arm64 kernel (make ARCH=arm64's binaries): the BPF
-		# data-plane test (its TAP stream from the guest) and the memory scenario.
+		# data-plane test (its TAP stream from the guest), the smoke and the memory scenarios.
 		ARCH=arm64 run_one bpf-arm64-test_bpf_dataplane bash tests/bpf/run-in-guest.sh
-		ARCH=arm64 vm_suite vm-arm64 10-memory ;;
+		ARCH=arm64 vm_suite vm-arm64 00-smoke 10-memory ;;
 	*) echo "run-all: unknown suite $suite" >&2; exit 2 ;;
 	esac
 done
