@@ -273,9 +273,10 @@ test: deps $(BUILD)/evictd $(BUILD)/evictd-san $(BUILD)/evictctl $(TEST_PROGS) u
 	@tools/install-deps.sh vm arm64
 	@tests/run-all.sh $(TESTS)
 
-vmtest: deps $(BUILD)/evictd $(DEB)
-	@tools/install-deps.sh vm
-	@tests/vm/run.sh
+# ARCH=arm64: the busybox scenarios in the aarch64 guest (no .deb: the systemd root is amd64).
+vmtest: deps $(BUILD)/evictd $(if $(CROSS_DEPS),,$(DEB))
+	@tools/install-deps.sh vm $(CROSS_DEPS)
+	@ARCH=$(ARCH) tests/vm/run.sh
 
 bench: deps $(BUILD)/evictd $(BUILD)/evictctl
 	@tools/install-deps.sh vm bench
@@ -331,6 +332,7 @@ $(DEB): $(MAIN_SRCS) $(LIB_SRCS) $(HDRS) $(BPF_SRCS) $(wildcard debian/* debian/
 	tools/deploy/evictd.tmpfiles \
 	$(CONFIG_EXAMPLE)
 	@command -v dpkg-buildpackage >/dev/null || { echo "deb: no dpkg-buildpackage (tools/install-deps.sh test)" >&2; exit 1; }
+	@[ -z "$(CROSS_DEPS)" ] || { echo "deb: dpkg-buildpackage builds for this machine, not ARCH=$(ARCH)" >&2; exit 1; }
 	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
 	tar -c $(DEB_SRC) | tar -x -C $(BUILD)/deb/src
 	cd $(BUILD)/deb/src && DEB_BUILD_OPTIONS="$${DEB_BUILD_OPTIONS:-nocheck parallel=2}" \
