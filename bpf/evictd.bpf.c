@@ -714,5 +714,8 @@ EVICTD_TP(sched_process_exit, on_exit(), struct task_struct *task)
 
 EVICTD_TP(ext4_allocate_inode, on_inode(true), struct inode *inode)
 EVICTD_TP(ext4_free_inode, on_inode(false), struct inode *inode)
+/* xfs is a module on Debian's kernels: its types are in the module's BTF, not in every
+ * vmlinux.h (vmlinux/arm64's is from Debian's arm64 kernel). Only the pointer is passed. */
+struct xfs_inode;
 EVICTD_TP(xfs_create, on_inode(true), struct xfs_inode *dir)
 EVICTD_TP(xfs_remove, on_inode(false), struct xfs_inode *dir)
