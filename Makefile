@@ -1,16 +1,46 @@
 # evictd — one entry point: make, make run, make test, make vmtest, make bench, make install,
 # make deb. Plain `make` only builds: `make deps` installs the Debian packages it needs (as root),
 # and make run, test, vmtest and bench do that first.
-ARCH ?= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+# ARCH names the target in the kernel's words (x86, arm64; x86_64 and aarch64 are accepted).
+# A target other than this machine's cross-builds (`make ARCH=arm64` on x86: Debian's
+# gcc-aarch64-linux-gnu and the libraries' :arm64 packages, tools/install-deps.sh arm64) into
+# build-ARCH, so the native build/ stays as it is.
+HOST_ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+ARCH ?= $(HOST_ARCH)
+override ARCH := $(patsubst x86_64,x86,$(patsubst aarch64,arm64,$(ARCH)))
+MULTIARCH_x86 := x86_64-linux-gnu
+MULTIARCH_arm64 := aarch64-linux-gnu
+DEB_ARCH_x86 := amd64
+DEB_ARCH_arm64 := arm64
+MULTIARCH := $(MULTIARCH_$(ARCH))
+DEB_ARCH := $(DEB_ARCH_$(ARCH))
+ifeq ($(MULTIARCH),)
+$(error ARCH=$(ARCH): evictd builds for x86 and arm64 (vmlinux/<ARCH>/vmlinux.h))
+endif
+ifneq ($(ARCH),$(HOST_ARCH))
+CROSS_COMPILE ?= $(MULTIARCH)-
+BUILD ?= build-$(ARCH)
+# make's built-in CC and AR (origin default) become the cross tools; the caller's stay.
+ifeq ($(origin CC),default)
+CC := $(CROSS_COMPILE)gcc
+endif
+ifeq ($(origin AR),default)
+AR := $(CROSS_COMPILE)ar
+endif
+# Only the target's .pc files (Debian's multiarch paths), never the host's.
+PKG_CONFIG ?= PKG_CONFIG_LIBDIR=/usr/lib/$(MULTIARCH)/pkgconfig:/usr/share/pkgconfig pkg-config
+CROSS_DEPS := arm64
+endif
 BUILD ?= build
 CC ?= gcc
+PKG_CONFIG ?= pkg-config
 CLANG ?= clang
 BPFTOOL ?= bpftool
 PKGS := libbpf yaml-0.1 json-c libsystemd libmicrohttpd libcurl
 
 # Only ask pkg-config once the dependencies are there (the deps stamp installs them).
-PKG_CFLAGS = $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
-PKG_LIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lelf -lz -lm
+PKG_CFLAGS = $(shell $(PKG_CONFIG) --cflags $(PKGS) 2>/dev/null)
+PKG_LIBS = $(shell $(PKG_CONFIG) --libs $(PKGS) 2>/dev/null) -lelf -lz -lm
 
 # -Werror only where the warnings are ours to fix: `make test` sets it (a newer compiler's new
 # warning must not break a user's or a distribution's build).
@@ -22,7 +52,9 @@ WARN = -Wall -Wextra -Wno-unused-parameter $(WERROR)
 CFLAGS ?= -O2 -g
 CPPFLAGS ?=
 LDFLAGS ?=
-EV_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -Iuser -Ibpf -I$(BUILD)
+# -iquote: user/sys/procfs.h is ours; <sys/procfs.h> (which arm64's <sys/ucontext.h> includes
+# from <signal.h>) is glibc's.
+EV_CFLAGS = -std=gnu11 -D_GNU_SOURCE $(WARN) -iquote user -Ibpf -I$(BUILD)
 # Hardening defaults (Debian's hardening=+all gives the same): stack protector, PIE, full RELRO
 # (RELRO + BIND_NOW), FORTIFY. _FORTIFY_SOURCE only with optimisation (glibc warns otherwise)
 # and only when the caller does not set a level of their own (a second -D would be a warning).
@@ -86,7 +118,8 @@ DEB := $(BUILD)/evictd.deb
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat tools/install-deps.sh | cksum | cut -d' ' -f1)
 # Only these goals install packages (before anything compiles); plain `make` never does.
 DEPS_GOALS := deps run test vmtest bench
-DEPS_ORDER = $(if $(filter $(DEPS_GOALS),$(MAKECMDGOALS)),$(DEPS_STAMP))
+# A cross build always does: its :arm64 libraries and cross compiler are no host's default.
+DEPS_ORDER = $(if $(or $(CROSS_DEPS),$(filter $(DEPS_GOALS),$(MAKECMDGOALS))),$(DEPS_STAMP))
 
 .PHONY: all deps run test unit fuzz bpftest clitest vmtest bench clean vmlinux image install \
 	uninstall deb version FORCE
@@ -97,12 +130,13 @@ DEPS_ORDER = $(if $(filter $(DEPS_GOALS),$(MAKECMDGOALS)),$(DEPS_STAMP))
 all: $(BUILD)/evictd $(BUILD)/evictctl
 
 $(DEPS_STAMP):
-	@tools/install-deps.sh build test
+	@tools/install-deps.sh $(if $(CROSS_DEPS),build $(CROSS_DEPS),build test)
 	@mkdir -p $(BUILD) && rm -f $(BUILD)/.deps-* && touch $@
 deps: $(DEPS_STAMP)
 
+# This machine's BTF; another ARCH's from Debian's kernel booted in a TCG guest (make ARCH=arm64 vmlinux).
 vmlinux:
-	tools/gen-vmlinux.sh
+	tools/gen-vmlinux.sh $(if $(filter $(HOST_ARCH),$(ARCH)),,--arch $(ARCH))
 
 version:
 	@echo $(EVICTD_VERSION)
@@ -113,7 +147,7 @@ $(VERSION_H): FORCE
 	@lines='#define EVICTD_VERSION "$(EVICTD_VERSION)"\n#define EVICTD_COMMIT "$(EVICTD_COMMIT)"'; \
 	printf "$$lines\n" | cmp -s - $@ || printf "$$lines\n" >$@
 
-$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/evictd.h vmlinux/$(ARCH)/vmlinux.h | $(DEPS_ORDER)
+$(BUILD)/%.bpf.o: bpf/%.bpf.c bpf/evictd.h bpf/folio.h vmlinux/$(ARCH)/vmlinux.h | $(DEPS_ORDER)
 	@mkdir -p $(@D)
 	$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
@@ -132,7 +166,7 @@ $(BUILD)/san/%.o: user/%.c | $(SKELS) $(VERSION_H) $(DEPS_ORDER)
 
 # libFuzzer wants the code under test built by clang with coverage instrumentation: the same
 # sources once more, into a library of their own (-fsanitize=fuzzer-no-link: no main here).
-FUZZ_FLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -Iuser -Ibpf -I$(BUILD) \
+FUZZ_FLAGS := -g -O1 -std=gnu11 -D_GNU_SOURCE -iquote user -Ibpf -I$(BUILD) \
 	-fsanitize=address,undefined -fno-sanitize-recover=all
 $(BUILD)/fuzz-obj/%.o: user/%.c | $(SKELS) $(VERSION_H) $(DEPS_ORDER)
 	@mkdir -p $(@D)
@@ -194,33 +228,59 @@ bpftest: $(BPF_TEST_BINS)
 # filesystem is staged from the binaries, buildah keeps its storage under $(BUILD)/containers
 # (vfs: no overlay mount needed), and the result is an OCI archive that `skopeo copy` pushes
 # and `ctr images import` loads (README "Deploying"). tests/cli/test_image.sh runs it.
+# One image per platform (linux/amd64 from this build, linux/arm64 from `make ARCH=arm64`'s
+# build-arm64), both in one OCI image index: a node's runtime pulls the one for its CPU.
 IMAGE_NAME ?= localhost/evictd
 IMAGE_ARCHIVE := $(BUILD)/evictd-image.tar
 BUILDAH = buildah --root $(abspath $(BUILD))/containers/storage --runroot $(abspath $(BUILD))/containers/run \
 	--storage-driver vfs
+ARM64_BUILD ?= build-arm64
+# The arm64 binaries, from a make of their own (its ARCH, CC and pkg-config differ): make
+# image, and make test's aarch64 guest (tests/run-all.sh vm-arm64).
+ARM64_BINS := $(ARM64_BUILD)/evictd $(ARM64_BUILD)/evictctl $(ARM64_BUILD)/tests-bpf/test_bpf_dataplane
+ifneq ($(ARCH),arm64)
+$(ARM64_BINS): FORCE
+	@$(MAKE) --no-print-directory ARCH=arm64 BUILD=$(ARM64_BUILD) WERROR=$(WERROR) $@
+endif
 image: $(IMAGE_ARCHIVE)
 # The tag is the version (user/version.h) the binaries report ("evictd 0.1.0-g<sha>").
-$(IMAGE_ARCHIVE): $(BUILD)/evictd $(BUILD)/evictctl Containerfile tools/deploy/image-rootfs.sh
-	@tools/install-deps.sh image
-	tools/deploy/image-rootfs.sh $(BUILD)/image $(BUILD)/evictd $(BUILD)/evictctl
-	tag=$(EVICTD_VERSION) && \
-	$(BUILDAH) build --quiet --isolation chroot --timestamp 0 -f Containerfile \
-		-t $(IMAGE_NAME):$$tag $(BUILD)/image >/dev/null && \
-	rm -f $@.tmp && $(BUILDAH) push --quiet $(IMAGE_NAME):$$tag oci-archive:$@.tmp:$$tag && \
-	echo "image: $(IMAGE_NAME):$$tag in $@"
+$(IMAGE_ARCHIVE): $(BUILD)/evictd $(BUILD)/evictctl $(ARM64_BUILD)/evictd $(ARM64_BUILD)/evictctl \
+	Containerfile tools/deploy/image-rootfs.sh tools/cross-ldd.sh
+	@[ "$(HOST_ARCH)" = x86 ] || { echo "make image: the two-platform image builds on x86 (arm64 cross)" >&2; exit 1; }
+	@tools/install-deps.sh image arm64
+	tools/deploy/image-rootfs.sh $(BUILD)/image-amd64 $(BUILD)/evictd $(BUILD)/evictctl
+	tools/deploy/image-rootfs.sh $(BUILD)/image-arm64 $(ARM64_BUILD)/evictd $(ARM64_BUILD)/evictctl \
+		"$$(tools/vm/fetch-arm64-userland.sh)/bin/busybox"
+	tag=$(EVICTD_VERSION) && list=$(IMAGE_NAME):$$tag && \
+	$(BUILDAH) manifest rm $$list >/dev/null 2>&1; \
+	$(BUILDAH) manifest create $$list >/dev/null && \
+	for arch in amd64 arm64; do \
+		$(BUILDAH) build --quiet --isolation chroot --timestamp 0 --os linux --arch $$arch \
+			-f Containerfile --manifest $$list $(BUILD)/image-$$arch >/dev/null || exit 1; \
+	done && \
+	rm -f $@.tmp && $(BUILDAH) manifest push --quiet --all --format oci $$list oci-archive:$@.tmp:$$tag && \
+	echo "image: $(IMAGE_NAME):$$tag (linux/amd64, linux/arm64) in $@"
+	$(BUILDAH) manifest rm $(IMAGE_NAME):$(EVICTD_VERSION) >/dev/null 2>&1 || true
 	$(BUILDAH) rmi --all >/dev/null 2>&1 || true
 	mv $@.tmp $@
 
 # Runs every suite, prints a TAP stream per suite and "N passed, N failed" at the end. Our
 # own code builds with -Werror here (what it builds on the way inherits the variable).
 test: WERROR := -Werror
-test: deps $(BUILD)/evictd $(BUILD)/evictd-san $(BUILD)/evictctl $(TEST_PROGS) unit fuzz bpftest image
-	@tools/install-deps.sh vm
+# The arm64 binaries are for the aarch64 guest (tests/run-all.sh vm-arm64).
+test: deps $(BUILD)/evictd $(BUILD)/evictd-san $(BUILD)/evictctl $(TEST_PROGS) unit fuzz bpftest image \
+	$(ARM64_BINS)
+	@tools/install-deps.sh vm arm64
 	@tests/run-all.sh $(TESTS)
 
-vmtest: deps $(BUILD)/evictd $(DEB)
-	@tools/install-deps.sh vm
-	@tests/vm/run.sh
+# The guest kernel: make vmtest KERNEL=6.12 (the newest linux-image-6.12*-ARCH-unsigned) or
+# KERNEL=linux-image-...; empty = Debian's default (6.1). make test runs both (tests/run-all.sh vm).
+# ARCH=arm64: the busybox scenarios in the aarch64 guest (no .deb: the systemd root is amd64),
+# with KERNEL= as well.
+KERNEL ?=
+vmtest: deps $(BUILD)/evictd $(if $(CROSS_DEPS),$(BUILD)/evictctl,$(DEB)) bpftest
+	@tools/install-deps.sh vm $(CROSS_DEPS)
+	@ARCH=$(ARCH) tests/vm/run.sh $(if $(KERNEL),--kernel $(KERNEL))
 
 bench: deps $(BUILD)/evictd $(BUILD)/evictctl
 	@tools/install-deps.sh vm bench
@@ -276,6 +336,7 @@ $(DEB): $(MAIN_SRCS) $(LIB_SRCS) $(HDRS) $(BPF_SRCS) $(wildcard debian/* debian/
 	tools/deploy/evictd.tmpfiles \
 	$(CONFIG_EXAMPLE)
 	@command -v dpkg-buildpackage >/dev/null || { echo "deb: no dpkg-buildpackage (tools/install-deps.sh test)" >&2; exit 1; }
+	@[ -z "$(CROSS_DEPS)" ] || { echo "deb: dpkg-buildpackage builds for this machine, not ARCH=$(ARCH)" >&2; exit 1; }
 	rm -rf $(BUILD)/deb && mkdir -p $(BUILD)/deb/src
 	tar -c $(DEB_SRC) | tar -x -C $(BUILD)/deb/src
 	cd $(BUILD)/deb/src && DEB_BUILD_OPTIONS="$${DEB_BUILD_OPTIONS:-nocheck parallel=2}" \

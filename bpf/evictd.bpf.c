@@ -15,12 +15,11 @@
  *
  * Kernel differences handled here (checked against the BTF of Debian 6.1.0-56 and 6.18):
  *  - sched_process_exit gained a bool (6.18); only the first argument is read.
- *  - struct folio: page count in _nr_pages (6.18), _folio_nr_pages (6.1), else the order
- *    in _folio_order or in the low byte of _flags_1; flags, an unsigned long on 6.1, is a
- *    memdesc_flags_t (a struct holding one unsigned long) on 6.18; PG_head / PG_swapbacked
- *    have different values: enum values are CO-RE relocated.
+ *  - struct folio and struct page: bpf/folio.h (flags and page counts on every layout,
+ *    5.14's struct page included); PG_head / PG_swapbacked have different values: enum
+ *    values are CO-RE relocated.
  *  - mm_lru_insertion/activate, mm_filemap_*: struct folio * on both (a struct page * on
- *    older kernels reads the same: a folio starts with its head page).
+ *    5.14/5.15 reads the same: a folio starts with its head page).
  *  - ext4 and xfs are modules on Debian 6.1: their tracepoints exist only once the module
  *    is loaded (module BTF); the loader skips them otherwise.
  *
@@ -52,6 +51,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
  * verifier drops the dead branches, so the default programs never touch a hash map
  * (doc/DESIGN.md "BPF: what runs by default"). */
 const volatile bool inspect_counters = false;
+
+/* Tests only (bpf_loader_opts.muted_memory_hooks): memory hooks, by bit of enum
+ * evictd_memory_hook, whose programs return at once: a hook that attaches and never fires,
+ * as an inlined or renamed kernel function leaves it, for the loader's self-check. */
+const volatile __u32 muted_memory_hooks = 0;
 
 #define MAX_CGROUPS 16384
 #define MAX_RECLAIMERS 4096
@@ -105,17 +109,11 @@ struct {
 	__type(value, struct wake_state);
 } wake_state SEC(".maps");
 
-/* Per-CPU amounts not yet folded into wake_state (fewer than flush_batch each). */
-struct wake_pending {
-	__u64 generation;
-	__u64 unflushed[EVICTD_GROUP_COUNT];
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct wake_pending);
+	__type(value, struct evictd_wake_pending);
 } wake_pending SEC(".maps");
 
 /* When the current task entered reclaim, keyed by thread id; removed at reclaim end. */
@@ -131,33 +129,7 @@ struct {
 	__uint(max_entries, RINGBUF_BYTES);
 } wakeups SEC(".maps");
 
-/* ---- CO-RE flavours for fields that moved between kernels ------------------------------ */
-
-struct folio___flags_word {		/* up to 6.16: unsigned long flags */
-	unsigned long flags;
-} __attribute__((preserve_access_index));
-
-struct folio___flags_memdesc {		/* 6.17+: memdesc_flags_t { unsigned long f; } */
-	struct {
-		unsigned long f;
-	} flags;
-} __attribute__((preserve_access_index));
-
-struct folio___nr_pages {		/* 6.14+ */
-	unsigned int _nr_pages;
-} __attribute__((preserve_access_index));
-
-struct folio___folio_nr_pages {		/* 5.18 .. 6.13, 64-bit */
-	unsigned int _folio_nr_pages;
-} __attribute__((preserve_access_index));
-
-struct folio___folio_order {		/* 5.18 .. 6.5 */
-	unsigned char _folio_order;
-} __attribute__((preserve_access_index));
-
-struct folio___flags_1 {		/* order in the low byte of the second page's flags */
-	unsigned long _flags_1;
-} __attribute__((preserve_access_index));
+#include "folio.h"
 
 /* ---- small helpers ---------------------------------------------------------------------- */
 
@@ -209,62 +181,6 @@ static __always_inline __u64 task_cgroup_id(struct task_struct *task)
 static __always_inline __u32 current_tid(void)
 {
 	return (__u32)bpf_get_current_pid_tgid();
-}
-
-/*
- * Folio fields are read on the page-cache hot path. tp_btf programs (direct = true) load
- * them straight from the BTF-typed argument, a plain load the verifier allows; raw_tp
- * programs must go through bpf_probe_read_kernel(). `direct` is a constant per program, so
- * each program keeps one of the two.
- */
-#define FOLIO_READ(direct, folio, flavour, field)					\
-	((direct) ? ((flavour *)(folio))->field : BPF_CORE_READ((flavour *)(folio), field))
-
-static __always_inline unsigned long folio_flags(struct folio *folio, bool direct)
-{
-	/* CO-RE will not match a struct field with an integer one: one flavour each. */
-	if (bpf_core_field_exists(((struct folio___flags_word *)0)->flags))
-		return FOLIO_READ(direct, folio, struct folio___flags_word, flags);
-	if (bpf_core_field_exists(((struct folio___flags_memdesc *)0)->flags))
-		return FOLIO_READ(direct, folio, struct folio___flags_memdesc, flags.f);
-	return 0;
-}
-
-static __always_inline bool folio_flag(unsigned long flags, bool known, unsigned int bit)
-{
-	return known && bit < 64 && (flags & (1UL << bit));
-}
-
-/* folio_nr_pages(): 1 unless PG_head, then whichever field this kernel keeps the size in. */
-static __always_inline __u64 folio_pages(struct folio *folio, unsigned long flags, bool direct)
-{
-	bool head_known = bpf_core_enum_value_exists(enum pageflags, PG_head);
-	unsigned int head_bit = head_known ? bpf_core_enum_value(enum pageflags, PG_head) : 0;
-	__u64 pages = 1;
-
-	if (!folio_flag(flags, head_known, head_bit))
-		return 1;
-	if (bpf_core_field_exists(((struct folio___nr_pages *)0)->_nr_pages))
-		pages = FOLIO_READ(direct, folio, struct folio___nr_pages, _nr_pages);
-	else if (bpf_core_field_exists(((struct folio___folio_nr_pages *)0)->_folio_nr_pages))
-		pages = FOLIO_READ(direct, folio, struct folio___folio_nr_pages, _folio_nr_pages);
-	else if (bpf_core_field_exists(((struct folio___folio_order *)0)->_folio_order))
-		pages = 1ULL << (FOLIO_READ(direct, folio, struct folio___folio_order,
-					    _folio_order) & 31);
-	else if (bpf_core_field_exists(((struct folio___flags_1 *)0)->_flags_1))
-		pages = 1ULL << (FOLIO_READ(direct, folio, struct folio___flags_1, _flags_1) & 31);
-	/* A torn read of a folio being split must not count millions of pages. */
-	if (pages == 0 || pages > (1U << 18))
-		pages = 1;
-	return pages;
-}
-
-static __always_inline bool folio_swap_backed(unsigned long flags)
-{
-	bool known = bpf_core_enum_value_exists(enum pageflags, PG_swapbacked);
-	unsigned int bit = known ? bpf_core_enum_value(enum pageflags, PG_swapbacked) : 0;
-
-	return folio_flag(flags, known, bit);
 }
 
 /* Last memcg -> cgroup id resolved on this CPU: consecutive page-cache events mostly belong
@@ -371,23 +287,29 @@ static __always_inline bool claim_wake(__u64 *last_wake_ns, __u64 min_interval_n
  * submit_wake(); node may be NULL (looked up only when a wake-up is due). */
 static __always_inline void account_step(enum evictd_wake_group group, __u32 wake_type,
 					 __u64 amount, __u64 cgroup_id,
-					 struct evictd_node_stats *node)
+					 struct evictd_node_stats *node,
+					 enum evictd_memory_hook hook)
 {
 	struct evictd_wake_group_config *gcfg;
 	struct evictd_wake_config *cfg;
-	struct wake_pending *pending;
+	struct evictd_wake_pending *pending;
 	struct wake_state *state;
 	__u64 batch, total, now;
 	__u32 zero = 0;
 
+	if (hook < EVICTD_MEMORY_HOOK_COUNT && (muted_memory_hooks & (1U << hook)))
+		return;
+	pending = bpf_map_lookup_elem(&wake_pending, &zero);
+	if (!pending)
+		return;
+	/* Before any step: the loader's self-check must see the hook fire without one. */
+	if (hook < EVICTD_MEMORY_HOOK_COUNT)
+		pending->memory_hook_pages[hook] += amount;
 	cfg = bpf_map_lookup_elem(&wake_config, &zero);
 	if (!cfg)
 		return;
 	gcfg = group_config(cfg, group);
 	if (!gcfg->step)
-		return;
-	pending = bpf_map_lookup_elem(&wake_pending, &zero);
-	if (!pending)
 		return;
 	if (pending->generation != cfg->generation) {
 		/* New userspace baseline: counts from before it no longer matter. */
@@ -564,7 +486,8 @@ static __always_inline int on_lru_insertion(struct folio *folio, bool direct)
 		if (node)
 			node->lru_inserted_pages += pages;
 	}
-	account_step(EVICTD_GROUP_MEMORY, EVICTD_WAKE_MEMORY_STEP, pages, 0, node);
+	account_step(EVICTD_GROUP_MEMORY, EVICTD_WAKE_MEMORY_STEP, pages, 0, node,
+		     EVICTD_MEMORY_HOOK_LRU);
 	return 0;
 }
 
@@ -579,10 +502,10 @@ static __always_inline int on_lru_insertion(struct folio *folio, bool direct)
  *    (--memory-hook page-alloc), loaded only with bpf_loader_opts.memory_hook.
  * Kernel allocations (slab, page tables) are counted too: an earlier wake-up, never a later.
  */
-static __always_inline int on_page_alloc(unsigned int order)
+static __always_inline int on_page_alloc(unsigned int order, enum evictd_memory_hook hook)
 {
 	account_step(EVICTD_GROUP_MEMORY, EVICTD_WAKE_MEMORY_STEP, 1ULL << (order & 31), 0,
-		     NULL);
+		     NULL, hook);
 	return 0;
 }
 
@@ -662,7 +585,8 @@ static __always_inline int on_fork(struct task_struct *child)
 		if (stats)
 			__sync_fetch_and_add(&stats->forks, 1);
 	}
-	account_step(EVICTD_GROUP_PIDS, EVICTD_WAKE_FORK_STEP, 1, cgroup_id, node);
+	account_step(EVICTD_GROUP_PIDS, EVICTD_WAKE_FORK_STEP, 1, cgroup_id, node,
+		     EVICTD_MEMORY_HOOK_NONE);
 	return 0;
 }
 
@@ -697,7 +621,8 @@ static __always_inline int on_inode(bool alloc)
 			__sync_fetch_and_add(&stats->inode_allocs, 1);
 		if (node)
 			node->inode_allocs++;
-		account_step(EVICTD_GROUP_INODES, EVICTD_WAKE_INODE_STEP, 1, cgroup_id, node);
+		account_step(EVICTD_GROUP_INODES, EVICTD_WAKE_INODE_STEP, 1, cgroup_id, node,
+			     EVICTD_MEMORY_HOOK_NONE);
 	} else {
 		if (stats)
 			__sync_fetch_and_add(&stats->inode_frees, 1);
@@ -750,9 +675,10 @@ EVICTD_TP(mark_victim, on_mark_victim(task), struct task_struct *task)
 EVICTD_TP_VARIANT(mark_victim_pid, mark_victim, on_mark_victim_pid(pid), int pid)
 
 EVICTD_TP(mm_lru_insertion, on_lru_insertion(folio, direct), struct folio *folio)
-EVICTD_TP(mm_page_alloc, on_page_alloc(order), struct page *page, unsigned int order)
-EVICTD_TP(mm_page_alloc_zone_locked, on_page_alloc(order), struct page *page,
+EVICTD_TP(mm_page_alloc, on_page_alloc(order, EVICTD_MEMORY_HOOK_PAGE_ALLOC), struct page *page,
 	  unsigned int order)
+EVICTD_TP(mm_page_alloc_zone_locked, on_page_alloc(order, EVICTD_MEMORY_HOOK_BUDDY),
+	  struct page *page, unsigned int order)
 
 /*
  * The default memory hook (doc/DESIGN.md "BPF: what runs by default"): memcg charges, not
@@ -769,7 +695,8 @@ SEC("fentry/page_counter_try_charge")
 int BPF_PROG(page_counter_try_charge_fentry, struct page_counter *counter,
 	     unsigned long nr_pages)
 {
-	account_step(EVICTD_GROUP_MEMORY, EVICTD_WAKE_MEMORY_STEP, nr_pages, 0, NULL);
+	account_step(EVICTD_GROUP_MEMORY, EVICTD_WAKE_MEMORY_STEP, nr_pages, 0, NULL,
+		     EVICTD_MEMORY_HOOK_CHARGE);
 	return 0;
 }
 EVICTD_TP(mm_lru_activate, on_page_cache(folio, LRU_ACTIVATE, direct), struct folio *folio)
@@ -787,5 +714,8 @@ EVICTD_TP(sched_process_exit, on_exit(), struct task_struct *task)
 
 EVICTD_TP(ext4_allocate_inode, on_inode(true), struct inode *inode)
 EVICTD_TP(ext4_free_inode, on_inode(false), struct inode *inode)
+/* xfs is a module on Debian's kernels: its types are in the module's BTF, not in every
+ * vmlinux.h (vmlinux/arm64's is from Debian's arm64 kernel). Only the pointer is passed. */
+struct xfs_inode;
 EVICTD_TP(xfs_create, on_inode(true), struct xfs_inode *dir)
 EVICTD_TP(xfs_remove, on_inode(false), struct xfs_inode *dir)

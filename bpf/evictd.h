@@ -70,6 +70,27 @@ struct evictd_wake_config {
 	__u64 generation;
 };
 
+/* The programs that can pace memory wake-ups (doc/DESIGN.md "The memory hook"): each counts
+ * the pages it saw into evictd_wake_pending.memory_hook_pages[hook], so the loader can
+ * check that the one attached fires (bpf_loader_check_memory_hook). */
+enum evictd_memory_hook {
+	EVICTD_MEMORY_HOOK_CHARGE = 0,		/* fentry page_counter_try_charge */
+	EVICTD_MEMORY_HOOK_BUDDY = 1,		/* mm_page_alloc_zone_locked */
+	EVICTD_MEMORY_HOOK_LRU = 2,		/* mm_lru_insertion */
+	EVICTD_MEMORY_HOOK_PAGE_ALLOC = 3,	/* mm_page_alloc (benchmarks only) */
+	EVICTD_MEMORY_HOOK_COUNT = 4,
+	EVICTD_MEMORY_HOOK_NONE = 5,		/* account_step() of another group */
+};
+
+/* Per-CPU amounts not yet folded into the shared wake-up state (fewer than flush_batch
+ * each; dropped when generation changes), and the pages each memory hook saw since load
+ * (never reset). Not pinned: private to one loader. */
+struct evictd_wake_pending {
+	__u64 generation;
+	__u64 unflushed[EVICTD_GROUP_COUNT];
+	__u64 memory_hook_pages[EVICTD_MEMORY_HOOK_COUNT];
+};
+
 /* Counters per cgroup v2 id (cgroup_stats map). The key is the v2 (default hierarchy) id of
  * the task that caused the event: bpf_get_current_cgroup_id(), the forked child's cgroup, or
  * the OOM victim's cgroup. v2 ids equal the inode number of the cgroup directory. A hybrid

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages evictd needs to build and test, only those missing (the build
 # group is debian/control's Build-Depends, tests/cli/test_deb.sh checks; test adds the .deb tools).
-# Usage: tools/install-deps.sh [--check] [build|test|vm|bench|image]...
+# Usage: tools/install-deps.sh [--check] [build|test|vm|bench|image|arm64]...
 #   --check  report what is missing and exit 1 instead of installing.
 set -euo pipefail
 
@@ -14,6 +14,13 @@ bench_pkgs=(earlyoom gnuplot-nox hyperfine jq)
 # make image (buildah; no Docker engine), its test in make test (umoci unpacks it), pushing
 # it (skopeo); busybox-static is the image's /bin/sh, ca-certificates libcurl's CA bundle.
 image_pkgs=(buildah umoci skopeo busybox-static ca-certificates)
+# make ARCH=arm64 (a cross build from x86: the libraries' :arm64 packages install beside the
+# amd64 ones, Multi-Arch: same), the arm64 image and the aarch64 TCG guest (qemu-system-arm;
+# the arm64 kernel, busybox and bpftool are downloaded, not installed: tools/vm/fetch-kernel.sh
+# --arch arm64, tools/vm/fetch-arm64-userland.sh).
+arm64_pkgs=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev:arm64 libbpf-dev:arm64
+	libelf-dev:arm64 zlib1g-dev:arm64 libsystemd-dev:arm64 libyaml-dev:arm64 libmicrohttpd-dev:arm64
+	libcurl4-openssl-dev:arm64 libjson-c-dev:arm64 libcmocka-dev:arm64 qemu-system-arm)
 
 # The admission policy's CEL test (tests/cli/test_admission_cel.sh) needs the npm packages
 # pinned in tests/admission/package-lock.json, in tests/admission/node_modules (npm ci; no global
@@ -44,19 +51,39 @@ npm_deps() {
 	npm ci --prefix "$admission_dir" --no-audit --no-fund --loglevel=error >/dev/null
 }
 
+# The guest suite's second kernel (tools/vm/fetch-kernel.sh --kernel 6.12): Debian 12 serves
+# linux-image-6.12*-amd64-unsigned from bookworm-security and bookworm-backports. When no apt
+# source has it, add backports (deb822, next to the machine's own debian.sources).
+backports_file=/etc/apt/sources.list.d/evictd-bookworm-backports.sources
+kernel612_source() {
+	apt-cache search --names-only '^linux-image-6\.12\.[0-9]+[^-]*-amd64-unsigned$' 2>/dev/null | grep -q . && return 0
+	grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
+	if [ "$check_only" = 1 ]; then
+		echo "install-deps: no apt source serves linux-image-6.12*-amd64-unsigned (bookworm-backports)" >&2
+		return 1
+	fi
+	[ "$(id -u)" = 0 ] || { echo "install-deps: add bookworm-backports to apt (as root) for the 6.12 guest kernel" >&2; return 1; }
+	echo "install-deps: adding $backports_file for the 6.12 guest kernel" >&2
+	printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$backports_file"
+	apt-get -o DPkg::Lock::Timeout=900 update -qq
+}
+
 check_only=0
 want=()
+want_kernel612=0
 want_npm=0
+want_arm64=0
 for arg in "$@"; do
 	case "$arg" in
 	--check) check_only=1 ;;
 	build) want+=("${build_pkgs[@]}") ;;
 	test) want+=("${build_pkgs[@]}" "${test_pkgs[@]}"); want_npm=1 ;;
-	vm) want+=("${vm_pkgs[@]}") ;;
+	vm) want+=("${vm_pkgs[@]}"); want_kernel612=1 ;;
 	bench) want+=("${bench_pkgs[@]}") ;;
 	image) want+=("${image_pkgs[@]}") ;;
+	arm64) want+=("${arm64_pkgs[@]}"); want_arm64=1 ;;
 	-h|--help) sed -n '2,4p' "$0"; exit 0 ;;
-	*) echo "install-deps: unknown argument '$arg' (expected --check, build, test, vm, bench or image)" >&2; exit 2 ;;
+	*) echo "install-deps: unknown argument '$arg' (expected --check, build, test, vm, bench, image or arm64)" >&2; exit 2 ;;
 	esac
 done
 [ ${#want[@]} -gt 0 ] || want=("${build_pkgs[@]}")
@@ -65,10 +92,13 @@ missing=()
 for pkg in "${want[@]}"; do
 	dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q 'install ok installed' || missing+=("$pkg")
 done
-npm_rc=0
+extra_rc=0
+if [ "$want_kernel612" = 1 ]; then
+	kernel612_source || extra_rc=1
+fi
 if [ ${#missing[@]} -eq 0 ]; then
-	[ "$want_npm" = 1 ] && { npm_deps || npm_rc=1; }
-	exit $npm_rc
+	[ "$want_npm" = 1 ] && { npm_deps || extra_rc=1; }
+	exit $extra_rc
 fi
 
 if [ "$check_only" = 1 ]; then
@@ -81,6 +111,11 @@ if [ "$(id -u)" != 0 ]; then
 fi
 echo "install-deps: installing ${missing[*]}" >&2
 export DEBIAN_FRONTEND=noninteractive
+# The :arm64 packages exist for apt only once dpkg knows the architecture.
+if [ "$want_arm64" = 1 ] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+	echo "install-deps: dpkg --add-architecture arm64" >&2
+	dpkg --add-architecture arm64
+fi
 # Another apt (unattended-upgrades on a fresh machine, a second make) may hold dpkg's lock:
 # wait for it rather than fail the build (apt.conf(5) DPkg::Lock::Timeout, seconds).
 apt_wait=(-o DPkg::Lock::Timeout=900)

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# The OCI image `make image` builds (build/evictd-image.tar): unpacked with umoci, as a
-# runtime would, and run from inside it with chroot, so the image is known to work: evictd
+# The OCI image `make image` builds (build/evictd-image.tar): an image index with linux/amd64
+# and linux/arm64 images; this machine's platform selected (skopeo) and unpacked with umoci, as
+# a runtime would, and run from inside it with chroot; the arm64 one checked as files (aarch64
+# ELF binaries, their loader and libraries there); so the image is known to work: evictd
 # --version and --validate (the shipped ConfigMap's configuration, and the DaemonSet's pin dir
 # on the host's bpffs), the daemon itself for a moment (BPF attached, evictctl status, SIGTERM),
 # the shell the reclaim steps use. The image holds exactly the libraries the loader resolves
@@ -17,7 +19,7 @@ if [ "$(id -u)" != 0 ]; then
 	pass "image test # SKIP chroot and umoci unpack need root"
 	done_testing; exit
 fi
-for tool in umoci jq unshare; do
+for tool in umoci skopeo jq unshare readelf; do
 	command -v "$tool" >/dev/null || { fail "$tool is installed (tools/install-deps.sh image test)"; done_testing; exit; }
 done
 if [ ! -f "$archive" ]; then
@@ -29,24 +31,56 @@ tmp=$(mktemp -d /tmp/evictd-image-XXXXXX)
 trap 'rm -rf "$tmp"; [ -n "${pin:-}" ] && rm -rf "$pin"' EXIT
 start=$(date +%s%N)
 
-# ---- unpack as a runtime would ----------------------------------------------------------
+# ---- the index: one image per platform ------------------------------------------------------
 mkdir -p "$tmp/layout"
 tar -xf "$archive" -C "$tmp/layout"
 tag=$(jq -r '.manifests[0].annotations["org.opencontainers.image.ref.name"] // empty' "$tmp/layout/index.json")
 version=$("$EVICTD" --version | sed -n 's/^evictd //p')
 check "the archive is an OCI layout tagged with the binary's version ($tag = $version)" [ -n "$tag" -a "$tag" = "$version" ]
-out=$(umoci unpack --image "$tmp/layout:$tag" "$tmp/bundle" 2>&1); rc=$?
+blob() { echo "$tmp/layout/blobs/$(sed 's#:#/#' <<<"$1")"; }
+top=$(jq -r '.manifests[0] | .mediaType + " " + .digest' "$tmp/layout/index.json")
+check "the tag names an OCI image index ($top)" [ "${top%% *}" = application/vnd.oci.image.index.v1+json ]
+list=$(blob "${top#* }")
+platforms=$(jq -r '[.manifests[].platform | .os + "/" + .architecture] | sort | join(" ")' "$list" 2>/dev/null)
+check "the index holds linux/amd64 and linux/arm64 ($platforms)" [ "$platforms" = "linux/amd64 linux/arm64" ]
+# Each platform's image config says the same platform (what docker/containerd check on pull).
+for arch in amd64 arm64; do
+	manifest=$(jq -r --arg a "$arch" '.manifests[] | select(.platform.architecture == $a) | .digest' "$list" 2>/dev/null)
+	config=$(jq -r '.config.digest' "$(blob "$manifest")" 2>/dev/null)
+	platform=$(jq -r '.os + "/" + .architecture' "$(blob "$config")" 2>/dev/null)
+	check "the linux/$arch image's config is for linux/$arch ($platform)" [ "$platform" = "linux/$arch" ]
+done
+
+# ---- unpack as a runtime would: the image for this machine's platform -------------------------
+want=$(dpkg --print-architecture 2>/dev/null || uname -m)
+unpack() { # unpack ARCH DIR: select the platform's image (skopeo), unpack it (umoci)
+	skopeo copy --quiet --override-os linux --override-arch "$1" "oci-archive:$archive:$tag" \
+		"oci:$tmp/layout-$1:$tag" && umoci unpack --image "$tmp/layout-$1:$tag" "$2"
+}
+out=$(unpack "$want" "$tmp/bundle" 2>&1); rc=$?
 [ -x "$tmp/bundle/rootfs/usr/sbin/evictd" ] || rc=1
-expect "umoci unpacks the image" $rc "$out"
+expect "umoci unpacks the linux/$want image" $rc "$out"
 rootfs=$tmp/bundle/rootfs
 args=$(jq -c '.process.args' "$tmp/bundle/config.json" 2>/dev/null)
 check "the entrypoint is /usr/sbin/evictd ($args)" [ "$args" = '["/usr/sbin/evictd"]' ]
-# The platform a node's runtime matches against: this build's.
-manifest=$(jq -r '.manifests[0].digest' "$tmp/layout/index.json" | sed 's#:#/#')
-config=$(jq -r '.config.digest' "$tmp/layout/blobs/$manifest" 2>/dev/null | sed 's#:#/#')
-platform=$(jq -r '.os + "/" + .architecture' "$tmp/layout/blobs/$config" 2>/dev/null)
-want=linux/$(dpkg --print-architecture 2>/dev/null || uname -m)
-check "the image is for $want ($platform)" [ "$platform" = "$want" ]
+
+# ---- the arm64 image, which this host cannot run: aarch64 binaries, loader and libraries ------
+out=$(unpack arm64 "$tmp/bundle-arm64" 2>&1); rc=$?
+expect "umoci unpacks the linux/arm64 image" $rc "$out"
+arm=$tmp/bundle-arm64/rootfs
+for binary in usr/sbin/evictd usr/sbin/evictctl bin/busybox; do
+	machine=$(LC_ALL=C readelf -h "$arm/$binary" 2>/dev/null | sed -n 's/^ *Machine: *//p')
+	check "the arm64 image's /$binary is an AArch64 ELF ($machine)" [ "$machine" = AArch64 ]
+done
+# Every DT_NEEDED of every ELF there is in the image's /lib/aarch64-linux-gnu, and the loader
+# evictd asks for is in the image: what ld.so would find on a Graviton node.
+interp=$(LC_ALL=C readelf -l "$arm/usr/sbin/evictd" | sed -n 's/.*interpreter: \(.*\)\]/\1/p')
+check "the arm64 image has evictd's loader ($interp)" [ -n "$interp" -a -f "$arm$interp" ]
+unresolved=$(cd "$arm" && for f in usr/sbin/evictd usr/sbin/evictctl lib/aarch64-linux-gnu/*; do
+	LC_ALL=C readelf -d "$f" 2>/dev/null | sed -n 's/.*(NEEDED).*\[\(.*\)\]/\1/p'; done | sort -u |
+	while read -r so; do [ -e "lib/aarch64-linux-gnu/$so" ] || [ "/$so" = "$interp" ] ||
+		[ "$so" = "$(basename "$interp")" ] || echo "$so"; done | tr '\n' ' ')
+check "every library the arm64 binaries need is in the arm64 image (missing: $unresolved)" [ -z "$unresolved" ]
 
 # ---- run from inside it -------------------------------------------------------------------
 in_image() { chroot "$rootfs" "$@"; }

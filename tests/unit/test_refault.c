@@ -157,12 +157,73 @@ static void test_refault_counters_missing(void **state)
 	assert_int_equal(obs.memory_available_refault_aware_bytes, -1);
 }
 
+/*
+ * MGLRU on (Debian 6.12's default 0x0007): active_file is only the two youngest generations, so
+ * the option is refused: thresholds see the kubelet's value and no refault-aware value is
+ * exported. Off (0x0000) or absent (no CONFIG_LRU_GEN): the refault-aware value as before.
+ * Each case has its own root: detection is once per root (one boot).
+ */
+static void check_mglru_case(const char *root, const char *enabled, int64_t want_available,
+			     int64_t want_aware)
+{
+	struct signal_source aware = { .root = root, .memory_refault_aware = true, .now_ns = fake_now_ns };
+	struct observations obs = { 0 };
+
+	write_node(root, 1000);
+	if (enabled)
+		fixture_write(root, "sys/kernel/mm/lru_gen/enabled", "%s", enabled);
+	assert_int_equal(signals_read(&aware, SIGNAL_MASK_MEMORY, &obs), 0);
+	assert_int_equal(obs.memory_available_kubelet_bytes, 424 * MI);
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, want_available);
+	assert_int_equal(obs.memory_available_refault_aware_bytes, want_aware);
+	assert_false(obs.file_cache_refaulting);
+}
+
+static void test_refault_aware_refused_under_mglru(void **state)
+{
+	const char *base = *state;
+	char root[PATH_MAX];
+
+	snprintf(root, sizeof(root), "%s/mglru-on", base);
+	check_mglru_case(root, "0x0007\n", 424 * MI, -1);
+	snprintf(root, sizeof(root), "%s/mglru-core-only", base);
+	check_mglru_case(root, "0x0001\n", 424 * MI, -1);
+	snprintf(root, sizeof(root), "%s/mglru-off", base);
+	check_mglru_case(root, "0x0000\n", 924 * MI, 924 * MI);
+	/* Walks on, core off (the core bit is the switch, mm/vmscan.c enabled_store()). */
+	snprintf(root, sizeof(root), "%s/mglru-walk-only", base);
+	check_mglru_case(root, "0x0006\n", 924 * MI, 924 * MI);
+	snprintf(root, sizeof(root), "%s/no-lru-gen", base);
+	check_mglru_case(root, NULL, 924 * MI, 924 * MI);
+}
+
+static void test_read_mglru(void **state)
+{
+	const char *root = *state;
+	bool on = true;
+
+	assert_int_equal(signals_read_mglru(root, &on), -ENOENT);
+	assert_false(on);
+	fixture_write(root, "sys/kernel/mm/lru_gen/enabled", "0x0007\n");
+	assert_int_equal(signals_read_mglru(root, &on), 0);
+	assert_true(on);
+	fixture_write(root, "sys/kernel/mm/lru_gen/enabled", "0x0000\n");
+	assert_int_equal(signals_read_mglru(root, &on), 0);
+	assert_false(on);
+	fixture_write(root, "sys/kernel/mm/lru_gen/enabled", "y\n");
+	assert_int_equal(signals_read_mglru(root, &on), -EINVAL);
+	assert_false(on);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_refault_verdict_boundaries),
 		cmocka_unit_test_setup_teardown(test_refault_aware_signal, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_refault_counters_missing, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_refault_aware_refused_under_mglru, setup_tmp,
+						teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_read_mglru, setup_tmp, teardown_tmp),
 	};
 
 	log_set_level(LOGLEVEL_ERR - 1);

@@ -9,7 +9,7 @@ TOOLS=$ROOT/tools/vm
 
 usage() {
     cat <<EOF
-Usage: $PROG [--list] [--kind busybox|systemd] [FILTER...]
+Usage: $PROG [--list] [--kind busybox|systemd] [--kernel SPEC] [FILTER...]
 
 Runs every tests/vm/scenarios/*.sh (busybox guests) and every
 tests/vm/systemd-scenarios/*.sh (systemd guests, named systemd/NAME), or only
@@ -22,6 +22,14 @@ A scenario PASSes only when the guest powered off before the timeout, every
 Output: 'PASS name (secs)' or 'FAIL name: reason' per scenario (with the last
 60 lines of the serial log on failure), then 'N passed, N failed'; the exit
 status is non-zero when anything failed.
+
+--kernel SPEC boots another kernel than Debian's default (6.1): a version line
+(6.12: the newest linux-image-6.12*-amd64-unsigned apt knows, -arm64- under
+ARCH=arm64) or a linux-image-*
+package name (tools/vm/fetch-kernel.sh --help); default: \$EVICTD_VM_KERNEL, else
+the default kernel.  Every tool of the run (initramfs modules, systemd overlay,
+qemu) uses that kernel; names are reported as NAME@SPEC and the logs go to
+\$EVICTD_VM_OUT/SPEC/.
 
 Scenario header (comment lines at the top of the script, before any other line):
   # vm-expect: M1 M2 ...     markers that must be PASSed (repeatable; required)
@@ -47,6 +55,13 @@ Environment:
   EVICTD_VM_OUT    where images and serial logs go (default: build/vm/)
   EVICTD_VM_CACHE  kernel / systemd root cache (default: /var/cache/evictd-vm)
   EVICTD_VM_KEEP   1 = keep the initramfs of passing scenarios too
+  EVICTD_VM_KERNEL the kernel SPEC when --kernel is not given (make vmtest KERNEL=6.12)
+  ARCH             x86 (default) or arm64: Debian's arm64 kernel in an aarch64
+                   TCG guest (qemu-system-aarch64 -M virt), the binaries from
+                   build-arm64/ (make ARCH=arm64), busybox scenarios only (the
+                   systemd root is amd64), three times each '# vm-timeout:';
+                   names are reported as NAME@arm64 (NAME@SPEC@arm64 with
+                   --kernel), the logs go to \$EVICTD_VM_OUT[/SPEC]/arm64/
 EOF
 }
 
@@ -54,22 +69,42 @@ die() { echo "$PROG: error: $*" >&2; exit 2; }
 
 LIST=0
 KIND=""
+KSPEC=${EVICTD_VM_KERNEL:-}
 FILTERS=()
 while [ $# -gt 0 ]; do
     case $1 in
         --list) LIST=1; shift ;;
         --kind) [ $# -ge 2 ] || die "--kind needs busybox or systemd"; KIND=$2; shift 2 ;;
+        --kernel) [ $# -ge 2 ] || die "--kernel needs a SPEC (6.12, linux-image-...)"; KSPEC=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         -*) die "unknown option '$1' (see --help)" ;;
         *) FILTERS+=("$1"); shift ;;
     esac
 done
 case $KIND in ""|busybox|systemd) ;; *) die "--kind must be busybox or systemd" ;; esac
+[ "$KSPEC" != default ] || KSPEC=""
+# fetch-kernel.sh (called by every tool below) reads the spec from the environment.
+export EVICTD_VM_KERNEL=$KSPEC
+# The guest's architecture; fetch-kernel.sh, build-initramfs.sh and run-guest.sh read it from
+# the environment.
+case ${ARCH:-x86} in
+    x86|x86_64|amd64) VM_ARCH=amd64; ARCH_SUFFIX=""; ARCH_BUILD=build; TIMEOUT_SCALE=1 ;;
+    arm64|aarch64) VM_ARCH=arm64; ARCH_SUFFIX=@arm64; ARCH_BUILD=build-arm64; TIMEOUT_SCALE=3
+        [ "$KIND" != systemd ] || die "ARCH=arm64 runs the busybox scenarios only (the systemd root is amd64)"
+        KIND=busybox ;;
+    *) die "ARCH must be x86 or arm64, not '$ARCH'" ;;
+esac
+export EVICTD_VM_ARCH=$VM_ARCH
+# Reported names: NAME, NAME@SPEC, NAME@arm64, NAME@SPEC@arm64.
+SUFFIX=${KSPEC:+@$KSPEC}$ARCH_SUFFIX
 
 abs() { case $1 in /*) echo "$1" ;; *) echo "$ROOT/$1" ;; esac; }
-BIN_DIR=$(abs "${EVICTD_BIN_DIR:-build}")
-OUT=$(abs "${EVICTD_VM_OUT:-build/vm}")
-PROGS_DIR=$ROOT/build/vm-progs
+BIN_DIR=$(abs "${EVICTD_BIN_DIR:-$ARCH_BUILD}")
+OUT=$(abs "${EVICTD_VM_OUT:-build/vm}")${KSPEC:+/$KSPEC}${ARCH_SUFFIX:+/${ARCH_SUFFIX#@}}
+PROGS_DIR=$ROOT/$ARCH_BUILD/vm-progs
+# The static test programs for the guest's architecture (Debian's cross gcc has its libc.a).
+PROGS_CC=gcc
+[ "$VM_ARCH" = arm64 ] && PROGS_CC=aarch64-linux-gnu-gcc
 
 # ---- scenario list -----------------------------------------------------------
 SCEN_FILES=()
@@ -122,9 +157,9 @@ log_value() { { grep -oE "$2[0-9.]+" "$1" || true; } | head -n1 | sed 's/.*=//';
 
 NPASS=0
 NFAIL=0
-pass() { echo "PASS $1 ($2s)"; NPASS=$((NPASS + 1)); }
+pass() { echo "PASS $1$SUFFIX ($2s)"; NPASS=$((NPASS + 1)); }
 fail() {
-    local name=$1 reason=$2 log=${3:-}
+    local name=$1$SUFFIX reason=$2 log=${3:-}
     echo "FAIL $name: $reason"
     if [ -n "$log" ] && [ -s "$log" ]; then
         echo "---- last 60 lines of $log ----"
@@ -140,7 +175,7 @@ mkdir -p "$OUT" || die "cannot create $OUT"
 KERNEL=$(timeout 1800 "$TOOLS/fetch-kernel.sh" 2>"$OUT/fetch-kernel.log") || KERNEL=""
 if [ -z "$KERNEL" ] || [ ! -f "$KERNEL" ]; then
     setup_err="tools/vm/fetch-kernel.sh failed: $(tail -n 3 "$OUT/fetch-kernel.log" 2>/dev/null | tr '\n' ' ')"
-elif ! timeout 300 make -s -C "$ROOT/tests/vm/progs" OUT="$PROGS_DIR" >"$OUT/progs-build.log" 2>&1; then
+elif ! timeout 300 make -s -C "$ROOT/tests/vm/progs" OUT="$PROGS_DIR" CC="$PROGS_CC" >"$OUT/progs-build.log" 2>&1; then
     setup_err="building tests/vm/progs failed: $(tail -n 3 "$OUT/progs-build.log" | tr '\n' ' ')"
 fi
 if [ -n "$setup_err" ]; then
@@ -148,7 +183,7 @@ if [ -n "$setup_err" ]; then
     echo "$NPASS passed, $NFAIL failed"
     exit 1
 fi
-echo "kernel: $KERNEL"
+echo "kernel: $KERNEL${KSPEC:+ (--kernel $KSPEC)}${ARCH_SUFFIX:+ ($VM_ARCH guest)}"
 
 # ---- one scenario ----------------------------------------------------------------
 run_one() {
@@ -169,6 +204,9 @@ run_one() {
     mem=$(hdr "$file" mem | tail -n1); mem=${mem:-1024M}
     smp=$(hdr "$file" smp | tail -n1); smp=${smp:-2}
     timeout_s=$(hdr "$file" timeout | tail -n1); timeout_s=${timeout_s:-300}
+    # aarch64 under TCG on an x86 host runs a scenario several times slower than the x86 guest
+    # the headers' limits were set on.
+    timeout_s=$((timeout_s * TIMEOUT_SCALE))
     append=$(hdr "$file" append | paste -sd' ' -)
     for v in $(hdr "$file" modules | tr ',' ' '); do modules=${modules:+$modules,}$v; done
     for v in $(hdr "$file" packages | tr ',' ' '); do packages=${packages:+$packages,}$v; done
@@ -186,6 +224,15 @@ run_one() {
         case $a in *:*) h=${a%%:*}; g=${a#*:} ;; *) fail "$name" "'# vm-add: $a' is not HOST:GUEST"; return ;; esac
         h=$(abs "$h")
         [ -e "$h" ] || { fail "$name" "'# vm-add: $a': $h does not exist"; return; }
+        # The aarch64 guest cannot run this host's x86 programs: a host ELF outside the tree
+        # (05-bpf-dataplane's bpftool) comes from the arm64 userland instead.
+        if [ "$VM_ARCH" = arm64 ] && [ "${h#"$ROOT"/}" = "$h" ] && [ -f "$h" ] \
+            && [ "$(head -c4 "$h" | od -An -c | tr -d ' ')" = '177ELF' ]; then
+            local uland; uland=$("$TOOLS/fetch-arm64-userland.sh" 2>/dev/null) || uland=""
+            [ -n "$uland" ] && [ -f "$uland$h" ] \
+                || { fail "$name" "'# vm-add: $a': no arm64 $h (tools/vm/fetch-arm64-userland.sh)"; return; }
+            h=$uland$h
+        fi
         adds+=(--add "$h:$g")
     done
     for u in $(hdr "$file" units); do

@@ -3,7 +3,10 @@
 # shared libraries they load (the ldd closure, each under the path the loader resolves it to),
 # the dynamic loader, the CA bundle libcurl reads, and a static busybox as /bin/sh and xargs
 # (the disk reclaim steps run with `sh -c`, e.g. "crictl ps ... | xargs -r crictl rm").
-# Usage: tools/deploy/image-rootfs.sh OUTDIR EVICTD EVICTCTL
+# Usage: tools/deploy/image-rootfs.sh OUTDIR EVICTD EVICTCTL [BUSYBOX]
+# The binaries may be another architecture's (the arm64 image from an x86 host, make image):
+# their closure comes from tools/cross-ldd.sh (readelf and Debian's multiarch directories), and
+# BUSYBOX is then that architecture's static busybox (tools/vm/fetch-arm64-userland.sh).
 # OUTDIR/rootfs is made anew; OUTDIR/rootfs.list names every file staged.
 set -euo pipefail
 
@@ -12,7 +15,8 @@ evictd=${2:?}
 evictctl=${3:?}
 rootfs="$out/rootfs"
 ca_bundle=/etc/ssl/certs/ca-certificates.crt	# libcurl's default CAfile on Debian
-busybox=/bin/busybox				# busybox-static: no libraries of its own
+busybox=${4:-/bin/busybox}			# busybox-static: no libraries of its own
+ldd() { "$(dirname "$0")/../cross-ldd.sh" "$@"; }
 
 for file in "$evictd" "$evictctl" "$ca_bundle" "$busybox"; do
 	[ -f "$file" ] || { echo "image-rootfs: $file is missing" >&2; exit 1; }

@@ -47,10 +47,18 @@ Options:
 
 The kernel cmdline of the guest must contain cgroup_no_v1=all (run-guest.sh
 passes it).  Requires root (mknod for /dev/console).
+
+EVICTD_VM_ARCH=arm64 builds an aarch64 guest's initramfs on an x86 host: the
+busybox is busybox-static:arm64 (tools/vm/fetch-arm64-userland.sh), the
+modules come from the arm64 kernel (fetch-kernel.sh --arch arm64) and the
+libraries of arm64 ELF files are resolved by tools/cross-ldd.sh.
 EOF
 }
 
 die() { echo "$PROG: error: $*" >&2; exit 1; }
+# ldd that also reads a foreign (arm64) ELF's closure; a native one goes to ldd itself.
+ldd() { "$HERE/../cross-ldd.sh" "$@"; }
+VM_ARCH=${EVICTD_VM_ARCH:-amd64}
 
 OUT=""
 INIT=""
@@ -171,10 +179,18 @@ add_one() {
 # ---- base layout -----------------------------------------------------------
 if [ "$BARE" = 0 ]; then
     BB=""
-    for c in /bin/busybox /usr/bin/busybox; do
+    BB_CANDIDATES=(/bin/busybox /usr/bin/busybox)
+    if [ "$VM_ARCH" = arm64 ]; then
+        BB_CANDIDATES=("$("$HERE/fetch-arm64-userland.sh")/bin/busybox") || die "fetch-arm64-userland.sh failed"
+    fi
+    for c in "${BB_CANDIDATES[@]}"; do
         if [ -x "$c" ] && ! ldd "$c" >/dev/null 2>&1; then BB=$c; break; fi
     done
-    [ -n "$BB" ] || die "no statically linked busybox at /bin/busybox (package busybox-static)"
+    [ -n "$BB" ] || die "no statically linked busybox at ${BB_CANDIDATES[*]} (package busybox-static)"
+    # The applet list: the host's busybox-static is the same Debian version, and an arm64
+    # busybox cannot run here.
+    BB_LIST=$BB
+    [ "$VM_ARCH" = arm64 ] && BB_LIST=/bin/busybox
     mkdir -p "$STAGE"/{bin,sbin,usr/bin,usr/sbin,etc,proc,sys,dev,tmp,run,root,mnt,var/tmp,var/log}
     chmod 1777 "$STAGE/tmp" "$STAGE/var/tmp"
     cp "$BB" "$STAGE/bin/busybox"
@@ -183,7 +199,7 @@ if [ "$BARE" = 0 ]; then
         [ -e "$STAGE/$applet" ] && continue
         mkdir -p "$STAGE/$(dirname "$applet")"
         ln -s /bin/busybox "$STAGE/$applet"
-    done < <("$STAGE/bin/busybox" --list-full)
+    done < <("$BB_LIST" --list-full)
     mknod -m 600 "$STAGE/dev/console" c 5 1 || die "mknod $STAGE/dev/console failed (run as root)"
     mknod -m 666 "$STAGE/dev/null" c 1 3 || die "mknod $STAGE/dev/null failed (run as root)"
     printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$STAGE/etc/passwd"

@@ -1,27 +1,41 @@
 #!/usr/bin/env bash
 # fetch-kernel.sh - get a Debian kernel for the evictd VM test harness.
 #
-# Downloads (apt-get download, never installs) the real kernel package that
-# Debian's `linux-image-amd64` metapackage depends on, extracts vmlinuz and the
-# modules tree into a cache directory, runs depmod on it, and prints the path of
-# the vmlinuz on stdout.  Also makes sure the host tools the harness needs
-# (qemu-system-x86, busybox-static, kmod, cpio) are installed.
+# Downloads (apt-get download, never installs) a real kernel package -- by default
+# the one Debian's `linux-image-amd64` metapackage depends on, or the one named by
+# --kernel / $EVICTD_VM_KERNEL (a version line such as 6.12, or a package name) --
+# extracts vmlinuz and the modules tree into a cache directory (kernels side by
+# side), runs depmod on it, and prints the path of the vmlinuz on stdout.  Also
+# makes sure the host tools the harness needs (qemu-system-x86, busybox-static,
+# kmod, cpio) are installed.
 set -euo pipefail
 
 PROG=${0##*/}
 CACHE=${EVICTD_VM_CACHE:-/var/cache/evictd-vm}
 REFRESH=0
+KSPEC=${EVICTD_VM_KERNEL:-}
 PRINT=vmlinuz
 NO_DEPS=0
+# Debian's architecture name: amd64 (this harness's x86 guest) or arm64 (the aarch64 TCG guest).
+DEBARCH=${EVICTD_VM_ARCH:-amd64}
 
 usage() {
     cat <<EOF
-Usage: $PROG [--cache DIR] [--refresh] [--print vmlinuz|kdir|kver|config] [--no-host-deps]
+Usage: $PROG [--kernel SPEC | --package PKG] [--arch amd64|arm64] [--cache DIR] [--refresh]
+       [--print vmlinuz|kdir|kver|config] [--no-host-deps]
 
-Fetch Debian's linux-image-amd64 kernel (the linux-image-6.x-amd64 package it
-depends on) with 'apt-get download', extract it into the cache and print the
-path of its vmlinuz.
+Fetch a Debian kernel package with 'apt-get download', extract it into the cache
+and print the path of its vmlinuz.
 
+  --kernel SPEC    which kernel (default: \$EVICTD_VM_KERNEL, else 'default'):
+                     default          the package linux-image-ARCH depends on (6.1
+                                      on Debian 12)
+                     MAJOR.MINOR      e.g. 6.12: the newest linux-image-MAJOR.MINOR*-ARCH-unsigned
+                                      apt knows (bookworm-security/-backports serve 6.12;
+                                      tools/install-deps.sh vm adds backports when no
+                                      source has it)
+                     linux-image-*    that package
+  --package PKG    the same as --kernel PKG
   --cache DIR      cache directory (default: \${EVICTD_VM_CACHE:-/var/cache/evictd-vm},
                    now: $CACHE)
   --refresh        re-resolve the metapackage even if a kernel is already cached
@@ -29,10 +43,16 @@ path of its vmlinuz.
   --print WHAT     what to print on stdout: vmlinuz (default), kdir (the extracted
                    root: kdir/lib/modules/KVER, kdir/boot/config-KVER), kver, config
   --no-host-deps   do not check/install qemu-system-x86, busybox-static, kmod, cpio
+  --arch A         amd64 (default, \$EVICTD_VM_ARCH) or arm64: linux-image-arm64's
+                   kernel (an arm64 foreign architecture in dpkg), CACHE/kernel/current-arm64
+                   (by-spec/SPEC-arm64 for a --kernel other than the default)
   -h, --help       this help
 
-The cache layout is CACHE/kernel/KVER/{boot,lib/modules/KVER,...} with
-CACHE/kernel/current -> KVER.  A cached kernel is reused without touching apt.
+The cache layout is CACHE/kernel/KVER/{boot,lib/modules/KVER,...}, one directory
+per kernel, with CACHE/kernel/current -> the default amd64 kernel's KVER,
+CACHE/kernel/current-arm64 -> the default arm64 kernel's, and
+CACHE/kernel/by-spec/SPEC (amd64) or by-spec/SPEC-arm64 -> ../KVER for the others.
+A cached kernel is reused without touching apt.
 EOF
 }
 
@@ -43,13 +63,26 @@ while [ $# -gt 0 ]; do
     case $1 in
         --cache) [ $# -ge 2 ] || die "--cache needs a directory"; CACHE=$2; shift 2 ;;
         --refresh) REFRESH=1; shift ;;
+        --kernel|--package) [ $# -ge 2 ] || die "$1 needs an argument"; KSPEC=$2; shift 2 ;;
         --print) [ $# -ge 2 ] || die "--print needs an argument"; PRINT=$2; shift 2 ;;
         --no-host-deps) NO_DEPS=1; shift ;;
+        --arch) [ $# -ge 2 ] || die "--arch needs amd64 or arm64"; DEBARCH=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
 case $PRINT in vmlinuz|kdir|kver|config) ;; *) die "--print: unknown value '$PRINT'" ;; esac
+case $DEBARCH in
+    amd64|x86|x86_64) DEBARCH=amd64; QEMU_PKG=qemu-system-x86; CURRENT=current ;;
+    arm64|aarch64) DEBARCH=arm64; QEMU_PKG=qemu-system-arm; CURRENT=current-arm64 ;;
+    *) die "--arch: amd64 or arm64, not '$DEBARCH'" ;;
+esac
+case $KSPEC in
+    ""|default|"linux-image-$DEBARCH") KSPEC=default ;;
+    [0-9]*.[0-9]*) [[ $KSPEC =~ ^[0-9]+\.[0-9]+$ ]] || die "--kernel '$KSPEC': expected MAJOR.MINOR (e.g. 6.12)" ;;
+    linux-image-*) [[ $KSPEC =~ ^linux-image-[a-z0-9.+~-]+$ ]] || die "--kernel '$KSPEC': not a package name" ;;
+    *) die "--kernel '$KSPEC': expected default, MAJOR.MINOR or a linux-image-* package name" ;;
+esac
 
 APT_UPDATED=0
 apt_update_once() {
@@ -78,7 +111,7 @@ ensure_pkgs() {
 }
 
 if [ "$NO_DEPS" = 0 ]; then
-    ensure_pkgs qemu-system-x86 busybox-static kmod cpio e2fsprogs
+    ensure_pkgs "$QEMU_PKG" busybox-static kmod cpio e2fsprogs
 fi
 
 mkdir -p "$CACHE/kernel" "$CACHE/debs" || die "cannot create cache dir $CACHE"
@@ -93,9 +126,22 @@ print_result() {
     esac
 }
 
+# The cache link of a kernel spec: current (current-arm64) for the default (what other
+# tools read), by-spec/SPEC (by-spec/SPEC-arm64) for the others.
+spec_link() {
+    if [ "$KSPEC" = default ]; then
+        echo "$CACHE/kernel/$CURRENT"
+    elif [ "$DEBARCH" = amd64 ]; then
+        echo "$CACHE/kernel/by-spec/$KSPEC"
+    else
+        echo "$CACHE/kernel/by-spec/$KSPEC-$DEBARCH"
+    fi
+}
+LINK=$(spec_link)
+
 # Fast path: a complete cached kernel.
-if [ "$REFRESH" = 0 ] && [ -L "$CACHE/kernel/current" ]; then
-    kver=$(readlink "$CACHE/kernel/current")
+if [ "$REFRESH" = 0 ] && [ -L "$LINK" ]; then
+    kver=$(basename "$(readlink "$LINK")")
     if [ -f "$CACHE/kernel/$kver/.complete" ] && [ -f "$CACHE/kernel/$kver/boot/vmlinuz-$kver" ]; then
         print_result "$kver"
         exit 0
@@ -106,19 +152,35 @@ fi
 exec 9>"$CACHE/.lock"
 timeout 1800 flock 9 || die "timed out waiting for the lock $CACHE/.lock"
 
-# Resolve linux-image-amd64 -> linux-image-<kver> (the real kernel package).
+# Resolve the spec to a real kernel package: linux-image-ARCH -> the linux-image-<kver> it
+# depends on; MAJOR.MINOR -> the newest linux-image-MAJOR.MINOR.*-ARCH-unsigned apt knows
+# (by version order of the names); a package name -> itself, once apt knows it.  ARCH is
+# $DEBARCH (arm64's packages need dpkg --add-architecture arm64).
 resolve_pkg() {
-    apt-cache show --no-all-versions linux-image-amd64 2>/dev/null \
-        | sed -n 's/^Depends: *//p' | tr ',' '\n' | sed 's/^ *//; s/ .*//' \
-        | grep -m1 '^linux-image-[0-9]' || true
+    case $KSPEC in
+        default)
+            apt-cache show --no-all-versions "linux-image-$DEBARCH:$DEBARCH" 2>/dev/null \
+                | sed -n 's/^Depends: *//p' | tr ',' '\n' | sed 's/^ *//; s/ .*//' \
+                | grep -m1 '^linux-image-[0-9]' || true ;;
+        linux-image-*)
+            if apt-cache show --no-all-versions "$KSPEC:$DEBARCH" >/dev/null 2>&1; then echo "$KSPEC"; fi ;;
+        *)
+            apt-cache search --names-only "^linux-image-${KSPEC//./\\.}\\.[0-9]+[^-]*-$DEBARCH-unsigned\$" 2>/dev/null \
+                | cut -d' ' -f1 | sort -V | tail -n1 ;;
+    esac
 }
 pkg=$(resolve_pkg)
 if [ -z "$pkg" ]; then
     apt_update_once
     pkg=$(resolve_pkg)
 fi
-[ -n "$pkg" ] || die "cannot resolve the kernel package linux-image-amd64 depends on (apt-cache show linux-image-amd64)"
+case $KSPEC in
+    default) [ -n "$pkg" ] || die "cannot resolve the kernel package linux-image-$DEBARCH depends on (apt-cache show linux-image-$DEBARCH:$DEBARCH; arm64 needs dpkg --add-architecture arm64)" ;;
+    *) [ -n "$pkg" ] || die "apt knows no $DEBARCH package for kernel '$KSPEC' (for 6.12 on Debian 12: bookworm-security or bookworm-backports; tools/install-deps.sh vm adds backports)" ;;
+esac
+# linux-image-6.12.107+deb12-amd64-unsigned ships boot/vmlinuz-6.12.107+deb12-amd64
 kver=${pkg#linux-image-}
+kver=${kver%-unsigned}
 kdir="$CACHE/kernel/$kver"
 log "kernel package: $pkg (kernel $kver)"
 
@@ -131,9 +193,9 @@ if [ ! -f "$kdir/.complete" ]; then
         dl=$(mktemp -d "$debdir/dl.XXXXXX")
         chmod 755 "$dl"
         if id _apt >/dev/null 2>&1; then chown _apt "$dl"; fi
-        if ! (cd "$dl" && timeout 900 apt-get download -q "$pkg" >&2); then
+        if ! (cd "$dl" && timeout 900 apt-get download -q "$pkg:$DEBARCH" >&2); then
             apt_update_once
-            (cd "$dl" && timeout 900 apt-get download -q "$pkg" >&2) \
+            (cd "$dl" && timeout 900 apt-get download -q "$pkg:$DEBARCH" >&2) \
                 || { rm -rf "$dl"; die "apt-get download $pkg failed (into $dl)"; }
         fi
         mv "$dl"/*.deb "$debdir/" 2>/dev/null || true
@@ -155,5 +217,10 @@ if [ ! -f "$kdir/.complete" ]; then
     rm -rf "$kdir"
     mv "$kdir.tmp" "$kdir"
 fi
-ln -sfn "$kver" "$CACHE/kernel/current"
+if [ "$KSPEC" = default ]; then
+    ln -sfn "$kver" "$LINK"
+else
+    mkdir -p "$CACHE/kernel/by-spec"
+    ln -sfn "../$kver" "$LINK"
+fi
 print_result "$kver"

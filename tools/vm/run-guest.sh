@@ -9,6 +9,7 @@ usage() {
     cat <<EOF
 Usage: $PROG --initramfs F --log LOG [--mem 1024M] [--smp 2] [--timeout 300]
              [--append "extra cmdline"] [--disk IMG]... [--kernel VMLINUZ]
+             [--arch amd64|arm64]
 
 Boot the Debian kernel from fetch-kernel.sh with initramfs F under
 qemu-system-x86_64 -accel tcg (no KVM), with the serial console (ttyS0)
@@ -29,6 +30,8 @@ killed), 1 on usage/setup errors, otherwise qemu's own exit status.
   --append STR      extra kernel command line (repeatable, joined with spaces)
   --disk IMG        raw disk image to attach as virtio (repeatable)
   --kernel F        vmlinuz to boot (default: fetch-kernel.sh's)
+  --arch A          amd64 (default, \$EVICTD_VM_ARCH) or arm64: qemu-system-aarch64
+                    -machine virt -cpu max under TCG, the console on ttyAMA0 (PL011)
   -h, --help        this help
 EOF
 }
@@ -43,6 +46,7 @@ TIMEOUT=300
 APPEND=""
 DISKS=()
 KERNEL=""
+ARCH=${EVICTD_VM_ARCH:-amd64}
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -54,6 +58,7 @@ while [ $# -gt 0 ]; do
         --append) [ $# -ge 2 ] || die "--append needs a string"; APPEND="${APPEND:+$APPEND }$2"; shift 2 ;;
         --disk) [ $# -ge 2 ] || die "--disk needs an image"; DISKS+=("$2"); shift 2 ;;
         --kernel) [ $# -ge 2 ] || die "--kernel needs a file"; KERNEL=$2; shift 2 ;;
+        --arch) [ $# -ge 2 ] || die "--arch needs amd64 or arm64"; ARCH=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -65,21 +70,31 @@ done
 [[ $SMP =~ ^[0-9]+$ ]] || die "--smp must be a number, got '$SMP'"
 [[ $MEM =~ ^[0-9]+[MGmg]?$ ]] || die "--mem must look like 1024M or 2G, got '$MEM'"
 
+# The machine per architecture; the console is the board's first UART.
+case $ARCH in
+    amd64|x86|x86_64) ARCH=amd64; QEMU=qemu-system-x86_64; MACHINE=pc; CONSOLE=ttyS0; CPU=max ;;
+    # virt: PCI (virtio_pci) and a PL011; GICv3 lets more than 8 vCPUs exist; -cpu max
+    # has every feature TCG emulates (LSE atomics, PAC), as Graviton/Ampere cores do, with
+    # pointer authentication's cheap implementation-defined hash (QARMA costs TCG dearly).
+    arm64|aarch64) ARCH=arm64; QEMU=qemu-system-aarch64; MACHINE=virt,gic-version=3; CONSOLE=ttyAMA0
+        CPU=max,pauth-impdef=on ;;
+    *) die "--arch must be amd64 or arm64, got '$ARCH'" ;;
+esac
 if [ -z "$KERNEL" ]; then
-    KERNEL=$("$HERE/fetch-kernel.sh") || die "fetch-kernel.sh failed"
+    KERNEL=$("$HERE/fetch-kernel.sh" --arch "$ARCH") || die "fetch-kernel.sh failed"
 fi
 [ -f "$KERNEL" ] || die "kernel not found: $KERNEL"
-command -v qemu-system-x86_64 >/dev/null 2>&1 || die "qemu-system-x86_64 not found (run tools/vm/fetch-kernel.sh)"
+command -v "$QEMU" >/dev/null 2>&1 || die "$QEMU not found (run tools/vm/fetch-kernel.sh --arch $ARCH)"
 
 args=(
     -accel tcg
-    -machine pc
-    -cpu max
+    -machine "$MACHINE"
+    -cpu "$CPU"
     -m "$MEM"
     -smp "$SMP"
     -kernel "$KERNEL"
     -initrd "$INITRD"
-    -append "console=ttyS0 cgroup_no_v1=all panic=-1 quiet${APPEND:+ $APPEND}"
+    -append "console=$CONSOLE cgroup_no_v1=all panic=-1 quiet${APPEND:+ $APPEND}"
     -nographic
     -serial "file:$LOG"
     -monitor none
@@ -95,7 +110,7 @@ done
 mkdir -p "$(dirname "$LOG")" || die "cannot create the directory of $LOG"
 : >"$LOG" || die "cannot write $LOG"
 rc=0
-timeout --kill-after=10 "$TIMEOUT" qemu-system-x86_64 "${args[@]}" </dev/null || rc=$?
+timeout --kill-after=10 "$TIMEOUT" "$QEMU" "${args[@]}" </dev/null || rc=$?
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
     echo "$PROG: qemu killed after the ${TIMEOUT}s timeout (log: $LOG)" >&2
     exit 124

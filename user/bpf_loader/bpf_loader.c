@@ -68,6 +68,7 @@ static int open_and_load(struct bpf_loader *loader, const struct bpf_loader_opts
 	if (err)
 		return err;
 	loader->skel->rodata->inspect_counters = opts->inspect;
+	loader->skel->rodata->muted_memory_hooks = opts->muted_memory_hooks;
 	loader->inspect = opts->inspect;
 	if (opts->ringbuf_bytes) {
 		err = bpf_map__set_max_entries(loader->skel->maps.wakeups, opts->ringbuf_bytes);
@@ -145,7 +146,7 @@ static bool attach_slot(struct bpf_loader *loader, size_t i)
 	status->tracepoint = slot->name;
 	status->attach = NULL;
 	status->skip_reason = slot->skip_reason;
-	if (slot->mode == MODE_SKIP)
+	if (slot->mode == MODE_SKIP || slot->late)
 		return false;
 	if (slot->standby_for) {
 		const struct tracepoint_slot *cover;
@@ -304,6 +305,13 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 			goto cleanup;
 		}
 	}
+	if (opts->vmstat_path) {
+		loader->vmstat_path = strdup(opts->vmstat_path);
+		if (!loader->vmstat_path) {
+			err = -ENOMEM;
+			goto cleanup;
+		}
+	}
 	btfs.vmlinux = btf__load_vmlinux_btf();
 	if (!btfs.vmlinux) {
 		err = -errno;
@@ -406,6 +414,7 @@ void bpf_loader_destroy(struct bpf_loader *loader, bool unpin)
 	evictd_bpf__destroy(loader->skel);
 	free(loader->pin_dir);
 	free(loader->zoneinfo_path);
+	free(loader->vmstat_path);
 	free(loader);
 }
 
@@ -518,6 +527,47 @@ void bpfl_near_update(struct bpf_loader *loader, uint64_t memory_step_pages)
 	loader->nr_attached++;
 	log_debug("bpf: %s attached: memory step %llu pages, per-CPU lists %llu pages", slot->name,
 		  (unsigned long long)memory_step_pages, (unsigned long long)pcp_pages);
+}
+
+unsigned int bpf_loader_late_pending(const struct bpf_loader *loader)
+{
+	unsigned int pending = 0;
+
+	for (size_t i = 0; loader && i < loader->nr_slots; i++)
+		pending += loader->slots[i].late;
+	return pending;
+}
+
+int bpf_loader_attach_late(struct bpf_loader *loader)
+{
+	int attached = 0;
+
+	if (!loader || loader->detached)
+		return 0;
+	for (size_t i = 0; i < loader->nr_slots; i++) {
+		struct tracepoint_slot *slot = &loader->slots[i];
+
+		if (!slot->late)
+			continue;
+		/* ENOENT until the module is loaded: bpf_raw_tracepoint_open() looks the name up
+		 * in vmlinux and in every loaded module (bpf_get_raw_tracepoint(),
+		 * kernel/trace/bpf_trace.c). One syscall per missing tracepoint and call. */
+		slot->link = bpf_program__attach(slot->raw_prog);
+		if (!slot->link) {
+			if (errno != ENOENT)
+				log_debug("bpf: attaching %s: %m", slot->name);
+			continue;
+		}
+		slot->late = false;
+		slot->attached_at_open = true;
+		loader->progs[i].attach = attach_label(slot);
+		loader->progs[i].skip_reason = NULL;
+		loader->nr_attached++;
+		attached++;
+		log_info("bpf: %s appeared (a module loaded after start): attached as raw_tp, "
+			 "%u programs attached", slot->name, loader->nr_attached);
+	}
+	return attached;
 }
 
 int bpf_loader_ring_fd(const struct bpf_loader *loader)

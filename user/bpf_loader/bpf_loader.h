@@ -57,6 +57,12 @@ struct bpf_loader_opts {
 	/* Tests: load this mark_victim variant (1 task, 2 pid) instead of the one the kernel's
 	 * BTF names; 0: from the BTF. */
 	int force_mark_victim_shape;
+	/* Tests: memory hooks (bits of enum evictd_memory_hook) whose programs attach but do
+	 * nothing, as a hook the kernel never calls; bpf_loader_check_memory_hook() must then
+	 * fall back. 0 in production. */
+	uint32_t muted_memory_hooks;
+	/* Where the kernel's page allocations are read (NULL: /proc/vmstat); tests. */
+	const char *vmstat_path;
 };
 
 /* The argument shape of the kernel's mark_victim tracepoint, from its BTF (the
@@ -92,6 +98,12 @@ void bpf_loader_destroy(struct bpf_loader *loader, bool unpin);
  * memory hook as the last steps want it, keeping maps and counters: e.g. a daemon told to stop using BPF on reload, or an A/B overhead benchmark.
  * Returns the number attached afterwards or a negative errno. */
 int bpf_loader_set_attached(struct bpf_loader *loader, bool attached);
+
+/* Filesystem module tracepoints (ext4, xfs) that did not exist at open, still waiting. */
+unsigned int bpf_loader_late_pending(const struct bpf_loader *loader);
+/* Attach those whose module is loaded now (raw_tp, logged); returns how many. Cheap: one
+ * syscall per waiting tracepoint; call every few seconds while any is pending. */
+int bpf_loader_attach_late(struct bpf_loader *loader);
 
 /* fd to poll for EPOLLIN: readable while wake-up records are waiting. */
 int bpf_loader_ring_fd(const struct bpf_loader *loader);
@@ -136,6 +148,29 @@ int bpf_loader_for_each_cgroup(const struct bpf_loader *loader,
 			       int (*fn)(void *ctx, uint64_t cgroup_id,
 					 const struct evictd_cgroup_stats *stats),
 			       void *ctx);
+
+/* ---- the memory hook's self-check (doc/DESIGN.md "The memory hook") ---- */
+
+enum bpf_loader_hook_check {
+	BPF_HOOK_CHECK_NONE = 0,	/* no memory hook attached (or detached): nothing to do */
+	BPF_HOOK_CHECK_PENDING,		/* not decided yet: call again later */
+	BPF_HOOK_CHECK_CONFIRMED,	/* the hook saw pages: done until the hook changes */
+	BPF_HOOK_CHECK_FELL_BACK,	/* it saw none while the kernel allocated plenty: detached,
+					 * the next one attached (logged); call again to check it */
+};
+/* Compare the pages the memory hook saw with the kernel's page allocations since the first
+ * call for this hook; never blocks (two small reads). Call every second or so until it
+ * returns CONFIRMED or NONE. */
+enum bpf_loader_hook_check bpf_loader_check_memory_hook(struct bpf_loader *loader);
+/* The tracepoint (or function) pacing memory now, NULL when none. */
+const char *bpf_loader_memory_hook(const struct bpf_loader *loader);
+/* How many hooks the self-check detached. */
+unsigned int bpf_loader_memory_hook_fallbacks(const struct bpf_loader *loader);
+/* Pages the named memory hook's program counted since load (summed over CPUs). */
+int bpf_loader_memory_hook_pages(const struct bpf_loader *loader, const char *hook,
+				 uint64_t *pages);
+/* The sum of the pgalloc_* counters of a /proc/vmstat text: 0, or -EINVAL without any. */
+int bpf_loader_vmstat_pgalloc(const char *vmstat, uint64_t *pages);
 
 /* ---- status ---- */
 

@@ -7,6 +7,7 @@
  *	probe.c		what this kernel has: BTF, tracepoints (tp_btf vs raw_tp), ring buffer
  *	pins.c		bpffs, the pin directory, stale pins left by a previous run
  *	maps.c		the map accessors: wake-up steps, cgroup/memcg/node counters
+ *	hookcheck.c	the memory hook's self-check and its fallback along the chain
  */
 #ifndef EVICTD_BPF_LOADER_INTERNAL_H
 #define EVICTD_BPF_LOADER_INTERNAL_H
@@ -53,6 +54,10 @@ struct tracepoint_slot {
 	const char *standby_for;
 	/* When standby_for did attach: attached by bpf_loader_set_steps() near a threshold. */
 	bool on_demand;
+	/* A filesystem module's tracepoint absent at open: its raw_tp program is loaded (it
+	 * needs no target to load) and attached by bpf_loader_attach_late() once the module
+	 * is loaded. */
+	bool late;
 };
 
 struct bpf_loader {
@@ -79,6 +84,13 @@ struct bpf_loader {
 	bool detached;			/* bpf_loader_set_attached(false): attach nothing */
 	uint64_t memory_step_pages;	/* the last bpf_loader_set_steps() */
 	char *zoneinfo_path;
+	char *vmstat_path;		/* bpf_loader_opts.vmstat_path (NULL: /proc/vmstat) */
+	/* The memory hook self-check (hookcheck.c): slot index + 1 of the hook whose baseline
+	 * is taken / which was seen firing (0: none), the baselines, and fallbacks made. */
+	size_t hook_checked, hook_confirmed;
+	uint64_t hook_kernel_base, hook_seen_base;
+	bool hook_check_failed;		/* warned once */
+	unsigned int hook_fallbacks;
 };
 
 /* Kernel BTF: vmlinux, and module BTF loaded on first need. */

@@ -125,6 +125,13 @@ static void find_raw_tracepoints(struct bpf_loader *loader, const bool *wanted)
 	fclose(kallsyms);
 }
 
+/* Tracepoints of filesystem modules (ext4, xfs: modules on Debian): loaded after evictd
+ * started, they still get their programs (bpf_loader_attach_late). */
+static bool is_module_tracepoint(const char *tp)
+{
+	return !strncmp(tp, "ext4_", 5) || !strncmp(tp, "xfs_", 4);
+}
+
 /* The per-memcg page-cache programs, left out with opts->no_page_cache. */
 static bool is_page_cache_tracepoint(const char *tp)
 {
@@ -376,6 +383,20 @@ int bpfl_plan_programs(struct bpf_loader *loader, const struct bpf_loader_opts *
 	}
 	if (any_raw)
 		find_raw_tracepoints(loader, need_raw);
+	for (i = 0; i < loader->nr_slots; i++) {
+		struct tracepoint_slot *slot = &loader->slots[i];
+
+		slot->late = false;
+		if (slot->mode != MODE_SKIP || slot->left_out || !slot->raw_prog ||
+		    !is_module_tracepoint(slot->name) || !need_raw[i])
+			continue;
+		/* A raw_tp program loads without its tracepoint (it is named at attach, by
+		 * bpf_raw_tracepoint_open()), so it can wait for the module. */
+		slot->mode = MODE_RAW_TP;
+		slot->late = true;
+		snprintf(slot->skip_reason, sizeof(slot->skip_reason),
+			 "tracepoint not in this kernel yet (module not loaded): attached when it is");
+	}
 
 	for (i = 0; i < loader->nr_slots; i++) {
 		struct tracepoint_slot *slot = &loader->slots[i];

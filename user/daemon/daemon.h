@@ -102,6 +102,8 @@ struct daemon {
 	uint64_t kernel_oom_kills_seen;	/* mark_victim records */
 	int64_t wake_ktime_ns;		/* kernel time of the wake-up being handled; 0: none */
 	int64_t last_wake_latency_ns;	/* kernel event -> our handler, last wake-up */
+	struct loop_source *bpf_hook_check;	/* the memory hook self-check timer */
+	struct loop_source *bpf_late_modules;	/* retries module tracepoints (ext4, xfs) */
 	/* Without BPF: the memory signals re-read every 100 ms .. 1 s, the nearer a memory
 	 * threshold the sooner (daemon_bpf.c); NULL with BPF or without the OOM guard. */
 	struct loop_source *adaptive_poll;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* The daemon's BPF side: wake-ups from the ring buffer and the steps that pace them. */
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +12,8 @@
 #include <unistd.h>
 
 #include "daemon/daemon_parts.h"
+#include "pods/pods.h"
+#include "sys/cgroupfs.h"
 #include "sys/clock.h"
 #include "sys/log.h"
 #include "bpf_loader/bpf_loader.h"
@@ -25,6 +28,45 @@ static uint32_t wake_group_mask(enum evictd_wake_group group)
 	}
 }
 
+/*
+ * The cgroup v2 id of a kernel OOM victim named by pid alone (mark_victim's TP_PROTO(int pid)
+ * on 5.14-5.15 and 6.2-6.8, include/trace/events/oom.h): read now, while the victim is
+ * still there. __oom_kill_process() (mm/oom_kill.c) sends SIGKILL before mark_oom_victim();
+ * the task keeps its cgroup until it is reaped (cgroup_release() from release_task()), so
+ * its /proc/PID/cgroup answers until then. 0 when it is already gone.
+ */
+static uint64_t victim_cgroup_id(struct daemon *daemon, pid_t pid)
+{
+	const struct policy *policy = daemon->policy;
+	char mount[PATH_MAX], path[PATH_MAX];
+	const char *mnt = policy->pods ? pods_cgroup_mount(policy->pods) : NULL;
+	uint64_t id = 0;
+	int fd, err;
+
+	if (pid <= 0)
+		return 0;
+	if (!mnt || !*mnt) {
+		if (pods_detect_cgroup_mount(policy->config.root, mount, sizeof(mount)))
+			return 0;
+		mnt = mount;
+	}
+	err = pods_read_pid_cgroup(policy->config.root, mnt, pid, path, sizeof(path));
+	if (err) {
+		log_debug("OOM victim pid %d: its cgroup is gone with it: %s", (int)pid,
+			  strerror(-err));
+		return 0;
+	}
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		log_debug("OOM victim pid %d: opening %s: %m", (int)pid, path);
+		return 0;
+	}
+	if (cgroupfs_cgroup_id(fd, &id))
+		id = 0;
+	close(fd);
+	return id;
+}
+
 static int on_wake(void *ctx, const struct evictd_wake *wake)
 {
 	struct daemon *daemon = ctx;
@@ -35,15 +77,19 @@ static int on_wake(void *ctx, const struct evictd_wake *wake)
 	if (!daemon->wake_ktime_ns || (int64_t)wake->ktime_ns < daemon->wake_ktime_ns)
 		daemon->wake_ktime_ns = (int64_t)wake->ktime_ns;
 	if (wake->type == EVICTD_WAKE_OOM_KILL) {
+		uint64_t cgroup_id = wake->cgroup_id;
+
 		daemon->kernel_oom_kills_seen++;
-		if (wake->cgroup_id == EVICTD_CGROUP_ID_UNKNOWN)
-			log_warn("the kernel OOM killer chose pid %llu (this kernel's mark_victim "
-				 "names no cgroup): evictd did not act in time",
+		if (cgroup_id == EVICTD_CGROUP_ID_UNKNOWN)
+			cgroup_id = victim_cgroup_id(daemon, (pid_t)wake->value);
+		if (cgroup_id == EVICTD_CGROUP_ID_UNKNOWN)
+			log_warn("the kernel OOM killer chose pid %llu (already gone: its cgroup is "
+				 "unknown): evictd did not act in time",
 				 (unsigned long long)wake->value);
 		else
 			log_warn("the kernel OOM killer chose pid %llu (cgroup id %llu): evictd did "
 				 "not act in time", (unsigned long long)wake->value,
-				 (unsigned long long)wake->cgroup_id);
+				 (unsigned long long)cgroup_id);
 	}
 	daemon->pending_mask |= wake_group_mask(bpf_loader_wake_group(wake->type));
 	return 0;
@@ -178,6 +224,63 @@ static void setup_adaptive_poll(struct daemon *daemon)
 			 "nearer a threshold the sooner");
 }
 
+/* The memory hook's self-check (bpf_loader_check_memory_hook): once a second, two small
+ * reads, until the hook attached is seen firing; a silent one is replaced there. */
+#define HOOK_CHECK_INTERVAL_NS (1000 * 1000000LL)
+
+static void on_hook_check(void *ctx)
+{
+	struct daemon *daemon = ctx;
+	enum bpf_loader_hook_check verdict = bpf_loader_check_memory_hook(daemon->bpf);
+
+	/* Another hook paces memory from now: look once (an evaluation, which also
+	 * publishes the fallback in /metrics). */
+	if (verdict == BPF_HOOK_CHECK_FELL_BACK)
+		daemon->pending_mask |= SIGNAL_MASK_MEMORY;
+	if (verdict == BPF_HOOK_CHECK_CONFIRMED || verdict == BPF_HOOK_CHECK_NONE) {
+		loop_timer_set(daemon->bpf_hook_check, LOOP_NO_DEADLINE);
+		return;
+	}
+	loop_timer_set(daemon->bpf_hook_check, clock_monotonic_ns() + HOOK_CHECK_INTERVAL_NS);
+}
+
+/* Filesystem modules loaded after start (ext4, xfs): their inode tracepoints are tried
+ * every few seconds until they attach (bpf_loader_attach_late). Polled rather than told:
+ * a BPF program on module:module_load would itself be one more tracepoint on every kernel
+ * and the attach attempt is one syscall per missing tracepoint. */
+#define LATE_MODULE_INTERVAL_NS (5000 * 1000000LL)
+
+static void on_late_modules(void *ctx)
+{
+	struct daemon *daemon = ctx;
+
+	/* A new inode hook: re-read the inode signals once. */
+	if (bpf_loader_attach_late(daemon->bpf) > 0)
+		daemon->pending_mask |= SIGNAL_MASK_FS;
+	loop_timer_set(daemon->bpf_late_modules, bpf_loader_late_pending(daemon->bpf) ?
+			clock_monotonic_ns() + LATE_MODULE_INTERVAL_NS : LOOP_NO_DEADLINE);
+}
+
+/* Tests only: EVICTD_TEST_MUTE_MEMORY_HOOKS, a bit mask of enum evictd_memory_hook whose
+ * programs attach and do nothing (tests/cli/test_memory_hook_fallback.sh). */
+static uint32_t muted_memory_hooks(void)
+{
+	const char *text = getenv("EVICTD_TEST_MUTE_MEMORY_HOOKS");
+	char *end;
+	unsigned long mask;
+
+	if (!text || !*text || !strcmp(text, "0"))
+		return 0;
+	mask = strtoul(text, &end, 0);
+	if (*end || mask >= (1UL << EVICTD_MEMORY_HOOK_COUNT)) {
+		log_warn("EVICTD_TEST_MUTE_MEMORY_HOOKS=%s: not a mask below %u; ignored", text,
+			 1U << EVICTD_MEMORY_HOOK_COUNT);
+		return 0;
+	}
+	log_warn("EVICTD_TEST_MUTE_MEMORY_HOOKS=%s: memory hooks muted (tests only)", text);
+	return (uint32_t)mask;
+}
+
 void daemon_bpf_setup(struct daemon *daemon)
 {
 	int attached;
@@ -192,6 +295,7 @@ void daemon_bpf_setup(struct daemon *daemon)
 		.pin_dir = daemon->policy->config.bpf_pin_dir,
 		.inspect = daemon->policy->config.bpf_inspect,
 		.no_page_cache = daemon->policy->config.no_page_cache_bpf,
+		.muted_memory_hooks = muted_memory_hooks(),
 	});
 	if (attached < 0) {
 		daemon->bpf = NULL;
@@ -207,6 +311,20 @@ void daemon_bpf_setup(struct daemon *daemon)
 		return;
 	}
 	daemon->bpf_state = "on";
+	daemon->bpf_hook_check = loop_add_timer(daemon->loop,
+						clock_monotonic_ns() + HOOK_CHECK_INTERVAL_NS,
+						on_hook_check, daemon);
+	if (bpf_loader_late_pending(daemon->bpf)) {
+		daemon->bpf_late_modules = loop_add_timer(daemon->loop, clock_monotonic_ns() +
+							  LATE_MODULE_INTERVAL_NS,
+							  on_late_modules, daemon);
+		if (!daemon->bpf_late_modules)
+			log_warn("bpf: cannot arm the timer for modules loaded later: their "
+				 "inode tracepoints stay unattached");
+	}
+	if (!daemon->bpf_hook_check)
+		log_warn("bpf: cannot arm the memory hook's self-check: %s stays attached "
+			 "unchecked", bpf_loader_memory_hook(daemon->bpf));
 	log_info("BPF on: %d tracepoints attached, maps pinned under %s", attached,
 		 bpf_loader_pin_dir(daemon->bpf));
 }

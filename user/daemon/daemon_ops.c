@@ -108,6 +108,8 @@ static void fill_bpf_counters(struct metrics_snapshot *snap, const struct bpf_lo
 	bpf_count(snap->bpf_events, &snap->n_bpf_events, "inode_alloc", node.inode_allocs);
 	bpf_count(snap->bpf_events, &snap->n_bpf_events, "inode_free", node.inode_frees);
 	bpf_count(snap->bpf_events, &snap->n_bpf_events, "cgroup_map_full", node.cgroup_map_full);
+	bpf_count(snap->bpf_events, &snap->n_bpf_events, "memory_hook_fallback",
+		  bpf_loader_memory_hook_fallbacks(bpf));
 	snap->bpf_wakeups_sent = node.wakeups_sent;
 	snap->bpf_wakeups_dropped = node.wakeups_dropped;
 	snap->bpf_wakeups_rate_limited = node.wakeups_rate_limited;

@@ -9,6 +9,7 @@
 #define EVICTD_PODS_H
 
 #include <limits.h>
+#include <sys/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -373,6 +374,8 @@ int pods_detect_cgroup_mount(const char *root, char *buf, size_t len);
 /* evictd's own cgroup: the "0::" line of <root>/proc/self/cgroup joined under mount
  * (already root-joined). 0, -ENOENT (no v2 line) or the read error. */
 int pods_read_self_cgroup(const char *root, const char *mount, char *buf, size_t len);
+/* The same for any process (pid 0: self): <root>/proc/<pid>/cgroup. */
+int pods_read_pid_cgroup(const char *root, const char *mount, pid_t pid, char *buf, size_t len);
 
 /* Re-read pod->cgroup_path's memory.current, memory.stat (working set = current -
  * inactive_file, floored at 0) and pids.current (or cgroup.threads counted through the

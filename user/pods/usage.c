@@ -39,14 +39,23 @@ int pods_detect_cgroup_mount(const char *root, char *buf, size_t len)
 
 int pods_read_self_cgroup(const char *root, const char *mount, char *buf, size_t len)
 {
-	char path[PATH_MAX], text[4096];
+	return pods_read_pid_cgroup(root, mount, 0, buf, len);
+}
+
+int pods_read_pid_cgroup(const char *root, const char *mount, pid_t pid, char *buf, size_t len)
+{
+	char path[PATH_MAX], proc[64], text[4096];
 	const char *line;
 	ssize_t n;
 	int err;
 
-	if (!mount || !buf)
+	if (!mount || !buf || pid < 0)
 		return -EINVAL;
-	err = fileio_join_root(path, sizeof(path), root, "/proc/self/cgroup");
+	if (pid)
+		snprintf(proc, sizeof(proc), "/proc/%d/cgroup", (int)pid);
+	else
+		snprintf(proc, sizeof(proc), "/proc/self/cgroup");
+	err = fileio_join_root(path, sizeof(path), root, proc);
 	if (err)
 		return err;
 	n = fileio_read_at(AT_FDCWD, path, text, sizeof(text));

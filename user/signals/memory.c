@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -159,6 +160,80 @@ bool signals_file_cache_refaulting(struct refault_state_view *view)
 
 static __thread struct refault_state refault;
 
+/*
+ * MGLRU, the multi-gen LRU (CONFIG_LRU_GEN; on by default in Debian's 6.12: lru_gen/enabled
+ * 0x0007). memory.stat's active_file is then the pages of the two youngest generations
+ * (include/linux/mm_inline.h lru_gen_is_active()); fresh page cache goes to the oldest ones
+ * (lru_gen_add_folio()), and a second read() does not promote it: folio_mark_accessed() only
+ * counts the access in the folio's tier (mm/swap.c, lru_gen_inc_refs()), no mm_lru_activate.
+ * The cache classic LRU calls active sits in inactive_file, which the kubelet's formula
+ * already counts as free, so --memory-refault-aware has nothing left to subtract (only pages
+ * made young through page tables) and its thrash guard would compare against a value equal
+ * to the kubelet's: refused for the boot, with a line saying so (DESIGN.md, "Refault-aware
+ * memory.available"). workingset_refault_file still counts refaults (mm/workingset.c
+ * lru_gen_refault()), but a verdict with no active set to act on is not exported either.
+ */
+#define LRU_GEN_CORE 0x1u	/* mm/vmscan.c enabled_show(): BIT(LRU_GEN_CORE), the main switch */
+
+int signals_read_mglru(const char *root, bool *enabled)
+{
+	char path[PATH_MAX], buf[32], *end;
+	unsigned long caps;
+	ssize_t n;
+	int err;
+
+	*enabled = false;
+	err = sig_path_join(path, sizeof(path), root, "/sys/kernel/mm/lru_gen/enabled", NULL);
+	if (err)
+		return err;
+	n = sig_read_small(path, buf, sizeof(buf));
+	if (n < 0) {
+		if (n != -ENOENT)	/* absent: a kernel without CONFIG_LRU_GEN, classic LRU */
+			log_fail("%s: %m", path);
+		return (int)n;
+	}
+	errno = 0;
+	caps = strtoul(buf, &end, 0);	/* "0x0007\n", as enabled_show() prints it */
+	if (errno || end == buf || (*end && *end != '\n')) {
+		log_fail("%s: not a capability mask: \"%.*s\"", path, (int)strcspn(buf, "\n"), buf);
+		return -EINVAL;
+	}
+	*enabled = caps & LRU_GEN_CORE;
+	return 0;
+}
+
+/* Read once per root and thread: the daemon's whole run is one boot, and the formula must not
+ * change under a running threshold (a toggle of lru_gen/enabled takes a restart). */
+static __thread struct {
+	bool valid;
+	bool enabled;
+	bool warned;		/* the refusal was logged (once per root, when the option is on) */
+	char root[PATH_MAX];
+} mglru_cache;
+
+static bool mglru_enabled(const struct signal_source *source)
+{
+	const char *root = source->root ? source->root : "";
+
+	if (!mglru_cache.valid || strcmp(mglru_cache.root, root) != 0) {
+		if (strlen(root) >= sizeof(mglru_cache.root))
+			return false;
+		memset(&mglru_cache, 0, sizeof(mglru_cache));
+		(void)signals_read_mglru(root, &mglru_cache.enabled);	/* unreadable: classic */
+		strcpy(mglru_cache.root, root);
+		mglru_cache.valid = true;
+	}
+	if (mglru_cache.enabled && source->memory_refault_aware && !mglru_cache.warned) {
+		log_warn("--memory-refault-aware refused: MGLRU is on (%.*s/sys/kernel/mm/lru_gen/enabled): "
+			 "active_file is only its two youngest generations and the kubelet's formula "
+			 "already counts older file cache as free; memory.available uses the kubelet's "
+			 "formula (echo n > /sys/kernel/mm/lru_gen/enabled and restart to use the option)",
+			 sig_root_len(root), root);
+		mglru_cache.warned = true;
+	}
+	return mglru_cache.enabled;
+}
+
 static bool refaulting_now(int64_t now, int64_t refault_pages, int64_t file_cache_bytes)
 {
 	static long page_size;
@@ -183,7 +258,7 @@ static bool refaulting_now(int64_t now, int64_t refault_pages, int64_t file_cach
 }
 
 /* working_set: the kubelet's; refault_aware: without active file cache unless refaulting
- * (-1 when memory.stat has no refault counters). */
+ * (-1 when memory.stat has no refault counters, or under MGLRU). */
 static int working_set_v2(const struct signal_source *source, const char *memory_dir,
 			  int64_t *working_set, int64_t *refault_aware, bool *refaulting)
 {
@@ -210,7 +285,8 @@ static int working_set_v2(const struct signal_source *source, const char *memory
 		*working_set = usage < scan.values[2] ? 0 : usage - scan.values[2];
 	*refault_aware = -1;
 	*refaulting = false;
-	if ((scan.found & (8 | 16)) == (8 | 16)) {	/* active_file, workingset_refault_file: 5.9+ */
+	/* active_file, workingset_refault_file: 5.9+; not under MGLRU (mglru_enabled()). */
+	if ((scan.found & (8 | 16)) == (8 | 16) && !mglru_enabled(source)) {
 		*refaulting = refaulting_now(source->now_ns ? source->now_ns() : clock_monotonic_ns(),
 					     scan.values[4], scan.values[1]);
 		*refault_aware = *working_set;

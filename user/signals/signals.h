@@ -24,7 +24,7 @@ struct signal_source {
 	 * NULL or "" = the hierarchy's root. */
 	const char *kubelet_cgroup_root;
 	/* memory.available counts active file cache as reclaimable unless it is refaulting
-	 * (kubernetes issue 43916; signals/memory.c). Off: the kubelet's formula. */
+	 * (kubernetes issue 43916; signals/memory.c). Off, or under MGLRU: the kubelet's formula. */
 	bool memory_refault_aware;
 	/* CLOCK_MONOTONIC for the refault rate's window; NULL = the real clock (tests inject). */
 	int64_t (*now_ns)(void);
@@ -47,6 +47,10 @@ struct refault_state_view {
 	int64_t file_cache_bytes;			/* memory.stat file */
 };
 bool signals_file_cache_refaulting(struct refault_state_view *view);
+/* Whether MGLRU runs (root/sys/kernel/mm/lru_gen/enabled has the LRU_GEN_CORE bit). 0, or
+ * -ENOENT for a kernel without CONFIG_LRU_GEN (classic LRU), or negative errno; *enabled is
+ * false unless it read a set bit. Under MGLRU --memory-refault-aware is refused (memory.c). */
+int signals_read_mglru(const char *root, bool *enabled);
 
 /* The individual readers, exposed for tests. Each returns 0 or negative errno and logs
  * the failing path with %m. */

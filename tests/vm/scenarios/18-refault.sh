@@ -12,6 +12,9 @@
 # refault-aware one from a --dry-run daemon that runs long enough to measure the refault rate
 # (a window of at least 1 s, user/signals/memory.c refaulting_now()): --once reads one sample
 # only, so it would report the not-refaulting value whatever the cache did.
+# Classic LRU on every kernel: MGLRU (on in Debian's 6.12) is switched off before any cache is
+# made and before evictd starts; under MGLRU a second read does not activate and the option is
+# refused (18-refault-mglru).
 # vm-mem: 1024M
 # vm-smp: 2
 # vm-timeout: 420
@@ -26,6 +29,10 @@
 . /usr/lib/evictd-vm/kubepods.sh
 . /usr/lib/evictd-vm/data/evictd-vm.sh
 
+if [ -w /sys/kernel/mm/lru_gen/enabled ]; then
+    echo n >/sys/kernel/mm/lru_gen/enabled
+    vm_info "lru_gen/enabled $(cat /sys/kernel/mm/lru_gen/enabled): classic LRU"
+fi
 DATA=/mnt/data
 PODS=/run/pods.json
 MiB=1048576

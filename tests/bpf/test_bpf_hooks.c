@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The memory hook's self-check against the running kernel (root only): a hook that attaches
+ * but never fires is detached and the next one in the chain (page_counter_try_charge ->
+ * mm_page_alloc_zone_locked -> mm_lru_insertion) attached, said once in the log; a hook that
+ * fires is confirmed and kept. "Never fires" is forced with bpf_loader_opts.muted_memory_hooks
+ * (the programs attach and return at once), as an inlined kernel function leaves fentry.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <sys/mman.h>
+
+#include "bpftest.h"
+#include "bpf_loader/bpf_loader.h"
+#include "sys/log.h"
+
+#define SKIP_BECAUSE(...)					\
+	do {							\
+		print_message("# skip: " __VA_ARGS__);		\
+		print_message("\n");				\
+		skip();						\
+	} while (0)
+
+static char zoneinfo[] = "/tmp/evictd-hooks-zoneinfo-XXXXXX";
+/* The allocations run in a child cgroup: the root cgroup's are never charged, so the charge
+ * hook would (rightly) see none of them. */
+static struct test_cgroups cg;
+
+/* The per-CPU lists empty (a stand-in zoneinfo): the on-demand mm_lru_insertion beside the
+ * buddy hook stays detached, so what runs is the hook under test alone. */
+static int group_setup(void **state)
+{
+	int fd;
+
+	if (geteuid() != 0)
+		return 0;
+	if (test_cgroups_setup(&cg))
+		print_message("# no test cgroup: allocations are made in this process's own\n");
+	fd = mkstemp(zoneinfo);
+	if (fd < 0)
+		return -1;
+	dprintf(fd, "Node 0, zone   Normal\n  pagesets\n    cpu: 0\n              count: 0\n");
+	close(fd);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	if (geteuid() == 0)
+		test_cgroups_teardown(&cg);
+	unlink(zoneinfo);
+	return 0;
+}
+
+/* 64 MiB of anonymous memory, touched page by page and released: 16384 page allocations,
+ * each charged to this process's memcg. */
+static void allocate_some(void)
+{
+	size_t size = 64u << 20, page = (size_t)sysconf(_SC_PAGESIZE);
+	char *mem = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	assert_true(mem != MAP_FAILED);
+	for (size_t off = 0; off < size; off += page)
+		mem[off] = 1;
+	munmap(mem, size);
+}
+
+/* Check after each round of allocations until the loader decides (or 40 rounds: 2.5 GiB). */
+static enum bpf_loader_hook_check check_until_decided(struct bpf_loader *loader)
+{
+	enum bpf_loader_hook_check verdict = bpf_loader_check_memory_hook(loader);
+
+	for (int round = 0; round < 40 && verdict == BPF_HOOK_CHECK_PENDING; round++) {
+		allocate_some();
+		verdict = bpf_loader_check_memory_hook(loader);
+	}
+	return verdict;
+}
+
+static void need_root(void)
+{
+	if (geteuid() != 0)
+		SKIP_BECAUSE("needs root (BPF)");
+}
+
+static const char *reason_of(struct bpf_loader *loader, const char *tracepoint)
+{
+	size_t n;
+	const struct bpf_loader_prog *progs = bpf_loader_progs(loader, &n);
+
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(progs[i].tracepoint, tracepoint))
+			return progs[i].skip_reason ? progs[i].skip_reason : "";
+	return "";
+}
+
+/* The default chain: whichever hook attached fires, and is kept. */
+static void test_working_hook_confirmed(void **state)
+{
+	struct bpf_loader_opts opts = { .no_pin = true, .zoneinfo_path = zoneinfo };
+	struct bpf_loader *loader;
+	const char *hook;
+	uint64_t seen;
+
+	need_root();
+	assert_true(bpf_loader_open(&loader, &opts) > 0);
+	hook = bpf_loader_memory_hook(loader);
+	assert_non_null(hook);
+	assert_int_equal(check_until_decided(loader), BPF_HOOK_CHECK_CONFIRMED);
+	assert_string_equal(bpf_loader_memory_hook(loader), hook);
+	assert_int_equal(bpf_loader_memory_hook_fallbacks(loader), 0);
+	assert_int_equal(bpf_loader_memory_hook_pages(loader, hook, &seen), 0);
+	print_message("# memory hook %s confirmed, %llu pages seen\n", hook,
+		      (unsigned long long)seen);
+	assert_true(seen > 0);
+	/* Decided: later checks change nothing. */
+	assert_int_equal(bpf_loader_check_memory_hook(loader), BPF_HOOK_CHECK_CONFIRMED);
+	bpf_loader_destroy(loader, true);
+}
+
+/*
+ * The charge and buddy hooks attach but never count (muted): the self-check detaches
+ * whichever of them is attached (the charge hook where fentry works, the buddy hook here),
+ * the next one follows until mm_lru_insertion, which fires and is confirmed; the skipped
+ * hooks say why in the attach status.
+ */
+static void test_silent_hook_falls_back(void **state)
+{
+	struct bpf_loader_opts opts = {
+		.no_pin = true, .zoneinfo_path = zoneinfo,
+		.muted_memory_hooks = (1U << EVICTD_MEMORY_HOOK_CHARGE) |
+				      (1U << EVICTD_MEMORY_HOOK_BUDDY),
+	};
+	enum bpf_loader_hook_check verdict;
+	struct bpf_loader *loader;
+	const char *first;
+	unsigned int attached;
+	uint64_t seen;
+
+	need_root();
+	assert_true(bpf_loader_open(&loader, &opts) > 0);
+	first = bpf_loader_memory_hook(loader);
+	assert_non_null(first);
+	assert_string_not_equal(first, "mm_lru_insertion");
+	attached = bpf_loader_attached_count(loader);
+	print_message("# muted memory hook at open: %s\n", first);
+
+	for (int hooks = 0; hooks < 3; hooks++) {
+		verdict = check_until_decided(loader);
+		if (verdict != BPF_HOOK_CHECK_FELL_BACK)
+			break;
+	}
+	assert_int_equal(verdict, BPF_HOOK_CHECK_CONFIRMED);
+	assert_string_equal(bpf_loader_memory_hook(loader), "mm_lru_insertion");
+	assert_true(bpf_loader_memory_hook_fallbacks(loader) >= 1);
+	assert_true(bpf_loader_attached(loader, "mm_lru_insertion"));
+	assert_false(bpf_loader_attached(loader, first));
+	assert_non_null(strstr(reason_of(loader, first), "attached but saw no page"));
+	assert_false(bpf_loader_attached(loader, "mm_page_alloc_zone_locked"));
+	assert_false(bpf_loader_attached(loader, "page_counter_try_charge"));
+	/* One silent hook out, one working hook in. */
+	assert_int_equal(bpf_loader_attached_count(loader), attached);
+	assert_int_equal(bpf_loader_memory_hook_pages(loader, "mm_lru_insertion", &seen), 0);
+	assert_true(seen > 0);
+	assert_int_equal(bpf_loader_memory_hook_pages(loader, first, &seen), 0);
+	assert_int_equal(seen, 0);
+	/* A detach and re-attach (reload) keeps the fallback. */
+	assert_true(bpf_loader_set_attached(loader, false) >= 0);
+	assert_true(bpf_loader_set_attached(loader, true) > 0);
+	assert_true(bpf_loader_attached(loader, "mm_lru_insertion"));
+	assert_false(bpf_loader_attached(loader, first));
+	bpf_loader_destroy(loader, true);
+}
+
+/* The kernel side of the comparison: every pgalloc_<zone> line of /proc/vmstat. */
+static void test_vmstat_pgalloc(void **state)
+{
+	uint64_t pages;
+
+	assert_int_equal(bpf_loader_vmstat_pgalloc("nr_free_pages 10\npgalloc_dma 1\n"
+						   "pgalloc_dma32 20\npgalloc_normal 300\n"
+						   "pgalloc_movable 4000\npgalloc_device 0\n"
+						   "allocstall_normal 7\n", &pages), 0);
+	assert_int_equal(pages, 4321);
+	assert_int_equal(bpf_loader_vmstat_pgalloc("nr_free_pages 10\npgfree 3\n", &pages),
+			 -EINVAL);
+	assert_int_equal(bpf_loader_vmstat_pgalloc("", &pages), -EINVAL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_vmstat_pgalloc),
+		cmocka_unit_test(test_working_hook_confirmed),
+		cmocka_unit_test(test_silent_hook_falls_back),
+	};
+
+	if (getenv("EVICTD_TEST_DEBUG") && getenv("EVICTD_TEST_DEBUG")[0])
+		log_set_level(LOGLEVEL_DEBUG);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
