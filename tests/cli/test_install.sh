@@ -99,7 +99,7 @@ compile=$(grep -- '-c user/core/rank.c' <<<"$cmds")
 link=$(grep -- "-o $BUILD_DIR/evictd\$" <<<"$cmds")
 check "CPPFLAGS and CFLAGS reach the compiler" grep -q -- '-DMARK_CPP.*-O1 -DMARK_C' <<<"$compile"
 check "the build's own -std, -I and hardening stay" \
-	grep -qE -- '-std=gnu11 .*-Iuser.*-D_FORTIFY_SOURCE=2.*-fstack-protector-strong -fPIE' <<<"$compile"
+	grep -qE -- '-std=gnu11 .*(-Iuser|-iquote user).*-D_FORTIFY_SOURCE=2.*-fstack-protector-strong -fPIE' <<<"$compile"
 check "LDFLAGS reach the link, after the hardening defaults" grep -q -- '-pie -Wl,-z,relro -Wl,-z,now -Wl,-z,mark-ld' <<<"$link"
 compile=$(mk -n -B "$BUILD_DIR/obj/core/rank.o" CPPFLAGS=-D_FORTIFY_SOURCE=3 | grep -- '-c user/core/rank.c')
 check "a caller's _FORTIFY_SOURCE level replaces the default" \

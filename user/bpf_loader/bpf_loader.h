@@ -171,6 +171,8 @@ int bpf_loader_memory_hook_pages(const struct bpf_loader *loader, const char *ho
 				 uint64_t *pages);
 /* The sum of the pgalloc_* counters of a /proc/vmstat text: 0, or -EINVAL without any. */
 int bpf_loader_vmstat_pgalloc(const char *vmstat, uint64_t *pages);
+/* nr_free_pages of a /proc/vmstat text (the buddy lists' free pages): 0, or -EINVAL. */
+int bpf_loader_vmstat_free(const char *vmstat, uint64_t *pages);
 
 /* ---- status ---- */
 

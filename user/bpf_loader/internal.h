@@ -89,6 +89,7 @@ struct bpf_loader {
 	 * is taken / which was seen firing (0: none), the baselines, and fallbacks made. */
 	size_t hook_checked, hook_confirmed;
 	uint64_t hook_kernel_base, hook_seen_base;
+	uint64_t hook_free_prev, hook_buddy_drops;	/* nr_free_pages last read; its drops summed */
 	bool hook_check_failed;		/* warned once */
 	unsigned int hook_fallbacks;
 };

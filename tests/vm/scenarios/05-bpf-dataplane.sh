@@ -7,7 +7,7 @@
 # A skipped test is reported (INFO) and is not a failure; a 'not ok' is.
 # vm-mem: 1024M
 # vm-timeout: 600
-# vm-disk: 512M ext4
+# vm-disk: 1024M ext4
 # vm-modules: xfs
 # vm-bins: tests-bpf/test_bpf_dataplane
 # vm-add: /usr/sbin/bpftool:/usr/sbin/bpftool
