@@ -100,6 +100,7 @@ struct daemon {
 	const char *bpf_state;		/* "on", "off (--no-bpf)", "unavailable (...)" */
 	uint64_t bpf_wakeups;
 	uint64_t kernel_oom_kills_seen;	/* mark_victim records */
+	bool oom_pid_only;		/* tests: records as the int-pid mark_victim sends them */
 	int64_t wake_ktime_ns;		/* kernel time of the wake-up being handled; 0: none */
 	int64_t last_wake_latency_ns;	/* kernel event -> our handler, last wake-up */
 	struct loop_source *bpf_hook_check;	/* the memory hook self-check timer */

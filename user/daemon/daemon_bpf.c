@@ -80,6 +80,8 @@ static int on_wake(void *ctx, const struct evictd_wake *wake)
 		uint64_t cgroup_id = wake->cgroup_id;
 
 		daemon->kernel_oom_kills_seen++;
+		if (daemon->oom_pid_only)
+			cgroup_id = EVICTD_CGROUP_ID_UNKNOWN;
 		if (cgroup_id == EVICTD_CGROUP_ID_UNKNOWN)
 			cgroup_id = victim_cgroup_id(daemon, (pid_t)wake->value);
 		if (cgroup_id == EVICTD_CGROUP_ID_UNKNOWN)
@@ -281,9 +283,25 @@ static uint32_t muted_memory_hooks(void)
 	return (uint32_t)mask;
 }
 
+/* Tests only: EVICTD_TEST_OOM_PID_ONLY=1 drops the cgroup id of every mark_victim record, as
+ * the int-pid tracepoint of 5.14-5.15 and 6.2-6.8 leaves it, so that a guest without such a
+ * kernel still proves the attribution from the pid at the time of the event
+ * (tests/vm/scenarios/24-oom-pid.sh). */
+static bool oom_pid_only(void)
+{
+	const char *text = getenv("EVICTD_TEST_OOM_PID_ONLY");
+
+	if (!text || strcmp(text, "1"))
+		return false;
+	log_warn("EVICTD_TEST_OOM_PID_ONLY=1: OOM kill records carry the pid alone (tests only)");
+	return true;
+}
+
 void daemon_bpf_setup(struct daemon *daemon)
 {
 	int attached;
+
+	daemon->oom_pid_only = oom_pid_only();
 
 	if (daemon->policy->config.no_bpf) {
 		daemon->bpf_state = "off (--no-bpf)";
