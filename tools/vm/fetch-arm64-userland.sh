@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # fetch-arm64-userland.sh - the arm64 programs the aarch64 guest needs that evictd does not
-# build: a static busybox (busybox-static:arm64, the guest's /init and shell) and bpftool
-# (bpftool:arm64, which the BPF data-plane test runs). Downloaded with apt-get download and
+# build: a static busybox (busybox-static:arm64, the guest's /init and shell), bpftool
+# (bpftool:arm64, which the BPF data-plane test runs) and setfattr (attr:arm64, 16-standalone's
+# priority xattrs; it needs libc alone). Downloaded with apt-get download and
 # extracted, never installed: busybox-static:arm64 and the host's amd64 one cannot both be
-# installed (not Multi-Arch). Prints the extracted root: ROOT/bin/busybox, ROOT/usr/sbin/bpftool.
+# installed (not Multi-Arch). Prints the extracted root: ROOT/bin/busybox, ROOT/usr/sbin/bpftool,
+# ROOT/usr/bin/setfattr.
 # Usage: tools/vm/fetch-arm64-userland.sh [--cache DIR]   (default $EVICTD_VM_CACHE or
 #        /var/cache/evictd-vm; the root is CACHE/userland-arm64)
 set -euo pipefail
@@ -13,13 +15,14 @@ die() { echo "$PROG: error: $*" >&2; exit 1; }
 while [ $# -gt 0 ]; do
     case $1 in
         --cache) [ $# -ge 2 ] || die "--cache needs a directory"; CACHE=$2; shift 2 ;;
-        -h|--help) sed -n '2,8p' "$0"; exit 0 ;;
+        -h|--help) sed -n '2,9p' "$0"; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
 done
-PKGS=(busybox-static bpftool)
+PKGS=(busybox-static bpftool attr)
 root=$CACHE/userland-arm64
-if [ -f "$root/.complete" ] && [ -x "$root/bin/busybox" ] && [ -x "$root/usr/sbin/bpftool" ]; then
+if [ -f "$root/.complete" ] && [ -x "$root/bin/busybox" ] && [ -x "$root/usr/sbin/bpftool" ] \
+    && [ -x "$root/usr/bin/setfattr" ]; then
     echo "$root"
     exit 0
 fi
@@ -48,6 +51,7 @@ for p in "${PKGS[@]}"; do
 done
 [ -x "$root.tmp/bin/busybox" ] || die "busybox-static:arm64 has no /bin/busybox"
 [ -x "$root.tmp/usr/sbin/bpftool" ] || die "bpftool:arm64 has no /usr/sbin/bpftool"
+[ -x "$root.tmp/usr/bin/setfattr" ] || die "attr:arm64 has no /usr/bin/setfattr"
 touch "$root.tmp/.complete"
 rm -rf "$root"
 mv "$root.tmp" "$root"
