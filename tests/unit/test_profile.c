@@ -157,9 +157,16 @@ static void test_graphical_session_is_a_desktop(void **state)
 		      "CLASS=user\n");
 	assert_int_equal(parse(&config, NULL), 0);
 	assert_int_equal(config.profile_effective, PROFILE_DESKTOP);
+	/* systemd-oomd's defaults on a desktop: full avg10 above 60% for 30 s. */
+	assert_true(config.memory_pressure.on);
+	assert_int_equal(config.memory_pressure.kind, PRESSURE_FULL);
+	assert_int_equal(config.memory_pressure.limit, 6000);
+	assert_int_equal(config.memory_pressure.duration_ns, 30LL * 1000000000);
+	assert_non_null(strstr(printed(&config), "memory-pressure full avg10>60.00% for 30s\n"));
 	fixture_write(root, "run/systemd/sessions/2", "UID=1000\nTYPE=tty\n");
 	assert_int_equal(parse(&config, NULL), 0);
 	assert_int_equal(config.profile_effective, PROFILE_SERVER);
+	assert_false(config.memory_pressure.on);
 }
 
 static void test_bad_values(void **state)

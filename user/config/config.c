@@ -37,6 +37,7 @@ void config_init_defaults(struct evictd_config *config)
 	config->oom_guard_value.max_quantity = 1LL << 30;
 	strcpy(config->oom_guard_value.text, "10%");
 	strcpy(config->profile, "auto");
+	config->memory_pressure_duration_ns = 30LL * 1000000000;	/* oomd's DurationSec */
 	config->output = OUTPUT_TEXT;
 	config->log_level = LOGLEVEL_INFO;
 	config->kill_timeout_ns = 10LL * 1000000000;
@@ -617,6 +618,8 @@ void config_print(const struct evictd_config *config, FILE *out)
 	}
 	fprintf(out, "swap-guard %s\n", config->swap_guard.on ? config->swap_guard.value.text : "off");
 	fprintf(out, "zram-guard %s\n", config->zram_guard.on ? config->zram_guard.value.text : "off");
+	pressure_criterion_format(&config->memory_pressure, buf, sizeof(buf));
+	fprintf(out, "memory-pressure %s\n", buf);
 	fprintf(out, "profile %s (%s)\n", config_profile_name(config->profile_effective),
 		config->profile_reason[0] ? config->profile_reason : "configured");
 	if (config->n_shutdown_groups) {

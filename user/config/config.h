@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/pressure.h"
 #include "core/thresholds.h"
 
 #define CONFIG_MAX_SHUTDOWN_GROUPS 32
@@ -137,6 +138,11 @@ struct evictd_config {
 	struct threshold_value oom_guard_value;	/* MemAvailable below this (capped) */
 	struct host_guard swap_guard;		/* swap.available below this: swap short */
 	struct host_guard zram_guard;		/* zram.available below this: swap short */
+	/* The memory pressure criterion (core/pressure.h) as configured ("" = the profile's),
+	 * and parsed by config_apply_profile with its duration. */
+	char memory_pressure_text[64];
+	int64_t memory_pressure_duration_ns;
+	struct pressure_criterion memory_pressure;
 	char profile[16];			/* auto, kubernetes, server, desktop */
 	enum config_profile profile_effective;	/* config_finalize */
 	char profile_reason[160];		/* why, for --validate and the start line */

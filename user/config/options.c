@@ -147,6 +147,12 @@ const struct option_spec config_options[] = {
 	  "kubernetes: off)" },
 	{ "zram-guard", NULL, "zramGuard", OPT_HOST_GUARD, FIELD(zram_guard), "VALUE|off",
 	  "...or while zram's room (its limit minus mem_used_total) is below this (hosts: 10%)" },
+	{ "memory-pressure-limit", NULL, "memoryPressureLimit", OPT_PATH, FIELD(memory_pressure_text),
+	  "[some|full] [avg10|avg60|total] PCT|off",
+	  "a workload whose memory PSI stays above this for the duration is a victim (desktop: full "
+	  "avg10 60%, systemd-oomd's; else off)" },
+	{ "memory-pressure-duration", NULL, "memoryPressureDuration", OPT_DURATION,
+	  FIELD(memory_pressure_duration_ns), "DURATION", "how long above the limit (30s)" },
 	{ "profile", NULL, "profile", OPT_PATH, FIELD(profile), "auto|kubernetes|server|desktop",
 	  "defaults for the node (auto: kubernetes when the kubelet's directory exists)" },
 	{ "output", NULL, "output", OPT_OUTPUT, FIELD(output), "text|json", "output of --once" },

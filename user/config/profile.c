@@ -221,10 +221,30 @@ static void default_workload_roots(struct evictd_config *config)
 			 "signals are watched", config_profile_name(config->profile_effective), mount);
 }
 
+/* systemd-oomd's defaults (src/oom/oomd-manager.h: 60% of full avg10 for 30 s) on a desktop,
+ * where a stalled session is lost long before MemAvailable runs out; off on a server, whose
+ * batch jobs may stall in reclaim by design, and in Kubernetes (the kubelet has no such rule). */
+static int apply_pressure(struct evictd_config *config)
+{
+	const char *text = config->memory_pressure_text[0] ? config->memory_pressure_text :
+			   config->profile_effective == PROFILE_DESKTOP ? "full avg10 60%" : "off";
+
+	memset(&config->memory_pressure, 0, sizeof(config->memory_pressure));
+	if (pressure_criterion_parse(text, &config->memory_pressure)) {
+		log_err("--memory-pressure-limit: \"%s\": expected [some|full] [avg10|avg60|total] and a "
+			"percentage below 100%% (full avg10 60%%), or off", value_echo(text).text);
+		return -EINVAL;
+	}
+	config->memory_pressure.duration_ns = config->memory_pressure_duration_ns;
+	return 0;
+}
+
 int config_apply_profile(struct evictd_config *config)
 {
 	int err = resolve(config);
 
+	if (!err)
+		err = apply_pressure(config);
 	if (err || config->profile_effective == PROFILE_KUBERNETES)
 		return err;
 	drop_absent_disk_defaults(config);
