@@ -251,7 +251,7 @@ static bool threshold_met(const struct threshold *threshold, const struct observ
  * MemAvailable and SwapFree are below their minimums (earlyoom main.c, main loop:
  * `m.MemAvailable <= mem_min && m.SwapFree <= swap_min`). Swap is short when free swap is
  * below its threshold, or zram, its backing store, is out of room whatever SwapFree says
- * (zram_drv.c __zram_bvec_write, zram_write_page since 6.2: -ENOMEM once the pool passes
+ * (zram_drv.c __zram_bvec_write, zram_write_page in later kernels: -ENOMEM once the pool passes
  * limit_pages). No swap at all
  * (swap.available not present: SwapTotal 0) leaves nothing to wait for: open.
  */
