@@ -130,6 +130,8 @@ static void test_signal_meta_table(void **state)
 		{ EV_SIGNAL_PID_AVAILABLE, "tasks", "pids" },
 		{ EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE, "bytes", "memory" },
 		{ EV_SIGNAL_OOM_GUARD, "bytes", "memory" },
+		{ EV_SIGNAL_SWAP_AVAILABLE, "bytes", "memory" },
+		{ EV_SIGNAL_ZRAM_AVAILABLE, "bytes", "memory" },
 	};
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), EV_SIGNAL_COUNT);
@@ -940,6 +942,11 @@ static void test_read_all(void **state)
 		/* This node has no kubepods cgroup: no allocatable observation, as the kubelet
 		 * has none without the "pods" system container. */
 		if (s == EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE) {
+			assert_false(obs.signal[s].present);
+			continue;
+		}
+		/* Nor swap or zram: this node has neither (test_swap.c reads them). */
+		if (s == EV_SIGNAL_SWAP_AVAILABLE || s == EV_SIGNAL_ZRAM_AVAILABLE) {
 			assert_false(obs.signal[s].present);
 			continue;
 		}

@@ -36,6 +36,8 @@ void config_init_defaults(struct evictd_config *config)
 	config->oom_guard_value.percentage = 0.10f;
 	config->oom_guard_value.max_quantity = 1LL << 30;
 	strcpy(config->oom_guard_value.text, "10%");
+	strcpy(config->profile, "auto");
+	config->memory_pressure_duration_ns = 30LL * 1000000000;	/* oomd's DurationSec */
 	config->output = OUTPUT_TEXT;
 	config->log_level = LOGLEVEL_INFO;
 	config->kill_timeout_ns = 10LL * 1000000000;
@@ -425,8 +427,11 @@ int config_finalize(struct evictd_config *config)
 			err = -EINVAL;
 	}
 
-	/* DESIGN.md §2: the kubelet's defaults and its ParseThresholdConfig. */
+	/* DESIGN.md §2: the kubelet's defaults and its ParseThresholdConfig; on a host, only
+	 * for the directories that exist (config/profile.c). */
 	apply_default_hard(config);
+	if (config_apply_profile(config))
+		err = -EINVAL;
 	if (build_thresholds(config))
 		err = -EINVAL;
 
@@ -498,6 +503,22 @@ size_t config_effective_thresholds(const struct evictd_config *config, enum fs_l
 		out[n].signal = EV_SIGNAL_OOM_GUARD;
 		out[n].hard = true;
 		out[n].value = config->oom_guard_value;
+		n++;
+	}
+	/* The swap gates (DESIGN.md §1 "Swap and zram"): never act, only hold the memory
+	 * thresholds back while swap has room. */
+	if (config->swap_guard.on && n < max) {
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].signal = EV_SIGNAL_SWAP_AVAILABLE;
+		out[n].hard = true;
+		out[n].value = config->swap_guard.value;
+		n++;
+	}
+	if (config->zram_guard.on && n < max) {
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].signal = EV_SIGNAL_ZRAM_AVAILABLE;
+		out[n].hard = true;
+		out[n].value = config->zram_guard.value;
 		n++;
 	}
 	return n;
@@ -595,6 +616,12 @@ void config_print(const struct evictd_config *config, FILE *out)
 	} else {
 		fprintf(out, "oom-guard off\n");
 	}
+	fprintf(out, "swap-guard %s\n", config->swap_guard.on ? config->swap_guard.value.text : "off");
+	fprintf(out, "zram-guard %s\n", config->zram_guard.on ? config->zram_guard.value.text : "off");
+	pressure_criterion_format(&config->memory_pressure, buf, sizeof(buf));
+	fprintf(out, "memory-pressure %s\n", buf);
+	fprintf(out, "profile %s (%s)\n", config_profile_name(config->profile_effective),
+		config->profile_reason[0] ? config->profile_reason : "configured");
 	if (config->n_shutdown_groups) {
 		fprintf(out, "shutdown-grace-period-by-pod-priority");
 		for (size_t i = 0; i < config->n_shutdown_groups; i++)

@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/pressure.h"
 #include "core/thresholds.h"
 
 #define CONFIG_MAX_SHUTDOWN_GROUPS 32
@@ -46,6 +47,22 @@ struct signal_text_map {
 	/* Where each entry came from, for --validate: "--eviction-hard", "default",
 	 * "/etc/kubelet.yaml: evictionHard". */
 	char source[EV_SIGNAL_COUNT][96];
+};
+
+/* A host guard (--swap-guard, --zram-guard): a threshold value, or off. set: configured by
+ * some source (the host profile fills in only what is not). */
+struct host_guard {
+	bool on;
+	bool set;
+	struct threshold_value value;
+};
+
+/* What kind of node evictd runs on (DESIGN.md "Profiles"): resolved from --profile by
+ * config_finalize (config/profile.c). */
+enum config_profile {
+	PROFILE_KUBERNETES,	/* the kubelet's model, unchanged */
+	PROFILE_SERVER,		/* a host without a kubelet */
+	PROFILE_DESKTOP,	/* a host with a graphical session */
 };
 
 struct evictd_config {
@@ -119,6 +136,16 @@ struct evictd_config {
 	bool daemonset_last;
 	bool oom_guard;
 	struct threshold_value oom_guard_value;	/* MemAvailable below this (capped) */
+	struct host_guard swap_guard;		/* swap.available below this: swap short */
+	struct host_guard zram_guard;		/* zram.available below this: swap short */
+	/* The memory pressure criterion (core/pressure.h) as configured ("" = the profile's),
+	 * and parsed by config_apply_profile with its duration. */
+	char memory_pressure_text[64];
+	int64_t memory_pressure_duration_ns;
+	struct pressure_criterion memory_pressure;
+	char profile[16];			/* auto, kubernetes, server, desktop */
+	enum config_profile profile_effective;	/* config_finalize */
+	char profile_reason[160];		/* why, for --validate and the start line */
 	enum output_format output;
 	int log_level;
 
@@ -177,6 +204,16 @@ size_t config_allocatable_thresholds(const struct evictd_config *config, struct 
  * allocatableMemory.available ones; plus the OOM guard when enabled. Returns the count written (<= max). */
 size_t config_effective_thresholds(const struct evictd_config *config, enum fs_layout layout,
 				   struct threshold *out, size_t max);
+
+/* config/profile.c: resolve --profile (auto: kubernetes when the kubelet's directory exists
+ * below --root or Kubernetes inputs are configured; else desktop with a graphical logind
+ * session, else server) and apply the host profile's defaults: the kubelet's default disk
+ * thresholds only for directories that exist, swap and zram guards, and system.slice and
+ * user.slice's user slices as workload roots when none is configured. 0 or -EINVAL. */
+int config_apply_profile(struct evictd_config *config);
+const char *config_profile_name(enum config_profile profile);
+/* --swap-guard and --zram-guard: a threshold value or off, one error line on failure. */
+int host_guard_parse(struct host_guard *guard, const char *key, const char *value);
 
 /* The effective configuration, one item per line, thresholds in kubelet syntax. */
 void config_print(const struct evictd_config *config, FILE *out);

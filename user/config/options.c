@@ -142,6 +142,19 @@ const struct option_spec config_options[] = {
 	  "evict when MemAvailable falls below this (10%, capped by --oom-guard-max)" },
 	{ "oom-guard-max", NULL, "oomGuardMax", OPT_QUANTITY, FIELD(oom_guard_value), "QUANTITY",
 	  "upper bound of a percentage OOM guard (1Gi; 0: none)" },
+	{ "swap-guard", NULL, "swapGuard", OPT_HOST_GUARD, FIELD(swap_guard), "VALUE|off",
+	  "memory thresholds count only while free swap is below this too (hosts: 10%; "
+	  "kubernetes: off)" },
+	{ "zram-guard", NULL, "zramGuard", OPT_HOST_GUARD, FIELD(zram_guard), "VALUE|off",
+	  "...or while zram's room (its limit minus mem_used_total) is below this (hosts: 10%)" },
+	{ "memory-pressure-limit", NULL, "memoryPressureLimit", OPT_PATH, FIELD(memory_pressure_text),
+	  "[some|full] [avg10|avg60|total] PCT|off",
+	  "a workload whose memory PSI stays above this for the duration is a victim (desktop: full "
+	  "avg10 60%, systemd-oomd's; else off)" },
+	{ "memory-pressure-duration", NULL, "memoryPressureDuration", OPT_DURATION,
+	  FIELD(memory_pressure_duration_ns), "DURATION", "how long above the limit (30s)" },
+	{ "profile", NULL, "profile", OPT_PATH, FIELD(profile), "auto|kubernetes|server|desktop",
+	  "defaults for the node (auto: kubernetes when the kubelet's directory exists)" },
 	{ "output", NULL, "output", OPT_OUTPUT, FIELD(output), "text|json", "output of --once" },
 	{ "metrics-address", NULL, "metricsAddress", OPT_PATH, FIELD(metrics_address), "HOST:PORT",
 	  "serve Prometheus /metrics and /healthz here (127.0.0.1:9808; [::1]:9808; off)" },
@@ -610,6 +623,8 @@ static int option_apply_value(struct evictd_config *config, const struct option_
 	}
 	case OPT_OOM_GUARD:
 		return parse_guard(config, key, value);
+	case OPT_HOST_GUARD:
+		return host_guard_parse((struct host_guard *)field, key, value);
 	case OPT_QUANTITY: {
 		int64_t quantity;
 

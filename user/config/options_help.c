@@ -20,7 +20,9 @@ static const char *const group_thresholds[] = {
 	"eviction-hard", "eviction-soft", "eviction-soft-grace-period", "eviction-minimum-reclaim",
 	"merge-default-eviction-settings", "enforce-node-allocatable",
 	"eviction-pressure-transition-period", "eviction-max-pod-grace-period",
-	"hard-eviction-grace-period", "housekeeping-interval", "oom-guard", "oom-guard-max", NULL,
+	"hard-eviction-grace-period", "housekeeping-interval", "oom-guard", "oom-guard-max",
+	"swap-guard", "zram-guard", "memory-pressure-limit", "memory-pressure-duration", "profile",
+	NULL,
 };
 static const char *const group_sources[] = {
 	"config", "config-dir", "kubelet-flags-from", "kubelet-config", NULL,

@@ -131,6 +131,8 @@ static enum rank_kind signal_rank_kind(enum ev_signal signal)
 	case EV_SIGNAL_IMAGEFS_INODES_FREE:
 	case EV_SIGNAL_CONTAINERFS_INODES_FREE:
 		return RANK_KIND_DISK_INODES;
+	case EV_SIGNAL_SWAP_AVAILABLE:	/* gates: never the threshold acted on */
+	case EV_SIGNAL_ZRAM_AVAILABLE:
 	case EV_SIGNAL_COUNT:
 		break;
 	}

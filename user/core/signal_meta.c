@@ -14,7 +14,7 @@
 
 static const struct signal_meta signal_table[EV_SIGNAL_COUNT] = {
 	[EV_SIGNAL_MEMORY_AVAILABLE] = { "memory.available", BYTES, "memory",
-		EV_CONDITION_MEMORY_PRESSURE, SIGNAL_GROUP_MEMORY, true, false },
+		EV_CONDITION_MEMORY_PRESSURE, SIGNAL_GROUP_MEMORY, true, false, false, true },
 	[EV_SIGNAL_NODEFS_AVAILABLE] = { "nodefs.available", BYTES, "ephemeral-storage",
 		EV_CONDITION_DISK_PRESSURE, SIGNAL_GROUP_FS, true, false },
 	[EV_SIGNAL_NODEFS_INODES_FREE] = { "nodefs.inodesFree", INODES, "inodes",
@@ -35,11 +35,16 @@ static const struct signal_meta signal_table[EV_SIGNAL_COUNT] = {
 		EV_CONDITION_MEMORY_PRESSURE, SIGNAL_GROUP_MEMORY, true, false },
 	/* The guard ranks and reports as memory but sets no node condition (DESIGN.md §1). */
 	[EV_SIGNAL_OOM_GUARD] = { "oom.guard", BYTES, "memory",
-		EV_CONDITION_NONE, SIGNAL_GROUP_MEMORY, false, false },
+		EV_CONDITION_NONE, SIGNAL_GROUP_MEMORY, false, false, false, true },
+	/* Read with /proc/meminfo (signals/swap.c); gates, no condition of their own. */
+	[EV_SIGNAL_SWAP_AVAILABLE] = { "swap.available", BYTES, "memory",
+		EV_CONDITION_NONE, SIGNAL_GROUP_MEMORY, false, false, true, false },
+	[EV_SIGNAL_ZRAM_AVAILABLE] = { "zram.available", BYTES, "memory",
+		EV_CONDITION_NONE, SIGNAL_GROUP_MEMORY, false, false, true, false },
 };
 
 static const struct signal_meta unknown_signal = {
-	"unknown", BYTES, "unknown", EV_CONDITION_NONE, 0, false, false,
+	"unknown", BYTES, "unknown", EV_CONDITION_NONE, 0, false, false, false, false,
 };
 
 static const char *const condition_names[EV_CONDITION_COUNT] = {
