@@ -80,4 +80,5 @@ max=$(loop_max "$port")
 check "no loop iteration took a second (max ${max:-?} s)" below_1s "$max"
 stop "${tpids[0]}"
 check "the daemon exits cleanly (rc $rc)" [ "$rc" = 0 ]
+check "no sanitizer report" no_sanitizer_report "$tmp/d.err"
 done_testing
