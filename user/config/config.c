@@ -41,6 +41,7 @@ void config_init_defaults(struct evictd_config *config)
 	config->output = OUTPUT_TEXT;
 	config->log_level = LOGLEVEL_INFO;
 	config->kill_timeout_ns = 10LL * 1000000000;
+	config->on_evict_timeout_ns = 10LL * 1000000000;
 	strcpy(config->kube_api, "auto");
 	config->kube_pods_refresh_ns = 10LL * 1000000000;
 	config->kube_eviction_status_wait_ns = 100LL * 1000000;	/* KUBE_EVICTION_STATUS_WAIT_NS */
@@ -445,7 +446,8 @@ int config_finalize(struct evictd_config *config)
 	if (finalize_shutdown(config))
 		err = -EINVAL;
 	for (size_t i = 0; i < config->workload_roots.n; i++)
-		if (check_workload_root(config, config->workload_roots.items[i]))
+		if (check_workload_root(config, config->workload_roots.items[i]) ||
+		    config_check_host_units(config, config->workload_roots.items[i]))
 			err = -EINVAL;
 	coexist_static_pod_path(config);	/* an unreadable file is logged, not fatal */
 	return err;
@@ -642,6 +644,14 @@ void config_print(const struct evictd_config *config, FILE *out)
 									  config->imagefs_dir);
 	for (size_t i = 0; i < config->workload_roots.n; i++)
 		fprintf(out, "workload-root %s\n", config->workload_roots.items[i]);
+	for (size_t i = 0; i < config->workload_prefs.n; i++) {
+		const struct workload_pref *pref = &config->workload_prefs.items[i];
+
+		fprintf(out, "workload-preference %s=", pref->match);
+		if (pref->has_priority)
+			fprintf(out, "priority:%d%s", pref->priority, pref->preference ? "," : "");
+		fprintf(out, "%s\n", workload_pref_name(pref->preference));
+	}
 	if (config->pods_file[0])
 		fprintf(out, "pods-file %s\n", config->pods_file);
 	if (config->node_name[0])

@@ -11,6 +11,7 @@
 
 #include "core/pressure.h"
 #include "core/thresholds.h"
+#include "pods/prefs.h"
 
 #define CONFIG_MAX_SHUTDOWN_GROUPS 32
 #define CONFIG_MAX_LIST 16
@@ -101,6 +102,17 @@ struct evictd_config {
 	char state_dir[PATH_MAX];		/* persisted state (shutdown times) */
 	char logind_dropin_dir[PATH_MAX];	/* where InhibitDelayMaxSec is raised */
 	struct string_list workload_roots;	/* standalone mode when non-empty */
+	/* Standalone: priority and prefer/avoid/never by unit name pattern (pods/prefs.h). */
+	struct workload_prefs workload_prefs;
+	/* A workload root that is a cgroup root or holds the host's own units (init.scope,
+	 * system.slice, user.slice, session.slice) is refused unless this is set; then warned. */
+	bool allow_host_units;
+	/* --on-evict: a command (sh -c) run after each eviction and warning, bounded by
+	 * on_evict_timeout_ns, never waited for (ops/notify_hook.h). "" = none. */
+	char on_evict[PATH_MAX];
+	int64_t on_evict_timeout_ns;
+	/* Emit org.evictd.Evictd1.Evicted on the system bus (sys/dbus_signal.h). */
+	bool dbus_signal;
 	char pods_file[PATH_MAX];		/* PodList JSON (Kubernetes mode, offline) */
 	char node_name[256];			/* keep only pods bound to this node */
 	char kubelet_cgroup_root[PATH_MAX];	/* kubelet cgroupRoot; "" = / */
@@ -193,6 +205,11 @@ int config_apply_flag(struct evictd_config *config, const char *flag, const char
 bool config_is_dns1123_subdomain(const char *name);
 /* Build thresholds from the maps, apply the default and containerfs rules, validate. */
 int config_finalize(struct evictd_config *config);
+
+/* config/host_guard.c: a workload root that is a cgroup root or whose children are the host's
+ * own units (init.scope, system.slice, user.slice, session.slice) is refused with the reason,
+ * or only warned about with allow_host_units. dir is below config->root. 0 or -EINVAL. */
+int config_check_host_units(const struct evictd_config *config, const char *dir);
 
 /* The allocatableMemory.available thresholds derived from the hard memory.available ones when
  * enforceNodeAllocatable contains "pods" (DESIGN.md §2). Returns the count written (<= max). */

@@ -30,6 +30,8 @@ static const struct {
 	  { 0, DAY_S, false, "0 to 86400 seconds (24h) per priority" } },
 	{ offsetof(struct evictd_config, kill_timeout_ns),
 	  { 100 * NS_PER_MS, DAY_NS, false, "a duration from 100ms to 24h" } },
+	{ offsetof(struct evictd_config, on_evict_timeout_ns),
+	  { 100 * NS_PER_MS, 10 * 60 * NS_PER_S, false, "a duration from 100ms to 10m" } },
 	{ offsetof(struct evictd_config, kube_pods_refresh_ns),
 	  { NS_PER_S, DAY_NS, false, "a duration from 1s to 24h" } },
 	{ offsetof(struct evictd_config, kube_eviction_status_wait_ns),

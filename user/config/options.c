@@ -81,6 +81,19 @@ const struct option_spec config_options[] = {
 	  "where a drop-in raising logind's InhibitDelayMaxSec goes (/etc/systemd/logind.conf.d)" },
 	{ "workload-root", NULL, "workloadRoots", OPT_STRING_LIST, FIELD(workload_roots), "DIR",
 	  "standalone mode: child cgroups of DIR are the workloads (repeatable)" },
+	{ "workload-preference", NULL, "workloadPreferences", OPT_WORKLOAD_PREFS, FIELD(workload_prefs),
+	  "PATTERN=SETTING", "standalone: workloads whose name (or path, with a /) matches the glob get "
+	  "priority:N, prefer, avoid or never (repeatable; first match wins)" },
+	{ "allow-host-units", NULL, "allowHostUnits", OPT_BOOL, FIELD(allow_host_units), NULL,
+	  "accept a workload root that is a cgroup root or holds init.scope, system.slice, user.slice "
+	  "or session.slice (warned instead of refused)" },
+	{ "on-evict", NULL, "onEvict", OPT_PATH, FIELD(on_evict), "CMD",
+	  "run CMD (sh -c) after each eviction and warning, with EVICTD_* in its environment; "
+	  "never waited for" },
+	{ "on-evict-timeout", NULL, "onEvictTimeout", OPT_DURATION, FIELD(on_evict_timeout_ns), "DURATION",
+	  "the --on-evict command's group is killed after this (10s)" },
+	{ "dbus-signal", NULL, "dbusSignal", OPT_BOOL, FIELD(dbus_signal), NULL,
+	  "emit org.evictd.Evictd1.Evicted on the system bus for each eviction and warning" },
 	{ "pods-file", NULL, "podsFile", OPT_PATH, FIELD(pods_file), "FILE",
 	  "pod metadata from a PodList JSON (kubectl get pods -o json), re-read when it changes" },
 	{ "node-name", NULL, "nodeName", OPT_NODE_NAME, FIELD(node_name), "NAME",
@@ -576,6 +589,19 @@ static int option_apply_value(struct evictd_config *config, const struct option_
 	}
 	case OPT_PRIORITY_LIST:
 		return priority_list_from_flag(config, key, value);
+	case OPT_WORKLOAD_PREFS: {
+		struct workload_prefs *prefs = (struct workload_prefs *)field;
+
+		if (prefs->n >= PODS_MAX_WORKLOAD_PREFS) {
+			log_err("%s: \"%s\": expected at most %d entries", key, value_echo(value).text,
+				PODS_MAX_WORKLOAD_PREFS);
+			return -E2BIG;
+		}
+		if (workload_pref_parse(key, value, &prefs->items[prefs->n]))
+			return -EINVAL;
+		prefs->n++;
+		return 0;
+	}
 	case OPT_WORD_LIST:
 		return word_list_set(field, spec->size, key, value);
 	case OPT_PATH:

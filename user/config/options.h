@@ -31,6 +31,7 @@ enum option_kind {
 	OPT_QUANTITY,		/* a quantity stored in a threshold_value's cap */
 	OPT_BYTES,		/* a quantity (10Mi) into an int64_t, range-checked */
 	OPT_COUNT,		/* a whole number >= 0 into an int64_t, range-checked */
+	OPT_WORKLOAD_PREFS,	/* repeatable PATTERN=SETTING; YAML list of maps (pods/prefs.h) */
 	OPT_CONFIG_FILE,
 	OPT_HELP,
 	OPT_VERSION,

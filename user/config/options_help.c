@@ -29,7 +29,8 @@ static const char *const group_sources[] = {
 };
 static const char *const group_node[] = {
 	"root", "root-dir", "imagefs-dir", "containerfs-dir", "cgroup-root", "static-pod-path",
-	"node-name", "workload-root", "pods-file", "daemonset-last", NULL,
+	"node-name", "workload-root", "workload-preference", "allow-host-units", "pods-file",
+	"daemonset-last", NULL,
 };
 static const char *const group_kube[] = {
 	"kube-api", "kube-api-server", "kube-token-file", "kube-ca-file", "kube-pods-refresh",
@@ -45,7 +46,8 @@ static const char *const group_bpf[] = {
 	NULL,
 };
 static const char *const group_actions[] = {
-	"dry-run", "memory-reclaim-before-kill", "reclaim-command", "kill-timeout", NULL,
+	"dry-run", "memory-reclaim-before-kill", "reclaim-command", "kill-timeout", "on-evict",
+	"on-evict-timeout", "dbus-signal", NULL,
 };
 static const char *const group_ops[] = {
 	"validate", "once", "output", "metrics-address", "event-log", "event-log-max-size",

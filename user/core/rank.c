@@ -61,6 +61,8 @@ const char *pod_never_evict_reason(const struct pod *pod)
 		return "static pod";
 	if (pod->priority >= RANK_SYSTEM_CRITICAL_PRIORITY)
 		return "system-critical priority (>= 2000000000)";
+	if (pod->preference == POD_PREF_NEVER)
+		return pod->preference_from[0] ? pod->preference_from : "never (workload preference)";
 	return NULL;
 }
 
@@ -362,6 +364,21 @@ static int cmp_daemonset_last(const struct rank_ctx *ctx, const struct pod *a, c
 	return cmp_bool(!a->is_daemonset, !b->is_daemonset);
 }
 
+/* evictd (doc/DESIGN.md §5, "Workload preferences"): prefer first, avoid last, as
+ * systemd-oomd puts "avoid" after every other candidate (src/oom/oomd-util.h
+ * compare_pgscan_rate_and_memory_usage: CMP(preference) is its first key). Only standalone
+ * workloads carry a preference. */
+static int cmp_preference(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b)
+{
+	static const int order[] = {
+		[POD_PREF_PREFER] = 0, [POD_PREF_NONE] = 1, [POD_PREF_AVOID] = 2, [POD_PREF_NEVER] = 3,
+	};
+
+	if (order[a->preference] == order[b->preference])
+		return 0;
+	return order[a->preference] < order[b->preference] ? -1 : 1;
+}
+
 /* [helpers.go] rankMemoryPressure: orderedBy(exceedMemoryRequests, priority, memory). */
 static const rank_cmp_fn rank_memory_keys[] = {
 	cmp_exceeds_requests, cmp_priority, cmp_usage_above_request,
@@ -378,7 +395,7 @@ static const rank_cmp_fn rank_disk_keys[] = {
 	cmp_exceeds_requests, cmp_priority, cmp_usage_above_request,
 };
 
-#define RANK_MAX_KEYS 7
+#define RANK_MAX_KEYS 8
 
 struct rank_sorter {
 	struct rank_ctx ctx;
@@ -460,6 +477,7 @@ static void sorter_init(struct rank_sorter *sorter, enum ev_signal signal,
 	sorter->keys[sorter->n_keys++] = cmp_unknown_qos_usage;
 	if (sorter->ctx.options->daemonset_last)
 		sorter->keys[sorter->n_keys++] = cmp_daemonset_last;
+	sorter->keys[sorter->n_keys++] = cmp_preference;
 
 	switch (signal_rank_kind(signal)) {
 	case RANK_KIND_MEMORY:

@@ -14,6 +14,7 @@
 #include "core/arith.h"
 #include "daemon/daemon_parts.h"
 #include "kube/kube_report.h"
+#include "ops/notify_hook.h"
 #include "pods/containers.h"
 #include "sys/clock.h"
 #include "sys/log.h"
@@ -314,6 +315,27 @@ static void log_eviction(struct eviction *eviction, const struct pod *victim,
 	}
 }
 
+/* --on-evict and --dbus-signal (ops/notify_hook.h): never waited for. Not in --once, whose
+ * process exits (and would kill the hook) right after. */
+static void notify_evicted(struct daemon *daemon, const struct eviction *eviction,
+			   const struct pod *victim)
+{
+	const struct evictd_config *config = &daemon->policy->config;
+
+	if (config->once || (!config->on_evict[0] && !config->dbus_signal))
+		return;
+	notify_hook_fire(daemon->notify, config->on_evict, config->on_evict_timeout_ns,
+			 config->dbus_signal, &(struct notify_event){
+				 .kind = "evicted",
+				 .victim = eviction->victim_name,
+				 .cgroup = victim->cgroup_path,
+				 .signal = signal_name(eviction->signal),
+				 .threshold = eviction->threshold.text,
+				 .observed = eviction->available,
+				 .reason = eviction->rank_reason,
+			 });
+}
+
 static void on_eviction_done(void *ctx, const struct exec_action *action, int err,
 			     const struct kill_result *result)
 {
@@ -361,6 +383,7 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 			 eviction->signal == EV_SIGNAL_OOM_GUARD ? " [oom-guard]" : "");
 		/* The victim is gone: forget it so the next decision is logged afresh. */
 		daemon->logged_victim[0] = '\0';
+		notify_evicted(daemon, eviction, victim);
 	}
 	/* Re-read and decide again now that it has freed what it held; the next disk
 	 * eviction reclaims first again, as the kubelet's next synchronize() does. */

@@ -15,6 +15,7 @@
 #include "kube/kube.h"
 #include "ops/eventlog.h"
 #include "ops/metrics.h"
+#include "ops/notify_hook.h"
 #include "sys/clock.h"
 #include "sys/log.h"
 #include "sys/notify.h"
@@ -32,6 +33,8 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config, int a
 	err = loop_new(&daemon->loop);
 	if (!err)
 		err = executor_new(&daemon->executor, daemon->loop);
+	if (!err && !(daemon->notify = notify_hook_new(daemon->loop)))
+		err = -ENOMEM;
 	if (err)
 		return err;
 	/* The instance lock is held (main.c) unless --once --dry-run, which starts nothing. */
@@ -56,6 +59,8 @@ void daemon_destroy(struct daemon *daemon)
 		daemon_disk_usage_cancel(daemon);
 	executor_free(daemon->executor);
 	daemon->executor = NULL;
+	notify_hook_free(daemon->notify);
+	daemon->notify = NULL;
 	grace_store_close(daemon->grace_store);
 	daemon->grace_store = NULL;
 	subprocess_track(NULL);

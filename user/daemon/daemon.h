@@ -40,6 +40,7 @@ struct daemon {
 
 	struct loop *loop;
 	struct executor *executor;
+	struct notify_hook *notify;	/* --on-evict, --dbus-signal (ops/notify_hook.h) */
 	struct grace_store *grace_store;	/* soft graces across restarts; NULL: none */
 	struct loop_source *grace_timer;	/* the end of a met soft threshold's grace period */
 	uint32_t pending_mask;		/* signals to re-read after this batch of wake-ups */

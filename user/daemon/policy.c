@@ -50,6 +50,7 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 		.kubelet_cgroup_root = config->kubelet_cgroup_root[0] ? config->kubelet_cgroup_root : NULL,
 		.workload_roots = workload_roots,
 		.n_workload_roots = config->workload_roots.n,
+		.workload_prefs = &config->workload_prefs,
 		.meta_source = meta,
 		.cheap_usage = true,
 	});

@@ -134,6 +134,10 @@ void eventlog_rank_reason(enum ev_signal signal, const struct rank_options *opti
 	if (daemonset_last && pod->is_daemonset && used < len)
 		used += (size_t)snprintf(buf + used, len - used,
 					 "DaemonSet pod: ranked after all others (it would be recreated here); ");
+	if ((pod->preference == POD_PREF_PREFER || pod->preference == POD_PREF_AVOID) && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%s: ranked %s; ", pod->preference_from,
+					 pod->preference == POD_PREF_PREFER ? "before the others" :
+									      "after the others");
 	if (used >= len)
 		return;
 	if (pod->stats_missing) {
