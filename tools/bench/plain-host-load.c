@@ -16,8 +16,8 @@
  *       (CLOCK_MONOTONIC ms; /proc/meminfo, /proc/pressure/memory) to OUT, line-buffered.
  *       mlockall and SCHED_FIFO, so the instrument is neither swapped out nor starved.
  *
- * Every load sets its comm to NAME (the race's trace names victims by comm) and its
- * oom_score_adj to 0 (it may be started from the driver, which runs at -1000), and prints
+ * Every load sets its comm to NAME (the race's trace names victims by comm) and raises a
+ * negative oom_score_adj to 0 (it may be started from the driver, which runs at -1000); prints
  * "NAME pid=N" first.
  */
 #define _GNU_SOURCE
@@ -67,9 +67,14 @@ static void fill_page(char *p, long page)
 
 static void become(const char *name)
 {
-	int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+	char adj[16] = "";
+	int fd = open("/proc/self/oom_score_adj", O_RDWR | O_CLOEXEC);
 
-	if (fd < 0 || write(fd, "0", 1) != 1)
+	/* raise a negative value inherited from the driver to 0; keep a positive one (the user
+	 * manager gives its units 100, and lowering it needs CAP_SYS_RESOURCE) */
+	if (fd < 0 || read(fd, adj, sizeof(adj) - 1) < 0)
+		die("/proc/self/oom_score_adj");
+	if (atoi(adj) < 0 && pwrite(fd, "0", 1, 0) != 1)
 		die("/proc/self/oom_score_adj");
 	close(fd);
 	prctl(PR_SET_NAME, name);

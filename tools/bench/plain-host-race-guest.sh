@@ -25,7 +25,6 @@
 OUT=/tmp/out
 T=/sys/kernel/tracing
 CG=/sys/fs/cgroup
-MiB=1048576
 LOAD=/usr/bin/plain-host-load
 mkdir -p $OUT
 exec 2>>$OUT/guest-stderr.txt
@@ -177,6 +176,7 @@ start_load() {
         systemd-run --quiet --unit=phr-fill -p TemporaryFileSystem=/fill:size=4096M $LOAD tmpfs fill $FILL_RATE 4096 /fill
         LCG=$CG/system.slice/phr-fill.service ;;
     thrash)
+        runuser -u bench -- env XDG_RUNTIME_DIR=/run/user/1000 systemctl --user reset-failed phr-thrash.service 2>/dev/null
         if runuser -u bench -- env XDG_RUNTIME_DIR=/run/user/1000 systemd-run --user --quiet --unit=phr-thrash $LOAD thrash thrash $THRASH_MIB; then
             LCG=$CG/user.slice/user-1000.slice/user@1000.service/app.slice/phr-thrash.service
         else
@@ -204,7 +204,7 @@ settle() {
 }
 
 run_one() {	# CONTENDER LOAD
-    local c=$1 l=$2 t0 tend s0 first by victims t_act oom rec line
+    local c=$1 l=$2 t0 tend s0 first by victims t_act line
     systemctl is-active -q user@1000.service || user_up
     systemctl is-active -q db.service || say "db.service is gone"
     settle
