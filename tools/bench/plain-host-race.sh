@@ -8,7 +8,8 @@
 # detection latency on this machine, no emulation.)
 #
 # Usage: tools/bench/plain-host-race.sh [OUTDIR]      (default bench/plain-host)
-#        tools/bench/plain-host-race.sh --table OUTDIR (print the results.md section, run nothing)
+#        tools/bench/plain-host-race.sh --table OUTDIR (print the table of a run, run nothing)
+#        tools/bench/plain-host-race.sh --section OUTDIR [SECONDS] (its bench/results.md section)
 # Environment (defaults in brackets):
 #   PHR_CONTENDERS ["evictd earlyoom nohang systemd-oomd evictd-matched earlyoom-matched
 #                    nohang-matched systemd-oomd-matched"]; "none" = the kernel alone
@@ -35,6 +36,30 @@ table() {	# table OUTDIR: runs.tsv -> the markdown table
 				$h["min_memavail_mib"], $h["min_swapfree_mib"], $h["psi_full_ms"] / 1000, rec
 		}' "$1/runs.tsv"
 }
+if [ "${1:-}" = --section ]; then	# --section OUTDIR [SECONDS]: the results.md section
+	d=${2:?--section needs OUTDIR}
+	g=$(sed -n 's/^guest //p' "$d/guest/runs.txt")
+	echo "## Host race: evictd, earlyoom, nohang and systemd-oomd on a plain host"
+	echo
+	echo "A Debian 12 systemd guest (QEMU TCG, 2 vCPUs; $g), swap on zram (50% of RAM, lzo-rle), a lingering user (user@1000.service) with a session scope, two services (db 128 MiB, web 64 MiB). One run per contender and load (the part took ${3:-?} s); each load runs until its cgroup empties or 30 s (then the driver stops it: *nobody*), sampled 5 s more. Loads: **hog** = a service allocating anonymous memory as fast as it can (~2:1 compressible, as heap is); **leak** = the session scope leaking 48 MiB/s; **fill** = a service writing its private tmpfs (TemporaryFileSystem=, freed when the unit stops) at 96 MiB/s; **thrash** = a user-manager unit (user@1000.service/app.slice) writing 1.3× MemAvailable page by page, pass after pass. Per run: bench/plain-host/runs.tsv, the series and dmesg in bench/plain-host/guest/."
+	echo
+	echo "| contender | load | acted first | at s | victim = culprit? | min MemAvailable MiB | min SwapFree MiB | PSI full stall s | recovered s after the action |"
+	echo "|---|---|---|---|---|---|---|---|---|"
+	table "$d"
+	echo
+	cat <<'EOF2'
+How to read it. *acted first*: the first SIGKILL/SIGTERM sent by a contender's own process (ftrace `signal:signal_generate`, by sender comm) before the kernel OOM killer's first `oom:mark_victim`, or *kernel OOM*, or *nobody* within 30 s; *at s* from the load's start. *victim*: the comms the first actor signalled (within 2 s; for the kernel, dmesg's "Killed process"); "yes, and X" = the culprit and others with it (a whole cgroup killed: e.g. `systemd+(sd-pam)+leak` is the user's whole slice). *PSI full stall*: the delta of /proc/pressure/memory `full total` over the run (all non-idle tasks stalled on memory at once). *recovered*: from the action until MemAvailable is back at 80% of its level before the load ("not within the run" = not within the 5 s after).
+
+- Contenders: **evictd** = `evictd --workload-root=/sys/fs/cgroup/system.slice --workload-root=/sys/fs/cgroup/user.slice` and no threshold flag: whatever the build's defaults are (at this commit: the kubelet's `memory.available<100Mi` and disk thresholds, the OOM guard at MemAvailable < 10%; no swap signal; each service and each user slice is a workload). **earlyoom**, **nohang**, **systemd-oomd**: the packaged units started as Debian ships them (earlyoom `-r 3600`; nohang.service with /etc/nohang/nohang.conf; systemd-oomd with the package's drop-ins: `ManagedOOMSwap=kill` on -.slice, `ManagedOOMMemoryPressure=kill` at 50% on user@.service, 20 s). **-matched**: SIGKILL at MemAvailable ≤ 10% of MemTotal on memory alone (earlyoom `-m 10,10 -s 100,100`; nohang soft = hard = 10%, swap thresholds 100%; evictd `memory.available<K` with K the same memory state, OOM guard off); systemd-oomd has no memory threshold: its matched row is `ManagedOOMMemoryPressure=kill` on system.slice and user.slice at the default 60% with the shortest duration, 1 s. Exact configuration: bench/plain-host/commands.txt.
+- One run per cell under TCG on a shared 2-core host: a single run, not a distribution. The guest's vCPUs compete with the host's other load, so times include emulation.
+EOF2
+	echo
+	echo '```'
+	cat "$d/commands.txt"
+	echo '```'
+	echo
+	exit 0
+fi
 if [ "${1:-}" = --table ]; then
 	d=${2:?--table needs OUTDIR}
 	echo "| contender | load | acted first | at s | victim = culprit? | min MemAvailable MiB | min SwapFree MiB | PSI full stall s | recovered s after the action |"
