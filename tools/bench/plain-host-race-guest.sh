@@ -60,7 +60,13 @@ echo 1 >$T/tracing_on
     echo "earlyoom: /etc/default/earlyoom: $(grep -v '^#' /etc/default/earlyoom | grep .)"
     echo "nohang.conf thresholds: $(grep -E '^(soft|hard)_threshold|^(psi|zram)_checking' /etc/nohang/nohang.conf | tr -s ' ' | tr '\n' ';')"
 } >>$OUT/commands.txt
-systemctl stop earlyoom.service nohang.service nohang-desktop.service systemd-oomd.service systemd-oomd.socket
+# masked (at runtime), not only stopped: systemd-oomd comes back by socket or D-Bus activation
+# (seen in a first run: it killed in earlyoom's and nohang's blocks)
+PEERS="earlyoom.service nohang.service nohang-desktop.service systemd-oomd.service systemd-oomd.socket"
+# shellcheck disable=SC2086
+systemctl stop $PEERS
+# shellcheck disable=SC2086
+systemctl mask --runtime --quiet $PEERS
 
 # ---- the host: a lingering user, two services ------------------------------------------------
 if ! grep -q '^bench:' /etc/passwd; then
@@ -95,6 +101,11 @@ UNIT=""
 start_contender() {
     local c=$1 k
     UNIT=""
+    case $c in
+    earlyoom*) systemctl unmask --runtime --quiet earlyoom.service ;;
+    nohang*) systemctl unmask --runtime --quiet nohang.service ;;
+    systemd-oomd*) systemctl unmask --runtime --quiet systemd-oomd.service systemd-oomd.socket ;;
+    esac
     case $c in
     none) echo "$c: nothing started (the kernel alone)" >>$OUT/commands.txt ;;
     evictd|evictd-matched)
@@ -157,6 +168,8 @@ stop_contender() {
         systemctl set-property --runtime user.slice ManagedOOMMemoryPressure=auto
         ;;
     esac
+    # shellcheck disable=SC2086
+    systemctl mask --runtime --quiet $PEERS
     systemctl reset-failed 2>/dev/null
 }
 
@@ -196,9 +209,11 @@ stop_load() {
     systemctl reset-failed 2>/dev/null
 }
 populated() { grep -q 'populated 1' $1/cgroup.events 2>/dev/null; }
-# settle: MemAvailable back within 32 MiB of the level at rest (at most 30 s)
+# settle: swap emptied (every run starts from the same state: the bystanders' pages come back
+# from zram), MemAvailable back within 32 MiB of the level at rest (at most 30 s)
 settle() {
     local n=0
+    swapoff /dev/zram0 && swapon -p 100 /dev/zram0 || say "cannot empty the swap"
     while [ $n -lt 60 ] && [ $(meminfo MemAvailable) -lt $((BASE_MA_K - 32 * 1024)) ]; do sleep 0.5; n=$((n + 1)); done
     sleep 1
 }
