@@ -29,7 +29,10 @@ table() {	# table OUTDIR: runs.tsv -> the markdown table
 	awk -F'\t' 'NR == 1 { for (i = 1; i <= NF; i++) h[$i] = i; next }
 		{
 			f = $h["first"]; who = (f == "contender") ? $h["by"] : (f == "kernel" ? "kernel OOM" : "nobody")
-			v = $h["victims"]; right = (f == "nobody") ? "—" : (index("+" v "+", "+" $h["load"] "+") ? (v == $h["load"] ? "yes" : "yes, and " v) : "**no**: " v)
+			# the culprit among the victims, and who else the first actor killed with it
+			v = $h["victims"]; n = split(v, vs, "+"); hit = 0; others = ""
+			for (i = 1; i <= n; i++) if (vs[i] == $h["load"]) hit = 1; else others = others (others == "" ? "" : ", ") vs[i]
+			right = (f == "nobody") ? "—" : (hit ? (others == "" ? "yes" : "yes, with " others) : "**no**: " v)
 			rec = ($h["recover_ms"] < 0) ? "not within the run" : sprintf("%.1f", $h["recover_ms"] / 1000)
 			act = (f == "nobody") ? "—" : $h["act_s"]
 			printf "| %s | %s | %s | %s | %s | %s | %s | %.1f | %s |\n", $h["contender"], $h["load"], who, act, right,
@@ -48,7 +51,7 @@ if [ "${1:-}" = --section ]; then	# --section OUTDIR [SECONDS]: the results.md s
 	table "$d"
 	echo
 	cat <<'EOF2'
-How to read it. *acted first*: the first SIGKILL/SIGTERM sent by a contender's own process (ftrace `signal:signal_generate`, by sender comm) before the kernel OOM killer's first `oom:mark_victim`, or *kernel OOM*, or *nobody* within 30 s; *at s* from the load's start. *victim*: the comms the first actor signalled (within 2 s; for the kernel, dmesg's "Killed process"); "yes, and X" = the culprit and others with it (a whole cgroup killed: e.g. `systemd+(sd-pam)+leak` is the user's whole slice). *PSI full stall*: the delta of /proc/pressure/memory `full total` over the run (all non-idle tasks stalled on memory at once). *recovered*: from the action until MemAvailable is back at 80% of its level before the load ("not within the run" = not within the 5 s after).
+How to read it. *acted first*: the first SIGKILL/SIGTERM sent by a contender's own process (ftrace `signal:signal_generate`, by sender comm) before the kernel OOM killer's first `oom:mark_victim`, or *kernel OOM*, or *nobody* within 30 s; *at s* from the load's start. *victim*: the comms the first actor signalled (within 2 s; for the kernel, dmesg's "Killed process"); "yes, with X" = the culprit and others (killing the user's whole slice takes `systemd` and `(sd-pam)`, the user manager, with the session). *PSI full stall*: the delta of /proc/pressure/memory `full total` over the run (all non-idle tasks stalled on memory at once). *recovered*: from the action until MemAvailable is back at 80% of its level before the load ("not within the run" = not within the 5 s after).
 
 - Contenders: **evictd** = `evictd --workload-root=/sys/fs/cgroup/system.slice --workload-root=/sys/fs/cgroup/user.slice` and no threshold flag: whatever the build's defaults are (at this commit: the kubelet's `memory.available<100Mi` and disk thresholds, the OOM guard at MemAvailable < 10%; no swap signal; each service and each user slice is a workload). **earlyoom**, **nohang**, **systemd-oomd**: the packaged units started as Debian ships them (earlyoom `-r 3600`; nohang.service with /etc/nohang/nohang.conf; systemd-oomd with the package's drop-ins: `ManagedOOMSwap=kill` on -.slice, `ManagedOOMMemoryPressure=kill` at 50% on user@.service, 20 s). **-matched**: SIGKILL at MemAvailable ≤ 10% of MemTotal on memory alone (earlyoom `-m 10,10 -s 100,100`; nohang soft = hard = 10%, swap thresholds 100%; evictd `memory.available<K` with K the same memory state, OOM guard off); systemd-oomd has no memory threshold: its matched row is `ManagedOOMMemoryPressure=kill` on system.slice and user.slice at the default 60% with the shortest duration, 1 s. Exact configuration: bench/plain-host/commands.txt.
 - One run per cell under TCG on a shared 2-core host: a single run, not a distribution. The guest's vCPUs compete with the host's other load, so times include emulation.
