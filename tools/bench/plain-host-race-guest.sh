@@ -16,7 +16,7 @@
 #   leak   the session scope: anonymous memory at LEAK_RATE MiB/s
 #   fill   a service writing a private tmpfs (TemporaryFileSystem=, freed when the unit stops)
 #   thrash the user manager (user@1000.service/app.slice/phr-thrash.service): a working set of
-#          1.3 x MemAvailable at rest, written page by page, pass after pass
+#          1.3 x MemAvailable at the run's start, written page by page, pass after pass
 # Output: one "run ..." line per run in /tmp/out/runs.txt; the contenders' journals; /tmp/out is
 # written as a tar to /dev/vda at the end.
 . /etc/phr.conf
@@ -81,13 +81,22 @@ user_up() {
     vm_wait_for 30 test -S /run/user/1000/systemd/private || say "user@1000.service has no private socket"
 }
 user_up
-systemd-run --quiet --unit=db $LOAD anon db 0 128
-systemd-run --quiet --unit=web $LOAD anon web 0 64
+# bystanders (re)started before every run: a contender that killed one must not leave the next
+# runs more memory (a first run: earlyoom's kill of db gave every later run ~190 MiB more)
+bystanders() {
+    local u n
+    for u in db:128 web:64; do
+        n=${u%%:*}
+        systemctl is-active -q $n.service && continue
+        systemctl reset-failed $n.service 2>/dev/null
+        systemd-run --quiet --unit=$n $LOAD anon $n 0 ${u#*:}
+    done
+}
+bystanders
 sleep 3
 BASE_MA_K=$(meminfo MemAvailable)
 say "MemTotal $((MEMTOTAL_K / 1024)) MiB, MemAvailable at rest $((BASE_MA_K / 1024)) MiB"
 echo "guest memtotal_mib=$((MEMTOTAL_K / 1024)) base_memavail_mib=$((BASE_MA_K / 1024)) swap_mib=$(($(meminfo SwapTotal) / 1024)) kernel=$(uname -r)" >>$OUT/runs.txt
-THRASH_MIB=$((BASE_MA_K / 1024 * 13 / 10))
 
 # ---- contenders ------------------------------------------------------------------------------
 # matched: every memory-based contender SIGKILLs at MemAvailable <= MATCH_PCT% of MemTotal on
@@ -221,8 +230,10 @@ settle() {
 run_one() {	# CONTENDER LOAD
     local c=$1 l=$2 t0 tend s0 first by victims t_act line
     systemctl is-active -q user@1000.service || user_up
-    systemctl is-active -q db.service || say "db.service is gone"
+    bystanders
     settle
+    # the thrashing working set: 1.3 x MemAvailable now
+    THRASH_MIB=$(($(meminfo MemAvailable) / 1024 * 13 / 10))
     local ma0=$(meminfo MemAvailable) sw0=$(meminfo SwapFree)
     echo >$T/trace
     dmesg -C
