@@ -162,7 +162,7 @@ static void test_graphical_session_is_a_desktop(void **state)
 	assert_int_equal(config.memory_pressure.kind, PRESSURE_FULL);
 	assert_int_equal(config.memory_pressure.limit, 6000);
 	assert_int_equal(config.memory_pressure.duration_ns, 30LL * 1000000000);
-	assert_non_null(strstr(printed(&config), "memory-pressure full avg10>60.00% for 30s\n"));
+	assert_non_null(strstr(printed(&config), "memory-pressure full avg10>60.00% for 30s (node: victim by ranking; each workload: itself)\n"));
 	fixture_write(root, "run/systemd/sessions/2", "UID=1000\nTYPE=tty\n");
 	assert_int_equal(parse(&config, NULL), 0);
 	assert_int_equal(config.profile_effective, PROFILE_SERVER);

@@ -42,6 +42,7 @@ void config_init_defaults(struct evictd_config *config)
 	config->log_level = LOGLEVEL_INFO;
 	config->kill_timeout_ns = 10LL * 1000000000;
 	config->on_evict_timeout_ns = 10LL * 1000000000;
+	config->warn_interval_ns = 60LL * 1000000000;	/* earlyoom -r's report interval */
 	strcpy(config->kube_api, "auto");
 	config->kube_pods_refresh_ns = 10LL * 1000000000;
 	config->kube_eviction_status_wait_ns = 100LL * 1000000;	/* KUBE_EVICTION_STATUS_WAIT_NS */
@@ -523,7 +524,23 @@ size_t config_effective_thresholds(const struct evictd_config *config, enum fs_l
 		out[n].value = config->zram_guard.value;
 		n++;
 	}
+	/* The memory pressure criterion (DESIGN.md §1 "Memory pressure"), standalone only: a hard
+	 * threshold on the share of time not stalled (10000 - PSI, permyriad), which the pressure
+	 * watch crosses only once the pressure has stayed above the limit for the duration. */
+	if (config_memory_pressure_applies(config) && n < max) {
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].signal = EV_SIGNAL_MEMORY_PRESSURE;
+		out[n].hard = true;
+		out[n].value.quantity = 10000 - config->memory_pressure.limit;
+		pressure_criterion_format(&config->memory_pressure, out[n].value.text, sizeof(out[n].value.text));
+		n++;
+	}
 	return n;
+}
+
+bool config_memory_pressure_applies(const struct evictd_config *config)
+{
+	return config->memory_pressure.on && config->workload_roots.n > 0;
 }
 
 int config_add_default_file(struct evictd_config *config)
@@ -621,7 +638,14 @@ void config_print(const struct evictd_config *config, FILE *out)
 	fprintf(out, "swap-guard %s\n", config->swap_guard.on ? config->swap_guard.value.text : "off");
 	fprintf(out, "zram-guard %s\n", config->zram_guard.on ? config->zram_guard.value.text : "off");
 	pressure_criterion_format(&config->memory_pressure, buf, sizeof(buf));
-	fprintf(out, "memory-pressure %s\n", buf);
+	fprintf(out, "memory-pressure %s%s\n", buf, config->memory_pressure.on && !config_memory_pressure_applies(config) ?
+		" (not applied: kubernetes mode keeps the kubelet's rules)" : config->memory_pressure.on ?
+		" (node: victim by ranking; each workload: itself)" : "");
+	if (config->warn_memory_available.on)
+		fprintf(out, "warn memory.available<%s every %llds\n", config->warn_memory_available.value.text,
+			(long long)(config->warn_interval_ns / 1000000000));
+	else
+		fprintf(out, "warn off\n");
 	fprintf(out, "profile %s (%s)\n", config_profile_name(config->profile_effective),
 		config->profile_reason[0] ? config->profile_reason : "configured");
 	if (config->n_shutdown_groups) {

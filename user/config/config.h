@@ -155,6 +155,10 @@ struct evictd_config {
 	char memory_pressure_text[64];
 	int64_t memory_pressure_duration_ns;
 	struct pressure_criterion memory_pressure;
+	/* The pre-kill warning (DESIGN.md §9 "Warnings"): memory.available below this, under the
+	 * swap gate, while no threshold acts; said at most once per warn_interval_ns. */
+	struct host_guard warn_memory_available;
+	int64_t warn_interval_ns;
 	char profile[16];			/* auto, kubernetes, server, desktop */
 	enum config_profile profile_effective;	/* config_finalize */
 	char profile_reason[160];		/* why, for --validate and the start line */
@@ -219,6 +223,9 @@ size_t config_allocatable_thresholds(const struct evictd_config *config, struct 
 /* Thresholds with containerfs derived for a filesystem layout (DESIGN.md §2): containerfs gets
  * imagefs's thresholds when imagefs holds the writable layers, else nodefs's; the
  * allocatableMemory.available ones; plus the OOM guard when enabled. Returns the count written (<= max). */
+/* The memory pressure criterion is on and evictd is standalone (workload roots): Kubernetes
+ * mode keeps the kubelet's rules. */
+bool config_memory_pressure_applies(const struct evictd_config *config);
 size_t config_effective_thresholds(const struct evictd_config *config, enum fs_layout layout,
 				   struct threshold *out, size_t max);
 

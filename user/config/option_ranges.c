@@ -32,6 +32,8 @@ static const struct {
 	  { 100 * NS_PER_MS, DAY_NS, false, "a duration from 100ms to 24h" } },
 	{ offsetof(struct evictd_config, on_evict_timeout_ns),
 	  { 100 * NS_PER_MS, 10 * 60 * NS_PER_S, false, "a duration from 100ms to 10m" } },
+	{ offsetof(struct evictd_config, warn_interval_ns),
+	  { NS_PER_S, DAY_NS, false, "a duration from 1s to 24h" } },
 	{ offsetof(struct evictd_config, kube_pods_refresh_ns),
 	  { NS_PER_S, DAY_NS, false, "a duration from 1s to 24h" } },
 	{ offsetof(struct evictd_config, kube_eviction_status_wait_ns),

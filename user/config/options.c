@@ -166,6 +166,11 @@ const struct option_spec config_options[] = {
 	  "avg10 60%, systemd-oomd's; else off)" },
 	{ "memory-pressure-duration", NULL, "memoryPressureDuration", OPT_DURATION,
 	  FIELD(memory_pressure_duration_ns), "DURATION", "how long above the limit (30s)" },
+	{ "warn-memory-available", NULL, "warnMemoryAvailable", OPT_HOST_GUARD, FIELD(warn_memory_available),
+	  "VALUE|off", "warn (log, decision log, --on-evict and D-Bus with phase warn) while "
+	  "memory.available is below this and no threshold acts (off)" },
+	{ "warn-interval", NULL, "warnInterval", OPT_DURATION, FIELD(warn_interval_ns), "DURATION",
+	  "at most one warning per this (60s)" },
 	{ "profile", NULL, "profile", OPT_PATH, FIELD(profile), "auto|kubernetes|server|desktop",
 	  "defaults for the node (auto: kubernetes when the kubelet's directory exists)" },
 	{ "output", NULL, "output", OPT_OUTPUT, FIELD(output), "text|json", "output of --once" },

@@ -21,7 +21,8 @@ static const char *const group_thresholds[] = {
 	"merge-default-eviction-settings", "enforce-node-allocatable",
 	"eviction-pressure-transition-period", "eviction-max-pod-grace-period",
 	"hard-eviction-grace-period", "housekeeping-interval", "oom-guard", "oom-guard-max",
-	"swap-guard", "zram-guard", "memory-pressure-limit", "memory-pressure-duration", "profile",
+	"swap-guard", "zram-guard", "memory-pressure-limit", "memory-pressure-duration", "warn-memory-available",
+	"warn-interval", "profile",
 	NULL,
 };
 static const char *const group_sources[] = {

@@ -122,6 +122,7 @@ static enum rank_kind signal_rank_kind(enum ev_signal signal)
 	case EV_SIGNAL_MEMORY_AVAILABLE:
 	case EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE:
 	case EV_SIGNAL_OOM_GUARD:	/* evictd: the guard ranks as memory pressure */
+	case EV_SIGNAL_MEMORY_PRESSURE:	/* the node's PSI: evictd's memory ranking */
 		return RANK_KIND_MEMORY;
 	case EV_SIGNAL_PID_AVAILABLE:
 		return RANK_KIND_PID;

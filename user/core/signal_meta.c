@@ -11,6 +11,7 @@
 #define BYTES SIGNAL_UNIT_BYTES, "bytes"
 #define INODES SIGNAL_UNIT_INODES, "inodes"
 #define TASKS SIGNAL_UNIT_TASKS, "tasks"
+#define PERMYRIAD SIGNAL_UNIT_PERMYRIAD, "permyriad"
 
 static const struct signal_meta signal_table[EV_SIGNAL_COUNT] = {
 	[EV_SIGNAL_MEMORY_AVAILABLE] = { "memory.available", BYTES, "memory",
@@ -41,6 +42,10 @@ static const struct signal_meta signal_table[EV_SIGNAL_COUNT] = {
 		EV_CONDITION_NONE, SIGNAL_GROUP_MEMORY, false, false, true, false },
 	[EV_SIGNAL_ZRAM_AVAILABLE] = { "zram.available", BYTES, "memory",
 		EV_CONDITION_NONE, SIGNAL_GROUP_MEMORY, false, false, true, false },
+	/* No reader group: the policy fills it from the pressure watch. Its kills count as
+	 * memory kills in the ranking (rank.c), not in the memory ledger (daemon/act.c). */
+	[EV_SIGNAL_MEMORY_PRESSURE] = { "memory.pressure", PERMYRIAD, "memory",
+		EV_CONDITION_NONE, 0, false, false, false, false },
 };
 
 static const struct signal_meta unknown_signal = {

@@ -29,6 +29,11 @@ enum ev_signal {
 	 * thresholds: --swap-guard and --zram-guard gate the memory thresholds with them. */
 	EV_SIGNAL_SWAP_AVAILABLE,
 	EV_SIGNAL_ZRAM_AVAILABLE,
+	/* The memory pressure criterion (DESIGN.md §1 "Memory pressure"), standalone only: the
+	 * share of time not stalled on memory, in permyriad (10000 - PSI), of the node or of the
+	 * workload whose own pressure stayed above the limit for the duration. Filled by the
+	 * policy (signals/pressure_watch.c), never by signals_read; no node condition. */
+	EV_SIGNAL_MEMORY_PRESSURE,
 	EV_SIGNAL_COUNT,
 };
 
@@ -44,6 +49,7 @@ enum signal_unit {
 	SIGNAL_UNIT_BYTES,
 	SIGNAL_UNIT_INODES,
 	SIGNAL_UNIT_TASKS,
+	SIGNAL_UNIT_PERMYRIAD,	/* memory.pressure: hundredths of a percent */
 };
 
 /* What one read fills (signals_read reads whole groups; a BPF wake-up names a group). */

@@ -130,6 +130,15 @@ void daemon_log_decision(struct daemon *daemon)
 			{ "RANK_REASON", decision->victim ? rank_reason : NULL },
 		};
 
+		if (threshold->signal == EV_SIGNAL_MEMORY_PRESSURE)	/* as pressure, not its complement */
+			log_event(LOGLEVEL_INFO, LOG_KIND_DECISION, fields, sizeof(fields) / sizeof(fields[0]),
+				  "decision: %smemory.pressure %lld.%02lld%% > %s candidates=%zu [%s%s] victim=%s "
+				  "reason=\"%s\"", decision->dry_run ? "[dry-run] " : "",
+				  (long long)(10000 - observed->available) / 100,
+				  (long long)(10000 - observed->available) % 100, threshold->value.text,
+				  decision->n_candidates, candidates, decision->n_candidates > 5 ? ",..." : "",
+				  victim, decision->reason ? decision->reason : "");
+		else
 		log_event(LOGLEVEL_INFO, LOG_KIND_DECISION, fields, sizeof(fields) / sizeof(fields[0]),
 			  "decision: %s%s %s=%lld < %s (%lld) candidates=%zu [%s%s] victim=%s reason=\"%s\"",
 			  decision->dry_run ? "[dry-run] " : "", threshold->hard ? "hard" : "soft",
@@ -234,6 +243,21 @@ static void daemon_arm_retry(struct daemon *daemon, int64_t at_ns)
 		daemon->retry_timer = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_retry, daemon);
 	if (daemon->retry_timer)
 		loop_timer_set(daemon->retry_timer, at_ns);
+}
+
+/* While a memory pressure clock runs, read again each second, as systemd-oomd polls
+ * (src/oom/oomd-manager.c, MEM_PRESSURE_INTERVAL_USEC): no kernel event says that a duration
+ * has passed, nor that an average fell back under the limit. */
+static void pressure_poll(struct daemon *daemon)
+{
+	const struct pressure_watch *watch = daemon->policy->pressure;
+
+	if (!watch->criterion.on || (!watch->n_above && watch->node.above_since_ns < 0))
+		return;
+	if (!daemon->pressure_timer)
+		daemon->pressure_timer = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_retry, daemon);
+	if (daemon->pressure_timer)
+		loop_timer_set(daemon->pressure_timer, clock_monotonic_ns() + 1000000000LL);
 }
 
 /* An eviction whose yield cannot be known counts as meeting the whole need until it has
@@ -373,9 +397,9 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 		entry = eviction_entry(eviction, victim, EVENTLOG_KILLED, latency, NULL);
 		daemon_ops_record(daemon, &entry);
 		log_eviction(eviction, victim, LOGLEVEL_INFO,
-			 "evicted %s (%s) for %s<%s: %s; %s, empty %.3f ms after %s%s",
+			 "evicted %s (%s) for %s%s%s: %s; %s, empty %.3f ms after %s%s",
 			 eviction->victim_name, victim->cgroup_path, signal_name(eviction->signal),
-			 eviction->threshold.text, eviction->rank_reason,
+			 eviction->signal == EV_SIGNAL_MEMORY_PRESSURE ? " " : "<", eviction->threshold.text, eviction->rank_reason,
 			 eviction->grace_ns ? "SIGTERM then cgroup.kill" : "cgroup.kill",
 			 (double)(result->exited_in_grace ? result->sigterm_to_empty_ns :
 							    result->kill_to_empty_ns) / 1e6,
@@ -383,6 +407,9 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 			 eviction->signal == EV_SIGNAL_OOM_GUARD ? " [oom-guard]" : "");
 		/* The victim is gone: forget it so the next decision is logged afresh. */
 		daemon->logged_victim[0] = '\0';
+		/* The averages lag the kill: systemd-oomd's post-action delay before the next. */
+		if (eviction->signal == EV_SIGNAL_MEMORY_PRESSURE)
+			pressure_watch_acted(eviction->policy->pressure, now);
 		notify_evicted(daemon, eviction, victim);
 	}
 	/* Re-read and decide again now that it has freed what it held; the next disk
@@ -770,6 +797,7 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 	do {
 		policy_evaluate(policy, mask);
 		daemon->evaluations++;
+		pressure_poll(daemon);
 		note_usage_estimates(daemon);
 		judge_followup(daemon);
 		daemon_sync_pod_psi(daemon);

@@ -30,6 +30,7 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config, int a
 	daemon->argc = argc;
 	daemon->argv = argv;
 	daemon->logged_threshold_index = -1;
+	pressure_watch_init(&daemon->pressure);
 	err = loop_new(&daemon->loop);
 	if (!err)
 		err = executor_new(&daemon->executor, daemon->loop);
@@ -50,6 +51,7 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config, int a
 	return policy_new(&daemon->policy, config, &(struct policy_deps){
 		.kube = daemon->kube,
 		.node_name = daemon->node_name,
+		.pressure = &daemon->pressure,
 	});
 }
 
@@ -60,6 +62,7 @@ void daemon_destroy(struct daemon *daemon)
 	executor_free(daemon->executor);
 	daemon->executor = NULL;
 	notify_hook_free(daemon->notify);
+	pressure_watch_free(&daemon->pressure);
 	daemon->notify = NULL;
 	grace_store_close(daemon->grace_store);
 	daemon->grace_store = NULL;

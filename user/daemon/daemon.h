@@ -57,6 +57,12 @@ struct daemon {
 		bool seen;
 	} *pod_psi;
 	size_t n_pod_psi;
+	/* The memory pressure criterion's clocks, across reloads (signals/pressure_watch.h). */
+	struct pressure_watch pressure;
+	struct loop_source *pressure_timer;	/* re-reads it each second while a clock runs */
+	/* The pre-kill warning (daemon/warn.c): when it was last said; 0: never. */
+	int64_t warned_at_ns;
+	bool warn_active;
 
 	/* Counters, across reloads. */
 	uint64_t evaluations;

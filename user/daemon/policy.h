@@ -16,6 +16,7 @@
 #include "core/thresholds.h"
 #include "ops/report.h"
 #include "pods/pods.h"
+#include "signals/pressure_watch.h"
 #include "signals/signals.h"
 
 #define POLICY_MAX_KILL_ROOTS 32
@@ -57,12 +58,17 @@ struct policy {
 	const char *kill_roots[POLICY_MAX_KILL_ROOTS];
 	const char *reclaim_commands[CONFIG_MAX_LIST];
 	struct reclaim reclaim;
+	/* The memory pressure criterion's clocks: the daemon's (they outlive a reload), else
+	 * own_pressure (--once, tests). */
+	struct pressure_watch *pressure;
+	struct pressure_watch own_pressure;
 };
 
 /* What the policy takes from the runtime: the API client for pod metadata (NULL = none). */
 struct policy_deps {
 	struct kube_client *kube;
 	const char *node_name;
+	struct pressure_watch *pressure;	/* NULL: the policy keeps its own */
 };
 
 /* Build from a validated configuration. A missing cgroup v2 tree is not fatal: the policy then

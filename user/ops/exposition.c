@@ -95,6 +95,7 @@ static const char *unit_suffix(enum signal_unit unit)
 	case SIGNAL_UNIT_BYTES: return "bytes";
 	case SIGNAL_UNIT_INODES: return "inodes";
 	case SIGNAL_UNIT_TASKS: return "tasks";
+	case SIGNAL_UNIT_PERMYRIAD: return "permyriad";
 	}
 	return "unknown";
 }
