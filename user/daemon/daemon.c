@@ -186,12 +186,49 @@ static int setup_loop(struct daemon *daemon)
 	return 0;
 }
 
+bool daemon_first_in_line(struct daemon *daemon, enum ev_signal *signal, char *buf, size_t len)
+{
+	struct policy *policy = daemon->policy;
+	const struct threshold *threshold = policy_threshold(policy);
+	const struct pod *pod;
+	char reason[256];
+
+	*signal = threshold ? threshold->signal : EV_SIGNAL_MEMORY_AVAILABLE;
+	if (!policy->pods) {
+		snprintf(buf, len, "nothing evictable: no cgroup v2 tree");
+		return false;
+	}
+	pod = policy_first_in_line(policy, *signal);
+	if (!pod) {
+		snprintf(buf, len, "nothing evictable: %s", policy->config.workload_roots.n || 
+			 policy->config.profile_effective == PROFILE_KUBERNETES ? "no evictable workload" :
+			 "no workload roots (no system.slice or user slice)");
+		return false;
+	}
+	eventlog_rank_reason(*signal, &policy->rank_options, pod, reason, sizeof(reason));
+	snprintf(buf, len, "%.255s (%.255s): %s", pod->name[0] ? pod->name : pod->cgroup_path, pod->cgroup_path,
+		 reason);
+	return true;
+}
+
 static void log_round(struct daemon *daemon)
 {
 	struct policy *policy = daemon->policy;
 
 	if (policy->config.dry_run || log_get_level() >= LOGLEVEL_DEBUG)
 		report_live(stdout, &policy->engine, &policy->obs, &policy->eval, &policy->decision);
+	/* A dry run says who it would kill first, and why, before anything needs it, and again
+	 * when that changes (doc/DESIGN.md "Profiles": `make run` on a plain host). */
+	if (policy->config.dry_run) {
+		char line[sizeof(daemon->first_in_line_said)];
+		enum ev_signal signal;
+
+		daemon_first_in_line(daemon, &signal, line, sizeof(line));
+		if (strcmp(line, daemon->first_in_line_said)) {
+			snprintf(daemon->first_in_line_said, sizeof(daemon->first_in_line_said), "%s", line);
+			log_info("[dry-run] first in line for %s: %s", signal_name(signal), line);
+		}
+	}
 }
 
 /* After each batch of wake-ups: one evaluation, reading only what they concern. */

@@ -62,6 +62,7 @@ struct daemon {
 	struct loop_source *pressure_timer;	/* re-reads it each second while a clock runs */
 	/* The pre-kill warning (daemon/warn.c): when it was last said; 0: never. */
 	int64_t warned_at_ns;
+	char first_in_line_said[600];	/* dry run: the would-be victim last logged */
 	bool warn_active;
 
 	/* Counters, across reloads. */
@@ -151,6 +152,11 @@ void daemon_can_evict_view(const struct daemon *daemon, struct metrics_can_evict
 /* For act.c: a kill ended with err (0 success; -EACCES, -EPERM, -EROFS make evictd check
  * again at once and say it cannot evict until a kill works). cgroup_path may be NULL. */
 void daemon_can_evict_note_kill_error(struct daemon *daemon, int err, const char *cgroup_path);
+/* Who an eviction would take now and why (the decision's victim, else the first of the
+ * memory ranking): "build.service (/sys/fs/cgroup/system.slice/build.service): usage 900Mi;
+ * ...". false with "nothing evictable: REASON" when there is none. For `make run`, --once
+ * and dry-run daemons (doc/DESIGN.md "Profiles"). */
+bool daemon_first_in_line(struct daemon *daemon, enum ev_signal *signal, char *buf, size_t len);
 /* Run until SIGTERM/SIGINT; returns the exit status. */
 int daemon_run(struct daemon *daemon);
 

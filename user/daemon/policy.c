@@ -80,8 +80,13 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 		.memory_reclaim = config->memory_reclaim_before_kill,
 		.kill = &policy->kill,
 	});
-	log_info("%s mode: evicting below %s%s", config->workload_roots.n ? "standalone" : "kubernetes",
-		 n_roots ? policy->kill_roots[0] : "(no roots)", n_roots > 1 ? " and others" : "");
+	/* A host profile that found no units has no kubepods either: say so, not "kubernetes". */
+	if (!config->workload_roots.n && config->profile_effective != PROFILE_KUBERNETES)
+		log_info("standalone mode (profile %s): no workload roots, nothing to evict; signals only",
+			 config_profile_name(config->profile_effective));
+	else
+		log_info("%s mode: evicting below %s%s", config->workload_roots.n ? "standalone" : "kubernetes",
+			 n_roots ? policy->kill_roots[0] : "(no roots)", n_roots > 1 ? " and others" : "");
 }
 
 int policy_new(struct policy **out, const struct evictd_config *config, const struct policy_deps *deps)
@@ -145,6 +150,19 @@ const struct threshold *policy_threshold(const struct policy *policy)
 	if (policy->decision.threshold_index < 0)
 		return NULL;
 	return &policy->engine.thresholds[policy->decision.threshold_index];
+}
+
+const struct pod *policy_first_in_line(struct policy *policy, enum ev_signal signal)
+{
+	if (policy->decision.threshold_index >= 0)
+		return policy->decision.victim;
+	policy_rank(policy, signal);
+	for (size_t i = 0; i < policy->n_candidates; i++) {
+		policy_rank_settle(policy, i);
+		if (pod_is_candidate_for(policy->candidates[i], signal))
+			return policy->candidates[i];
+	}
+	return NULL;
 }
 
 /* containerfs thresholds follow the filesystem layout, which is only known after a read. */

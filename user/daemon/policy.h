@@ -90,6 +90,10 @@ void policy_rank_settle(struct policy *policy, size_t upto);
 /* Settled by every evaluation: the victim, the log line and the event log's candidates. */
 #define POLICY_RANK_SETTLED 16
 const struct threshold *policy_threshold(const struct policy *policy);
+/* The workload an eviction for signal would take now: the decision's victim, or with none the
+ * first candidate of a fresh ranking (doc/DESIGN.md "Profiles": `make run` shows it). NULL:
+ * nothing evictable. Valid until the next refresh. */
+const struct pod *policy_first_in_line(struct policy *policy, enum ev_signal signal);
 /* false while the first pod list from the API server is awaited (at most 5 s after start). */
 bool policy_metadata_ready(const struct policy *policy);
 

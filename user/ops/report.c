@@ -136,6 +136,13 @@ void report_text(FILE *out, const struct eviction_engine *engine, const struct o
 				"unreadable");
 			continue;
 		}
+		if (threshold->signal == EV_SIGNAL_MEMORY_PRESSURE) {	/* as PSI, not its complement */
+			fprintf(out, "  %-24s %9lld.%02lld%% stalled  hard %s%s\n", signal_name(threshold->signal),
+				(long long)(10000 - observed->available) / 100,
+				(long long)(10000 - observed->available) % 100, threshold->value.text,
+				eval->actionable[i] ? " ACT" : eval->met[i] ? " met" : "");
+			continue;
+		}
 		format_amount(threshold->signal, observed->available, available, sizeof(available));
 		format_amount(threshold->signal, observed->capacity, capacity, sizeof(capacity));
 		format_amount(threshold->signal, eval->threshold_value[i], limit, sizeof(limit));
