@@ -91,6 +91,8 @@ void eventlog_format_amount(enum ev_signal signal, int64_t value, char *buf, siz
 {
 	if (signal_in_bytes(signal))
 		format_bytes(value, buf, len);
+	else if (signal_meta(signal)->unit == SIGNAL_UNIT_PERMYRIAD)	/* memory.pressure */
+		snprintf(buf, len, "%lld.%02lld%%", (long long)value / 100, (long long)(value < 0 ? -value : value) % 100);
 	else
 		snprintf(buf, len, "%lld", (long long)value);
 }

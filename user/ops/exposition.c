@@ -189,11 +189,11 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	/* One family per unit, as node_exporter splits node_filesystem_avail_bytes from
 	 * node_filesystem_files_free (https://prometheus.io/docs/practices/naming/: "a single
 	 * unit", suffixed). */
-	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_TASKS; u++)
+	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_PERMYRIAD; u++)
 		put_signal_family(out, snap, "evictd_signal_available", u,
 				  "Eviction signal's available amount (oom.guard: MemAvailable).",
 				  snap->signal_available);
-	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_TASKS; u++)
+	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_PERMYRIAD; u++)
 		put_signal_family(out, snap, "evictd_signal_capacity", u, "Eviction signal's capacity.",
 				  snap->signal_capacity);
 
@@ -213,7 +213,7 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 			       snap->file_cache_refaulting);
 	}
 
-	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_TASKS; u++)
+	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_PERMYRIAD; u++)
 		put_threshold_family(out, snap, u);
 	put_help(out, "evictd_threshold_met", "gauge",
 		 "1 while the threshold is met (crossed, or not yet back above its minimum reclaim).");
