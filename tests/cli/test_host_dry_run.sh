@@ -63,6 +63,28 @@ check "daemon: not 'kubernetes mode' on a plain host" bash -c '! grep -q "kubern
 stop "$tpid"
 check "daemon: exits 0, no sanitizer report" bash -c '[ "$1" = 0 ] && ! grep -qE "$2" "$3"' _ "$rc" "$SAN_PATTERN" "$tmp/dry.err"
 
+# The pre-kill warning: memory.available (2.6Gi of 3.8Gi) below --warn-memory-available=3Gi,
+# no swap, no threshold met: one warning line naming who would go first, a decision-log entry
+# with action "warn", and the --on-evict hook with EVICTD_KIND=warn.
+cat >"$tmp/hook.sh" <<HOOK
+#!/bin/sh
+env | grep '^EVICTD_' | sort >"$tmp/hook.env"
+HOOK
+chmod +x "$tmp/hook.sh"
+start warn "$EVICTD" -- "${common[@]}" --event-log="$tmp/warn.jsonl" --dry-run --warn-memory-available=3Gi \
+	--on-evict="$tmp/hook.sh" --control-socket="$tmp/ctl3.sock"
+wait_log "$tmp/hook.env" 'EVICTD_KIND' 10
+check "warn: one line, with the would-be victim" \
+	grep -qE 'warning: memory.available 2\.[0-9]+Gi < 3Gi \(--warn-memory-available 3Gi\): no threshold acts yet; first in line: build.service' "$tmp/warn.err"
+check "warn: decision log action warn, first in line as victim" \
+	[ "$(jq -r 'select(.action == "warn") | .signal + " " + .victim.name' "$tmp/warn.jsonl" 2>/dev/null | head -1)" = "memory.available build.service" ]
+check "warn: the hook runs with kind warn" grep -q '^EVICTD_KIND=warn$' "$tmp/hook.env"
+check "warn: the hook names the victim" grep -q '^EVICTD_VICTIM=build.service$' "$tmp/hook.env"
+sleep 1.5
+check "warn: rate-limited (one line while it holds)" [ "$(grep -c 'warning: memory.available' "$tmp/warn.err")" = 1 ]
+stop "$tpid"
+check "warn daemon: exits 0, no sanitizer report" bash -c '[ "$1" = 0 ] && ! grep -qE "$2" "$3"' _ "$rc" "$SAN_PATTERN" "$tmp/warn.err"
+
 # A host profile that finds no units says so, not "kubernetes mode".
 empty="$tmp/empty"
 cp -a "$fx" "$empty"

@@ -803,6 +803,7 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 		daemon_sync_pod_psi(daemon);
 		daemon_log_decision(daemon);
 		threshold = policy_threshold(policy);
+		daemon_warn(daemon);
 		if (!threshold) {
 			if (daemon->ops)
 				eventlog_pressure_cleared(daemon_ops_eventlog(daemon));

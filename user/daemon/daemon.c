@@ -31,6 +31,7 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config, int a
 	daemon->argv = argv;
 	daemon->logged_threshold_index = -1;
 	pressure_watch_init(&daemon->pressure);
+	warn_state_init(&daemon->warn);
 	err = loop_new(&daemon->loop);
 	if (!err)
 		err = executor_new(&daemon->executor, daemon->loop);

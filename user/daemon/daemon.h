@@ -14,6 +14,7 @@
 #include "bpf_loader/bpf_loader.h"
 #include "core/kill_ledger.h"
 #include "daemon/policy.h"
+#include "daemon/warn.h"
 #include "sys/loop.h"
 
 /* Evictions in flight at once (doc/DESIGN.md, "Acting"): each further one must be needed even
@@ -60,10 +61,9 @@ struct daemon {
 	/* The memory pressure criterion's clocks, across reloads (signals/pressure_watch.h). */
 	struct pressure_watch pressure;
 	struct loop_source *pressure_timer;	/* re-reads it each second while a clock runs */
-	/* The pre-kill warning (daemon/warn.c): when it was last said; 0: never. */
-	int64_t warned_at_ns;
+	/* The pre-kill warning (daemon/warn.c): when it was last said. */
+	struct warn_state warn;
 	char first_in_line_said[600];	/* dry run: the would-be victim last logged */
-	bool warn_active;
 
 	/* Counters, across reloads. */
 	uint64_t evaluations;

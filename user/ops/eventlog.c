@@ -43,6 +43,7 @@ const char *eventlog_action_name(enum eventlog_action action)
 	case EVENTLOG_RECLAIMED: return "reclaimed";
 	case EVENTLOG_UNRETURNED: return "unreturned";
 	case EVENTLOG_FAILED: return "failed";
+	case EVENTLOG_WARNED: return "warn";
 	}
 	return "unknown";
 }
@@ -206,6 +207,10 @@ void eventlog_action_text(const struct eventlog_decision *decision, char *buf, s
 		return;
 	case EVENTLOG_UNRETURNED:
 		snprintf(buf, len, "the last kill did not give back its memory: %s; holding evictions", error);
+		return;
+	case EVENTLOG_WARNED:
+		snprintf(buf, len, "warning: below the warning level; first in line %s",
+			 decision->victim ? name : "nothing evictable");
 		return;
 	}
 	snprintf(buf, len, "%s", eventlog_action_name(decision->action));
