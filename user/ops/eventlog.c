@@ -120,6 +120,8 @@ static enum rank_keys signal_keys(enum ev_signal signal)
 void eventlog_rank_reason(enum ev_signal signal, const struct rank_options *options,
 			  const struct pod *pod, char *buf, size_t len)
 {
+	/* memory.pressure ranks as memory (rank.c), in bytes, not in its own permyriad. */
+	signal = signal == EV_SIGNAL_MEMORY_PRESSURE ? EV_SIGNAL_MEMORY_AVAILABLE : signal;
 	int64_t usage = rank_usage(signal, options, pod);
 	int64_t request = rank_request(signal, pod);
 	char usage_text[32], request_text[32], above_text[32];
