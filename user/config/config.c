@@ -639,7 +639,8 @@ void config_print(const struct evictd_config *config, FILE *out)
 	fprintf(out, "zram-guard %s\n", config->zram_guard.on ? config->zram_guard.value.text : "off");
 	pressure_criterion_format(&config->memory_pressure, buf, sizeof(buf));
 	fprintf(out, "memory-pressure %s%s\n", buf, config->memory_pressure.on && !config_memory_pressure_applies(config) ?
-		" (not applied: kubernetes mode keeps the kubelet's rules)" : config->memory_pressure.on ?
+		config->profile_effective == PROFILE_KUBERNETES ?
+		" (not applied: kubernetes mode keeps the kubelet's rules)" : " (not applied: no workload roots)" : config->memory_pressure.on ?
 		" (node: victim by ranking; each workload: itself)" : "");
 	if (config->warn_memory_available.on)
 		fprintf(out, "warn memory.available<%s every %llds\n", config->warn_memory_available.value.text,

@@ -5,7 +5,7 @@
  * the loop: never waited for, its group SIGTERMed at --on-evict-timeout and SIGKILLed 2 s
  * later. At most NOTIFY_HOOK_MAX_RUNNING at once; an event past that is logged and dropped
  * (a hook that hangs cannot pile up processes). Its environment is only PATH and:
- *   EVICTD_KIND (evicted), EVICTD_VICTIM, EVICTD_CGROUP, EVICTD_SIGNAL, EVICTD_THRESHOLD,
+ *   EVICTD_KIND (evicted; warn: the pre-kill warning, daemon/warn.h), EVICTD_VICTIM, EVICTD_CGROUP, EVICTD_SIGNAL, EVICTD_THRESHOLD,
  *   EVICTD_OBSERVED (the signal's value, bytes or count), EVICTD_REASON (why this victim).
  */
 #ifndef EVICTD_OPS_NOTIFY_HOOK_H
@@ -20,7 +20,7 @@ struct notify_hook;
 #define NOTIFY_HOOK_MAX_RUNNING 4
 
 struct notify_event {
-	const char *kind;		/* "evicted" */
+	const char *kind;		/* "evicted", "warn" */
 	const char *victim;		/* the workload or namespace/pod name */
 	const char *cgroup;
 	const char *signal;		/* memory.available, ... */

@@ -30,8 +30,10 @@ static int read_pressure(const char *path, struct psi_reading *reading)
 	char text[256];
 	ssize_t len = fileio_read_at(AT_FDCWD, path, text, sizeof(text));
 
-	if (len < 0)
+	if (len < 0) {
+		errno = (int)-len;	/* for the caller's %m */
 		return (int)len;
+	}
 	return pressure_parse(text, reading);
 }
 

@@ -3,7 +3,7 @@
  * org.evictd.Evictd1.Evicted on the system bus (doc/DESIGN.md §9, "Hooks and notifications"),
  * for desktop notifiers, as systemd-oomd emits org.freedesktop.oom1.Manager.Killed
  * (src/oom/oomd-util.c oomd_cgroup_kill). Path /org/evictd/Evictd1, signature "sssssx": kind
- * (evicted, warning), victim, cgroup, signal, threshold, observed. Never waits: the message is
+ * (evicted, warn), victim, cgroup, signal, threshold, observed. Never waits: the message is
  * queued with sd-bus and written as the bus fd, watched in the loop, allows; a bus that is
  * down is retried at the next emit. sd_bus_open_system honours DBUS_SYSTEM_BUS_ADDRESS (tests). tools/deploy/org.evictd.Evictd1.conf lets root send it.
  */
