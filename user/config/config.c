@@ -543,6 +543,17 @@ bool config_memory_pressure_applies(const struct evictd_config *config)
 	return config->memory_pressure.on && config->workload_roots.n > 0;
 }
 
+/* --validate: whom the criterion takes, or why it is not applied. */
+static const char *memory_pressure_scope(const struct evictd_config *config)
+{
+	if (!config->memory_pressure.on)
+		return "";
+	if (config_memory_pressure_applies(config))
+		return " (node: victim by ranking; each workload: itself)";
+	return config->profile_effective == PROFILE_KUBERNETES ?
+	       " (not applied: kubernetes mode keeps the kubelet's rules)" : " (not applied: no workload roots)";
+}
+
 int config_add_default_file(struct evictd_config *config)
 {
 	char path[PATH_MAX];
@@ -638,10 +649,7 @@ void config_print(const struct evictd_config *config, FILE *out)
 	fprintf(out, "swap-guard %s\n", config->swap_guard.on ? config->swap_guard.value.text : "off");
 	fprintf(out, "zram-guard %s\n", config->zram_guard.on ? config->zram_guard.value.text : "off");
 	pressure_criterion_format(&config->memory_pressure, buf, sizeof(buf));
-	fprintf(out, "memory-pressure %s%s\n", buf, config->memory_pressure.on && !config_memory_pressure_applies(config) ?
-		config->profile_effective == PROFILE_KUBERNETES ?
-		" (not applied: kubernetes mode keeps the kubelet's rules)" : " (not applied: no workload roots)" : config->memory_pressure.on ?
-		" (node: victim by ranking; each workload: itself)" : "");
+	fprintf(out, "memory-pressure %s%s\n", buf, memory_pressure_scope(config));
 	if (config->warn_memory_available.on)
 		fprintf(out, "warn memory.available<%s every %llds\n", config->warn_memory_available.value.text,
 			(long long)(config->warn_interval_ns / 1000000000));
