@@ -245,21 +245,6 @@ static void daemon_arm_retry(struct daemon *daemon, int64_t at_ns)
 		loop_timer_set(daemon->retry_timer, at_ns);
 }
 
-/* While a memory pressure clock runs, read again each second, as systemd-oomd polls
- * (src/oom/oomd-manager.c, MEM_PRESSURE_INTERVAL_USEC): no kernel event says that a duration
- * has passed, nor that an average fell back under the limit. */
-static void pressure_poll(struct daemon *daemon)
-{
-	const struct pressure_watch *watch = daemon->policy->pressure;
-
-	if (!watch->criterion.on || (!watch->n_above && watch->node.above_since_ns < 0))
-		return;
-	if (!daemon->pressure_timer)
-		daemon->pressure_timer = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_retry, daemon);
-	if (daemon->pressure_timer)
-		loop_timer_set(daemon->pressure_timer, clock_monotonic_ns() + 1000000000LL);
-}
-
 /* An eviction whose yield cannot be known counts as meeting the whole need until it has
  * completed and the signal is read again: never as freeing nothing (doc/DESIGN.md, "Acting:
  * one victim per need"). */
@@ -797,7 +782,7 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 	do {
 		policy_evaluate(policy, mask);
 		daemon->evaluations++;
-		pressure_poll(daemon);
+		daemon_pressure_poll(daemon);
 		note_usage_estimates(daemon);
 		judge_followup(daemon);
 		daemon_sync_pod_psi(daemon);

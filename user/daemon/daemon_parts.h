@@ -49,6 +49,8 @@ struct eventlog_decision daemon_ops_decision_entry(struct daemon *daemon, enum e
 						   int64_t latency_ns, const char *error);
 void daemon_ops_update_metrics(struct daemon *daemon);
 struct eventlog *daemon_ops_eventlog(struct daemon *daemon);
+/* Re-read each second while a memory pressure clock runs (daemon/pod_psi.c). */
+void daemon_pressure_poll(struct daemon *daemon);
 /* The pre-kill warning, when due (daemon/warn.c). */
 void daemon_warn(struct daemon *daemon);	/* NULL before open */
 struct metrics *daemon_ops_metrics(struct daemon *daemon);
