@@ -71,8 +71,9 @@ cat >"$tmp/hook.sh" <<HOOK
 env | grep '^EVICTD_' | sort >"$tmp/hook.env"
 HOOK
 chmod +x "$tmp/hook.sh"
+port=$(free_port)
 start warn "$EVICTD" -- "${common[@]}" --event-log="$tmp/warn.jsonl" --dry-run --warn-memory-available=3Gi \
-	--on-evict="$tmp/hook.sh" --control-socket="$tmp/ctl3.sock"
+	--on-evict="$tmp/hook.sh" --control-socket="$tmp/ctl3.sock" --metrics-address="127.0.0.1:$port"
 wait_log "$tmp/hook.env" 'EVICTD_KIND' 10
 check "warn: one line, with the would-be victim" \
 	grep -qE 'warning: memory.available 2\.[0-9]+Gi < 3Gi \(--warn-memory-available 3Gi\): no threshold acts yet; first in line: build.service' "$tmp/warn.err"
@@ -82,6 +83,8 @@ check "warn: the hook runs with kind warn" grep -q '^EVICTD_KIND=warn$' "$tmp/ho
 check "warn: the hook names the victim" grep -q '^EVICTD_VICTIM=build.service$' "$tmp/hook.env"
 sleep 1.5
 check "warn: rate-limited (one line while it holds)" [ "$(grep -c 'warning: memory.available' "$tmp/warn.err")" = 1 ]
+check "warn: evictd_warnings_total 1" \
+	[ "$(curl -s -m 2 "http://127.0.0.1:$port/metrics" | awk '$1 == "evictd_warnings_total" {print $2}')" = 1 ]
 stop "$tpid"
 check "warn daemon: exits 0, no sanitizer report" bash -c '[ "$1" = 0 ] && ! grep -qE "$2" "$3"' _ "$rc" "$SAN_PATTERN" "$tmp/warn.err"
 
@@ -112,13 +115,18 @@ check "pressure json: decision signal and victim" \
 # The decision log (a dry-run daemon): an entry on memory.pressure naming ssh.service, with the
 # pressure as its value (10000 - 8500 permyriad not stalled). The fixture is no cgroupfs, so
 # the dry-run kill's checks refuse it: the entry is "failed", which is the fixture's doing.
+port=$(free_port)
 start press "$EVICTD" -- "${common[@]}" --event-log="$tmp/events.jsonl" --dry-run "${pressure[@]}" \
-	--control-socket="$tmp/ctl2.sock"
+	--control-socket="$tmp/ctl2.sock" --metrics-address="127.0.0.1:$port"
 wait_log "$tmp/events.jsonl" 'memory.pressure' 10
 check "pressure: decision log entry" \
 	[ "$(jq -r 'select(.signal == "memory.pressure") | "\(.value) \(.threshold_text) \(.victim.name)"' "$tmp/events.jsonl" 2>/dev/null | head -1)" = "1500 full avg10>60.00% for 0s ssh.service" ]
 out=$(EVICTD_CONTROL_SOCKET="$tmp/ctl2.sock" ${EVICTCTL:-build/evictctl} --socket "$tmp/ctl2.sock" status 2>&1)
 check "pressure: evictctl status shows memory.pressure" grep -q 'memory.pressure' <<<"$out"
+metrics=$(curl -s -m 2 "http://127.0.0.1:$port/metrics")
+check "pressure metrics: one workload above the limit, the threshold met" \
+	bash -c 'grep -q "^evictd_memory_pressure_workloads_above 1$" <<<"$1" &&
+		grep -q "^evictd_threshold_met{signal=\"memory.pressure\",kind=\"hard\"} 1$" <<<"$1"' _ "$metrics"
 stop "$tpid"
 check "pressure daemon: exits 0, no sanitizer report" bash -c '[ "$1" = 0 ] && ! grep -qE "$2" "$3"' _ "$rc" "$SAN_PATTERN" "$tmp/press.err"
 # The kubelet's rules stay in Kubernetes mode: the criterion is not applied.

@@ -45,6 +45,7 @@ void daemon_warn(struct daemon *daemon)
 
 	if (!verdict.due)
 		return;
+	daemon->warnings++;
 	first = policy->pods ? policy_first_in_line(policy, EV_SIGNAL_MEMORY_AVAILABLE) : NULL;
 	if (first)
 		eventlog_rank_reason(EV_SIGNAL_MEMORY_AVAILABLE, &policy->rank_options, first, why, sizeof(why));

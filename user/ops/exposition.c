@@ -326,6 +326,12 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 		{ "evictd_escaped_processes_total", "counter",
 		  "Processes that left a victim's cgroup before it emptied; killed through their pidfds.",
 		  snap->escaped_processes },
+		{ "evictd_warnings_total", "counter",
+		  "Pre-kill warnings said (--warn-memory-available), at most one per --warn-interval.",
+		  snap->warnings },
+		{ "evictd_memory_pressure_workloads_above", "gauge",
+		  "Workloads whose own memory.pressure is above --memory-pressure-limit now (held or not).",
+		  snap->pressure_workloads_above },
 	};
 	PUT_INT_FAMILIES(out, kills);
 	const struct int_family pods_seen[] = {
