@@ -217,6 +217,9 @@ $(BUILD)/fuzz/%: tests/fuzz/%.c $(BUILD)/libevictd-fuzz.a $(HDRS)
 	@mkdir -p $(@D)
 	$(CLANG) $(FUZZ_FLAGS) -fsanitize=fuzzer $(PKG_CFLAGS) $< $(BUILD)/libevictd-fuzz.a $(PKG_LIBS) -o $@
 
+# A dry run on this machine. Without a kubelet that is the host profile over the machine's own
+# units (system.slice, the user slices): the log names the unit it would kill first, and why,
+# at start and whenever that changes (doc/DESIGN.md "Profiles").
 run: deps $(BUILD)/evictd $(BUILD)/evictctl
 	$(BUILD)/evictd --dry-run $(ARGS)
 

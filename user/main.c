@@ -135,6 +135,16 @@ int main(int argc, char **argv)
 							      &policy->eval, &policy->decision);
 
 			control_json_can_evict(doc, &shown);
+			{	/* who an eviction would take now, and why (DESIGN.md "Profiles") */
+				struct json_object *first = json_object_new_object();
+				enum ev_signal signal;
+				char line[600];
+				bool any = daemon_first_in_line(&daemon, &signal, line, sizeof(line));
+
+				json_object_object_add(first, "signal", json_object_new_string(signal_name(signal)));
+				json_object_object_add(first, any ? "victim" : "none", json_object_new_string(line));
+				json_object_object_add(doc, "first_in_line", first);
+			}
 
 			puts(json_object_to_json_string_ext(doc, JSON_C_TO_STRING_PRETTY |
 									 JSON_C_TO_STRING_NOSLASHESCAPE));
@@ -144,6 +154,13 @@ int main(int argc, char **argv)
 				if (shown.reasons[i].fatal)
 					printf("CANNOT EVICT: %s (%s)\n", shown.reasons[i].text, shown.reasons[i].key);
 			report_text(stdout, &policy->engine, &policy->obs, &policy->eval, &policy->decision);
+			{
+				enum ev_signal signal;
+				char line[600];
+
+				daemon_first_in_line(&daemon, &signal, line, sizeof(line));
+				printf("  first in line for %s: %s\n", signal_name(signal), line);
+			}
 		}
 		daemon_destroy(&daemon);
 		return status;

@@ -6,8 +6,9 @@ cd "$(dirname "$0")/../.."
 tmp=$(mktemp -d /tmp/evictd-cli-XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
-# --validate with nothing configured: exactly the five kubelet default hard thresholds.
-out=$("$EVICTD" --validate 2>"$tmp/err"); rc=$?
+# --validate with nothing configured: exactly the five kubelet default hard thresholds (the
+# kubernetes profile: on a host without a kubelet, test_host_profile.sh).
+out=$("$EVICTD" --validate --profile=kubernetes 2>"$tmp/err"); rc=$?
 expected=$'hard memory.available<100Mi\nhard nodefs.available<10%\nhard nodefs.inodesFree<5%\nhard imagefs.available<15%\nhard imagefs.inodesFree<5%'
 got=$(printf '%s\n' "$out" | grep -E '^(hard|soft) ')
 if [ $rc -eq 0 ] && [ "$(sort <<<"$got")" = "$(sort <<<"$expected")" ]; then

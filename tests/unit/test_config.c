@@ -23,11 +23,13 @@ static void fixture_mkdirs_under(const char *root, const char *rel)
 
 static int parse(struct evictd_config *config, const char *const *args)
 {
-	char *argv[32] = { "evictd" };
-	int argc = 1, err;
+	/* The kubelet's rules: pinned, so the host's own directories (profile.c auto) do not
+	 * change them; test_profile.c covers the host profile. */
+	char *argv[34] = { "evictd", "--profile=kubernetes" };
+	int argc = 2, err;
 
-	for (; args && args[argc - 1]; argc++)
-		argv[argc] = (char *)args[argc - 1];
+	for (; args && args[argc - 2]; argc++)
+		argv[argc] = (char *)args[argc - 2];
 	config_init_defaults(config);
 	err = config_parse_args(config, argc, argv);
 	if (err)

@@ -130,6 +130,9 @@ static void test_signal_meta_table(void **state)
 		{ EV_SIGNAL_PID_AVAILABLE, "tasks", "pids" },
 		{ EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE, "bytes", "memory" },
 		{ EV_SIGNAL_OOM_GUARD, "bytes", "memory" },
+		{ EV_SIGNAL_SWAP_AVAILABLE, "bytes", "memory" },
+		{ EV_SIGNAL_ZRAM_AVAILABLE, "bytes", "memory" },
+		{ EV_SIGNAL_MEMORY_PRESSURE, "permyriad", "memory" },
 	};
 
 	assert_int_equal(sizeof(want) / sizeof(want[0]), EV_SIGNAL_COUNT);
@@ -142,7 +145,7 @@ static void test_signal_meta_table(void **state)
 	assert_int_equal(signal_group_mask(SIGNAL_GROUP_FS), SIGNAL_MASK_FS);
 	assert_int_equal(signal_group_mask(SIGNAL_GROUP_PID), SIGNAL_MASK_PID);
 	assert_int_equal(signal_group_mask(SIGNAL_GROUP_MEMORY | SIGNAL_GROUP_FS | SIGNAL_GROUP_PID),
-			 (1u << EV_SIGNAL_COUNT) - 1);
+			 ((1u << EV_SIGNAL_COUNT) - 1) & ~SIGNAL_MASK(EV_SIGNAL_MEMORY_PRESSURE));
 	assert_true(signal_meta(EV_SIGNAL_CONTAINERFS_AVAILABLE)->derived);
 	assert_false(signal_meta(EV_SIGNAL_NODEFS_AVAILABLE)->derived);
 	assert_false(signal_meta(EV_SIGNAL_OOM_GUARD)->configurable);
@@ -940,6 +943,16 @@ static void test_read_all(void **state)
 		/* This node has no kubepods cgroup: no allocatable observation, as the kubelet
 		 * has none without the "pods" system container. */
 		if (s == EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE) {
+			assert_false(obs.signal[s].present);
+			continue;
+		}
+		/* Nor swap or zram: this node has neither (test_swap.c reads them). */
+		if (s == EV_SIGNAL_SWAP_AVAILABLE || s == EV_SIGNAL_ZRAM_AVAILABLE) {
+			assert_false(obs.signal[s].present);
+			continue;
+		}
+		/* memory.pressure is the policy's (signals/pressure_watch.c), never signals_read's. */
+		if (s == EV_SIGNAL_MEMORY_PRESSURE) {
 			assert_false(obs.signal[s].present);
 			continue;
 		}

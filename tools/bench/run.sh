@@ -3,7 +3,7 @@
 # the targets, the exact commands) and bench/memory-race.png.
 # Usage: tools/bench/run.sh [PART...]
 #        tools/bench/run.sh --report    (rewrite results.md from the last run, run nothing)
-#   parts: overhead footprint scale host-race race race-systemd fleet (default: all, in this order)
+#   parts: overhead footprint scale host-race race race-systemd plain-host fleet (default: all, in this order)
 #   overhead   BPF programs attached vs not (A/B alternating): fork/exit, page-cache read,
 #              write, create/unlink loops, per configuration (default, --bpf-inspect, the
 #              memory-hook candidates); kernel event -> handler latency
@@ -18,6 +18,10 @@
 #   race       the memory race against the peers in the QEMU guest (tools/bench/memory-race.sh)
 #   race-systemd  the same race in a Debian systemd guest, where systemd-oomd and nohang (Python)
 #              can run, beside evictd and earlyoom (tools/bench/memory-race-systemd.sh)
+#   plain-host the race on the peers' ground: a Debian systemd guest with zram swap, a session and two
+#              services; evictd, earlyoom, nohang, systemd-oomd with their packaged defaults and at
+#              matched thresholds, against a fast hog, a slow leak, a tmpfs filler and a thrashing
+#              working set (tools/bench/plain-host-race.sh; PHR_* there)
 #   fleet      500 simulated nodes (the real pods source each) against the stand-in API server
 #              through a restart, a partition and a 429 storm, beside a model of client-go's
 #              reflector (tools/bench/fleet.sh; FLEET_NODES and the others there)
@@ -42,7 +46,7 @@ if [ "${1:-}" = --report ]; then
 	. "$env_file"
 else
 	parts=("$@")
-	[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race race-systemd fleet)
+	[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race race-systemd plain-host fleet)
 	: >"$raw"
 	load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 	run_date=$(date -u +%Y-%m-%dT%H:%MZ)
@@ -68,6 +72,7 @@ run_part() {	# run_part NAME COMMAND...: print and keep its output
 	host-race) run_part host-race tools/bench/host-race.sh bench/host-race ;;
 	race) rm -rf bench/memory-race; run_part race tools/bench/memory-race.sh bench/memory-race ;;
 	race-systemd) rm -rf bench/memory-race-systemd; run_part race-systemd tools/bench/memory-race-systemd.sh bench/memory-race-systemd ;;
+	plain-host) rm -rf bench/plain-host; run_part plain-host tools/bench/plain-host-race.sh bench/plain-host ;;
 	fleet) run_part fleet tools/bench/fleet.sh ;;
 	*) echo "bench: unknown part $part" >&2; exit 2 ;;
 	esac
@@ -157,6 +162,10 @@ EOF
 - *plateau* for nohang (default) and systemd-oomd: memory.available held 32 MiB below X leaves MemAvailable above nohang's 5% (lowest sampled in nohang's plateau runs: ${sma:-?} MiB) and almost nothing stalls (kubepods' memory "full" stall in systemd-oomd's plateau runs: at most ${spsi:-?} ms), so neither can act by construction; each such run waits out the whole 16 s limit, so fewer runs show it (the cell counts above).
 EOF
 		echo
+	fi
+
+	if has plain-host && [ -f bench/plain-host/runs.tsv ]; then
+		tools/bench/plain-host-race.sh --section bench/plain-host "${took[plain-host]:-?}"
 	fi
 
 	if has host-race && grep -q '^host-race ' "$raw"; then
@@ -333,6 +342,7 @@ EOF
 	echo "tools/bench/run.sh host-race     # tools/bench/host-race.sh bench/host-race"
 	echo "tools/bench/run.sh race          # tools/bench/memory-race.sh bench/memory-race (RACE_RUNS=$RACE_RUNS)"
 	echo "tools/bench/run.sh race-systemd  # tools/bench/memory-race-systemd.sh bench/memory-race-systemd (RACE_SYSTEMD_RUNS=$RACE_SYSTEMD_RUNS)"
+	echo "tools/bench/run.sh plain-host    # tools/bench/plain-host-race.sh bench/plain-host (PHR_CONTENDERS, PHR_LOADS, PHR_WINDOW_S)"
 	echo "tools/bench/run.sh fleet         # tools/bench/fleet.sh (FLEET_NODES=500; --smoke: 20 nodes)"
 	echo "tools/bench/race-analyze.sh bench/memory-race   # re-analyse and re-plot a race without re-running it"
 	echo '```'

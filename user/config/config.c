@@ -36,9 +36,13 @@ void config_init_defaults(struct evictd_config *config)
 	config->oom_guard_value.percentage = 0.10f;
 	config->oom_guard_value.max_quantity = 1LL << 30;
 	strcpy(config->oom_guard_value.text, "10%");
+	strcpy(config->profile, "auto");
+	config->memory_pressure_duration_ns = 30LL * 1000000000;	/* oomd's DurationSec */
 	config->output = OUTPUT_TEXT;
 	config->log_level = LOGLEVEL_INFO;
 	config->kill_timeout_ns = 10LL * 1000000000;
+	config->on_evict_timeout_ns = 10LL * 1000000000;
+	config->warn_interval_ns = 60LL * 1000000000;	/* earlyoom -r's report interval */
 	strcpy(config->kube_api, "auto");
 	config->kube_pods_refresh_ns = 10LL * 1000000000;
 	config->kube_eviction_status_wait_ns = 100LL * 1000000;	/* KUBE_EVICTION_STATUS_WAIT_NS */
@@ -425,8 +429,11 @@ int config_finalize(struct evictd_config *config)
 			err = -EINVAL;
 	}
 
-	/* DESIGN.md §2: the kubelet's defaults and its ParseThresholdConfig. */
+	/* DESIGN.md §2: the kubelet's defaults and its ParseThresholdConfig; on a host, only
+	 * for the directories that exist (config/profile.c). */
 	apply_default_hard(config);
+	if (config_apply_profile(config))
+		err = -EINVAL;
 	if (build_thresholds(config))
 		err = -EINVAL;
 
@@ -440,7 +447,8 @@ int config_finalize(struct evictd_config *config)
 	if (finalize_shutdown(config))
 		err = -EINVAL;
 	for (size_t i = 0; i < config->workload_roots.n; i++)
-		if (check_workload_root(config, config->workload_roots.items[i]))
+		if (check_workload_root(config, config->workload_roots.items[i]) ||
+		    config_check_host_units(config, config->workload_roots.items[i]))
 			err = -EINVAL;
 	coexist_static_pod_path(config);	/* an unreadable file is logged, not fatal */
 	return err;
@@ -500,7 +508,50 @@ size_t config_effective_thresholds(const struct evictd_config *config, enum fs_l
 		out[n].value = config->oom_guard_value;
 		n++;
 	}
+	/* The swap gates (DESIGN.md §1 "Swap and zram"): never act, only hold the memory
+	 * thresholds back while swap has room. */
+	if (config->swap_guard.on && n < max) {
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].signal = EV_SIGNAL_SWAP_AVAILABLE;
+		out[n].hard = true;
+		out[n].value = config->swap_guard.value;
+		n++;
+	}
+	if (config->zram_guard.on && n < max) {
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].signal = EV_SIGNAL_ZRAM_AVAILABLE;
+		out[n].hard = true;
+		out[n].value = config->zram_guard.value;
+		n++;
+	}
+	/* The memory pressure criterion (DESIGN.md §1 "Memory pressure"), standalone only: a hard
+	 * threshold on the share of time not stalled (10000 - PSI, permyriad), which the pressure
+	 * watch crosses only once the pressure has stayed above the limit for the duration. */
+	if (config_memory_pressure_applies(config) && n < max) {
+		memset(&out[n], 0, sizeof(out[n]));
+		out[n].signal = EV_SIGNAL_MEMORY_PRESSURE;
+		out[n].hard = true;
+		out[n].value.quantity = 10000 - config->memory_pressure.limit;
+		pressure_criterion_format(&config->memory_pressure, out[n].value.text, sizeof(out[n].value.text));
+		n++;
+	}
 	return n;
+}
+
+bool config_memory_pressure_applies(const struct evictd_config *config)
+{
+	return config->memory_pressure.on && config->workload_roots.n > 0;
+}
+
+/* --validate: whom the criterion takes, or why it is not applied. */
+static const char *memory_pressure_scope(const struct evictd_config *config)
+{
+	if (!config->memory_pressure.on)
+		return "";
+	if (config_memory_pressure_applies(config))
+		return " (node: victim by ranking; each workload: itself)";
+	return config->profile_effective == PROFILE_KUBERNETES ?
+	       " (not applied: kubernetes mode keeps the kubelet's rules)" : " (not applied: no workload roots)";
 }
 
 int config_add_default_file(struct evictd_config *config)
@@ -595,6 +646,17 @@ void config_print(const struct evictd_config *config, FILE *out)
 	} else {
 		fprintf(out, "oom-guard off\n");
 	}
+	fprintf(out, "swap-guard %s\n", config->swap_guard.on ? config->swap_guard.value.text : "off");
+	fprintf(out, "zram-guard %s\n", config->zram_guard.on ? config->zram_guard.value.text : "off");
+	pressure_criterion_format(&config->memory_pressure, buf, sizeof(buf));
+	fprintf(out, "memory-pressure %s%s\n", buf, memory_pressure_scope(config));
+	if (config->warn_memory_available.on)
+		fprintf(out, "warn memory.available<%s every %llds\n", config->warn_memory_available.value.text,
+			(long long)(config->warn_interval_ns / 1000000000));
+	else
+		fprintf(out, "warn off\n");
+	fprintf(out, "profile %s (%s)\n", config_profile_name(config->profile_effective),
+		config->profile_reason[0] ? config->profile_reason : "configured");
 	if (config->n_shutdown_groups) {
 		fprintf(out, "shutdown-grace-period-by-pod-priority");
 		for (size_t i = 0; i < config->n_shutdown_groups; i++)
@@ -615,6 +677,14 @@ void config_print(const struct evictd_config *config, FILE *out)
 									  config->imagefs_dir);
 	for (size_t i = 0; i < config->workload_roots.n; i++)
 		fprintf(out, "workload-root %s\n", config->workload_roots.items[i]);
+	for (size_t i = 0; i < config->workload_prefs.n; i++) {
+		const struct workload_pref *pref = &config->workload_prefs.items[i];
+
+		fprintf(out, "workload-preference %s=", pref->match);
+		if (pref->has_priority)
+			fprintf(out, "priority:%d%s", pref->priority, pref->preference ? "," : "");
+		fprintf(out, "%s\n", workload_pref_name(pref->preference));
+	}
 	if (config->pods_file[0])
 		fprintf(out, "pods-file %s\n", config->pods_file);
 	if (config->node_name[0])

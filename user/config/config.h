@@ -9,7 +9,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "core/pressure.h"
 #include "core/thresholds.h"
+#include "pods/prefs.h"
 
 #define CONFIG_MAX_SHUTDOWN_GROUPS 32
 #define CONFIG_MAX_LIST 16
@@ -48,6 +50,22 @@ struct signal_text_map {
 	char source[EV_SIGNAL_COUNT][96];
 };
 
+/* A host guard (--swap-guard, --zram-guard): a threshold value, or off. set: configured by
+ * some source (the host profile fills in only what is not). */
+struct host_guard {
+	bool on;
+	bool set;
+	struct threshold_value value;
+};
+
+/* What kind of node evictd runs on (DESIGN.md "Profiles"): resolved from --profile by
+ * config_finalize (config/profile.c). */
+enum config_profile {
+	PROFILE_KUBERNETES,	/* the kubelet's model, unchanged */
+	PROFILE_SERVER,		/* a host without a kubelet */
+	PROFILE_DESKTOP,	/* a host with a graphical session */
+};
+
 struct evictd_config {
 	/* KubeletConfiguration, as configured. */
 	struct signal_text_map eviction_hard;
@@ -84,6 +102,17 @@ struct evictd_config {
 	char state_dir[PATH_MAX];		/* persisted state (shutdown times) */
 	char logind_dropin_dir[PATH_MAX];	/* where InhibitDelayMaxSec is raised */
 	struct string_list workload_roots;	/* standalone mode when non-empty */
+	/* Standalone: priority and prefer/avoid/never by unit name pattern (pods/prefs.h). */
+	struct workload_prefs workload_prefs;
+	/* A workload root that is a cgroup root or holds the host's own units (init.scope,
+	 * system.slice, user.slice, session.slice) is refused unless this is set; then warned. */
+	bool allow_host_units;
+	/* --on-evict: a command (sh -c) run after each eviction and warning, bounded by
+	 * on_evict_timeout_ns, never waited for (ops/notify_hook.h). "" = none. */
+	char on_evict[PATH_MAX];
+	int64_t on_evict_timeout_ns;
+	/* Emit org.evictd.Evictd1.Evicted on the system bus (sys/dbus_signal.h). */
+	bool dbus_signal;
 	char pods_file[PATH_MAX];		/* PodList JSON (Kubernetes mode, offline) */
 	char node_name[256];			/* keep only pods bound to this node */
 	char kubelet_cgroup_root[PATH_MAX];	/* kubelet cgroupRoot; "" = / */
@@ -119,6 +148,20 @@ struct evictd_config {
 	bool daemonset_last;
 	bool oom_guard;
 	struct threshold_value oom_guard_value;	/* MemAvailable below this (capped) */
+	struct host_guard swap_guard;		/* swap.available below this: swap short */
+	struct host_guard zram_guard;		/* zram.available below this: swap short */
+	/* The memory pressure criterion (core/pressure.h) as configured ("" = the profile's),
+	 * and parsed by config_apply_profile with its duration. */
+	char memory_pressure_text[64];
+	int64_t memory_pressure_duration_ns;
+	struct pressure_criterion memory_pressure;
+	/* The pre-kill warning (DESIGN.md §9 "Warnings"): memory.available below this, under the
+	 * swap gate, while no threshold acts; said at most once per warn_interval_ns. */
+	struct host_guard warn_memory_available;
+	int64_t warn_interval_ns;
+	char profile[16];			/* auto, kubernetes, server, desktop */
+	enum config_profile profile_effective;	/* config_finalize */
+	char profile_reason[160];		/* why, for --validate and the start line */
 	enum output_format output;
 	int log_level;
 
@@ -167,6 +210,11 @@ bool config_is_dns1123_subdomain(const char *name);
 /* Build thresholds from the maps, apply the default and containerfs rules, validate. */
 int config_finalize(struct evictd_config *config);
 
+/* config/host_guard.c: a workload root that is a cgroup root or whose children are the host's
+ * own units (init.scope, system.slice, user.slice, session.slice) is refused with the reason,
+ * or only warned about with allow_host_units. dir is below config->root. 0 or -EINVAL. */
+int config_check_host_units(const struct evictd_config *config, const char *dir);
+
 /* The allocatableMemory.available thresholds derived from the hard memory.available ones when
  * enforceNodeAllocatable contains "pods" (DESIGN.md §2). Returns the count written (<= max). */
 size_t config_allocatable_thresholds(const struct evictd_config *config, struct threshold *out,
@@ -175,8 +223,21 @@ size_t config_allocatable_thresholds(const struct evictd_config *config, struct 
 /* Thresholds with containerfs derived for a filesystem layout (DESIGN.md §2): containerfs gets
  * imagefs's thresholds when imagefs holds the writable layers, else nodefs's; the
  * allocatableMemory.available ones; plus the OOM guard when enabled. Returns the count written (<= max). */
+/* The memory pressure criterion is on and evictd is standalone (workload roots): Kubernetes
+ * mode keeps the kubelet's rules. */
+bool config_memory_pressure_applies(const struct evictd_config *config);
 size_t config_effective_thresholds(const struct evictd_config *config, enum fs_layout layout,
 				   struct threshold *out, size_t max);
+
+/* config/profile.c: resolve --profile (auto: kubernetes when the kubelet's directory exists
+ * below --root or Kubernetes inputs are configured; else desktop with a graphical logind
+ * session, else server) and apply the host profile's defaults: the kubelet's default disk
+ * thresholds only for directories that exist, swap and zram guards, and system.slice and
+ * user.slice's user slices as workload roots when none is configured. 0 or -EINVAL. */
+int config_apply_profile(struct evictd_config *config);
+const char *config_profile_name(enum config_profile profile);
+/* --swap-guard and --zram-guard: a threshold value or off, one error line on failure. */
+int host_guard_parse(struct host_guard *guard, const char *key, const char *value);
 
 /* The effective configuration, one item per line, thresholds in kubelet syntax. */
 void config_print(const struct evictd_config *config, FILE *out);

@@ -81,6 +81,19 @@ const struct option_spec config_options[] = {
 	  "where a drop-in raising logind's InhibitDelayMaxSec goes (/etc/systemd/logind.conf.d)" },
 	{ "workload-root", NULL, "workloadRoots", OPT_STRING_LIST, FIELD(workload_roots), "DIR",
 	  "standalone mode: child cgroups of DIR are the workloads (repeatable)" },
+	{ "workload-preference", NULL, "workloadPreferences", OPT_WORKLOAD_PREFS, FIELD(workload_prefs),
+	  "PATTERN=SETTING", "standalone: workloads whose name (or path, with a /) matches the glob get "
+	  "priority:N, prefer, avoid or never (repeatable; first match wins)" },
+	{ "allow-host-units", NULL, "allowHostUnits", OPT_BOOL, FIELD(allow_host_units), NULL,
+	  "accept a workload root that is a cgroup root or holds init.scope, system.slice, user.slice "
+	  "or session.slice (warned instead of refused)" },
+	{ "on-evict", NULL, "onEvict", OPT_PATH, FIELD(on_evict), "CMD",
+	  "run CMD (sh -c) after each eviction and warning, with EVICTD_* in its environment; "
+	  "never waited for" },
+	{ "on-evict-timeout", NULL, "onEvictTimeout", OPT_DURATION, FIELD(on_evict_timeout_ns), "DURATION",
+	  "the --on-evict command's group is killed after this (10s)" },
+	{ "dbus-signal", NULL, "dbusSignal", OPT_BOOL, FIELD(dbus_signal), NULL,
+	  "emit org.evictd.Evictd1.Evicted on the system bus for each eviction and warning" },
 	{ "pods-file", NULL, "podsFile", OPT_PATH, FIELD(pods_file), "FILE",
 	  "pod metadata from a PodList JSON (kubectl get pods -o json), re-read when it changes" },
 	{ "node-name", NULL, "nodeName", OPT_NODE_NAME, FIELD(node_name), "NAME",
@@ -142,6 +155,24 @@ const struct option_spec config_options[] = {
 	  "evict when MemAvailable falls below this (10%, capped by --oom-guard-max)" },
 	{ "oom-guard-max", NULL, "oomGuardMax", OPT_QUANTITY, FIELD(oom_guard_value), "QUANTITY",
 	  "upper bound of a percentage OOM guard (1Gi; 0: none)" },
+	{ "swap-guard", NULL, "swapGuard", OPT_HOST_GUARD, FIELD(swap_guard), "VALUE|off",
+	  "memory thresholds count only while free swap is below this too (hosts: 10%; "
+	  "kubernetes: off)" },
+	{ "zram-guard", NULL, "zramGuard", OPT_HOST_GUARD, FIELD(zram_guard), "VALUE|off",
+	  "...or while zram's room (its limit minus mem_used_total) is below this (hosts: 10%)" },
+	{ "memory-pressure-limit", NULL, "memoryPressureLimit", OPT_PATH, FIELD(memory_pressure_text),
+	  "[some|full] [avg10|avg60|total] PCT|off",
+	  "a workload whose memory PSI stays above this for the duration is a victim (desktop: full "
+	  "avg10 60%, systemd-oomd's; else off)" },
+	{ "memory-pressure-duration", NULL, "memoryPressureDuration", OPT_DURATION,
+	  FIELD(memory_pressure_duration_ns), "DURATION", "how long above the limit (30s)" },
+	{ "warn-memory-available", NULL, "warnMemoryAvailable", OPT_HOST_GUARD, FIELD(warn_memory_available),
+	  "VALUE|off", "warn (log, decision log, --on-evict and D-Bus with phase warn) while "
+	  "memory.available is below this and no threshold acts (off)" },
+	{ "warn-interval", NULL, "warnInterval", OPT_DURATION, FIELD(warn_interval_ns), "DURATION",
+	  "at most one warning per this (60s)" },
+	{ "profile", NULL, "profile", OPT_PATH, FIELD(profile), "auto|kubernetes|server|desktop",
+	  "defaults for the node (auto: kubernetes when the kubelet's directory exists)" },
 	{ "output", NULL, "output", OPT_OUTPUT, FIELD(output), "text|json", "output of --once" },
 	{ "metrics-address", NULL, "metricsAddress", OPT_PATH, FIELD(metrics_address), "HOST:PORT",
 	  "serve Prometheus /metrics and /healthz here (127.0.0.1:9808; [::1]:9808; off)" },
@@ -563,6 +594,19 @@ static int option_apply_value(struct evictd_config *config, const struct option_
 	}
 	case OPT_PRIORITY_LIST:
 		return priority_list_from_flag(config, key, value);
+	case OPT_WORKLOAD_PREFS: {
+		struct workload_prefs *prefs = (struct workload_prefs *)field;
+
+		if (prefs->n >= PODS_MAX_WORKLOAD_PREFS) {
+			log_err("%s: \"%s\": expected at most %d entries", key, value_echo(value).text,
+				PODS_MAX_WORKLOAD_PREFS);
+			return -E2BIG;
+		}
+		if (workload_pref_parse(key, value, &prefs->items[prefs->n]))
+			return -EINVAL;
+		prefs->n++;
+		return 0;
+	}
 	case OPT_WORD_LIST:
 		return word_list_set(field, spec->size, key, value);
 	case OPT_PATH:
@@ -610,6 +654,8 @@ static int option_apply_value(struct evictd_config *config, const struct option_
 	}
 	case OPT_OOM_GUARD:
 		return parse_guard(config, key, value);
+	case OPT_HOST_GUARD:
+		return host_guard_parse((struct host_guard *)field, key, value);
 	case OPT_QUANTITY: {
 		int64_t quantity;
 

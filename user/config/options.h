@@ -27,9 +27,11 @@ enum option_kind {
 	OPT_OUTPUT,
 	OPT_LOG_LEVEL,
 	OPT_OOM_GUARD,		/* threshold value or "off" */
+	OPT_HOST_GUARD,		/* a struct host_guard: threshold value or "off" */
 	OPT_QUANTITY,		/* a quantity stored in a threshold_value's cap */
 	OPT_BYTES,		/* a quantity (10Mi) into an int64_t, range-checked */
 	OPT_COUNT,		/* a whole number >= 0 into an int64_t, range-checked */
+	OPT_WORKLOAD_PREFS,	/* repeatable PATTERN=SETTING; YAML list of maps (pods/prefs.h) */
 	OPT_CONFIG_FILE,
 	OPT_HELP,
 	OPT_VERSION,

@@ -20,14 +20,18 @@ static const char *const group_thresholds[] = {
 	"eviction-hard", "eviction-soft", "eviction-soft-grace-period", "eviction-minimum-reclaim",
 	"merge-default-eviction-settings", "enforce-node-allocatable",
 	"eviction-pressure-transition-period", "eviction-max-pod-grace-period",
-	"hard-eviction-grace-period", "housekeeping-interval", "oom-guard", "oom-guard-max", NULL,
+	"hard-eviction-grace-period", "housekeeping-interval", "oom-guard", "oom-guard-max",
+	"swap-guard", "zram-guard", "memory-pressure-limit", "memory-pressure-duration", "warn-memory-available",
+	"warn-interval", "profile",
+	NULL,
 };
 static const char *const group_sources[] = {
 	"config", "config-dir", "kubelet-flags-from", "kubelet-config", NULL,
 };
 static const char *const group_node[] = {
 	"root", "root-dir", "imagefs-dir", "containerfs-dir", "cgroup-root", "static-pod-path",
-	"node-name", "workload-root", "pods-file", "daemonset-last", NULL,
+	"node-name", "workload-root", "workload-preference", "allow-host-units", "pods-file",
+	"daemonset-last", NULL,
 };
 static const char *const group_kube[] = {
 	"kube-api", "kube-api-server", "kube-token-file", "kube-ca-file", "kube-pods-refresh",
@@ -43,7 +47,8 @@ static const char *const group_bpf[] = {
 	NULL,
 };
 static const char *const group_actions[] = {
-	"dry-run", "memory-reclaim-before-kill", "reclaim-command", "kill-timeout", NULL,
+	"dry-run", "memory-reclaim-before-kill", "reclaim-command", "kill-timeout", "on-evict",
+	"on-evict-timeout", "dbus-signal", NULL,
 };
 static const char *const group_ops[] = {
 	"validate", "once", "output", "metrics-address", "event-log", "event-log-max-size",

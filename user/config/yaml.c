@@ -217,6 +217,68 @@ static int yaml_apply_priority_list(struct yaml_ctx *ctx, struct evictd_config *
 	return err;
 }
 
+/* workloadPreferences: [{match: "*.service", priority: 100}, {match: "sshd.service", never: true}] */
+static int yaml_apply_workload_prefs(struct yaml_ctx *ctx, struct workload_prefs *prefs,
+				     const char *key, yaml_node_t *value)
+{
+	char where[160];
+	int err = 0;
+
+	if (value->type != YAML_SEQUENCE_NODE) {
+		log_err("%s: %s: expected a list of {match, priority|prefer|avoid|never}, got %s",
+			ctx->name, key, node_kind_name(value));
+		return -EINVAL;
+	}
+	prefs->n = 0;
+	for (yaml_node_item_t *item = value->data.sequence.items.start;
+	     item < value->data.sequence.items.top; item++) {
+		yaml_node_t *entry = yaml_document_get_node(ctx->doc, *item);
+		struct workload_pref pref = { 0 };
+		bool bad = false;
+
+		snprintf(where, sizeof(where), "%s: %s[%zu]", ctx->name, key,
+			 (size_t)(item - value->data.sequence.items.start));
+		if (!entry || entry->type != YAML_MAPPING_NODE) {
+			log_err("%s: expected a map", where);
+			err = -EINVAL;
+			continue;
+		}
+		if (yaml_check_duplicate_keys(ctx, entry, key, true)) {
+			err = -EINVAL;
+			continue;
+		}
+		for (yaml_node_pair_t *pair = entry->data.mapping.pairs.start;
+		     pair < entry->data.mapping.pairs.top; pair++) {
+			const char *field = scalar_of(yaml_document_get_node(ctx->doc, pair->key));
+			const char *text = scalar_of(yaml_document_get_node(ctx->doc, pair->value));
+
+			if (!field || !text) {
+				log_err("%s: expected single values", where);
+				bad = true;
+			} else if (!strcmp(field, "match")) {
+				if (strlen(text) >= sizeof(pref.match)) {
+					log_err("%s: match: at most %zu bytes", where, sizeof(pref.match) - 1);
+					bad = true;
+				} else {
+					strcpy(pref.match, text);
+				}
+			} else if (workload_pref_set(where, field, text, &pref)) {
+				bad = true;
+			}
+		}
+		if (bad || workload_pref_check(where, &pref)) {
+			err = -EINVAL;
+			continue;
+		}
+		if (prefs->n >= PODS_MAX_WORKLOAD_PREFS) {
+			log_err("%s: expected at most %d entries", where, PODS_MAX_WORKLOAD_PREFS);
+			return -E2BIG;
+		}
+		prefs->items[prefs->n++] = pref;
+	}
+	return err;
+}
+
 static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ctx)
 {
 	yaml_node_t *root = yaml_document_get_root_node(ctx->doc);
@@ -295,6 +357,10 @@ static int yaml_apply_document(struct evictd_config *config, struct yaml_ctx *ct
 			break;
 		case OPT_PRIORITY_LIST:
 			if (yaml_apply_priority_list(ctx, config, key, value))
+				err = -EINVAL;
+			break;
+		case OPT_WORKLOAD_PREFS:
+			if (yaml_apply_workload_prefs(ctx, &config->workload_prefs, key, value))
 				err = -EINVAL;
 			break;
 		case OPT_WORD_LIST: {

@@ -44,6 +44,8 @@ struct observations {
 	int64_t memory_available_kubelet_bytes;
 	int64_t memory_available_refault_aware_bytes;
 	bool file_cache_refaulting;
+	int64_t swap_total_bytes;	/* meminfo SwapTotal; 0: no swap */
+	unsigned zram_devices;		/* sized zram devices summed into zram.available */
 };
 
 const char *cgroup_layout_name(enum cgroup_layout layout);

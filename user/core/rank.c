@@ -61,6 +61,8 @@ const char *pod_never_evict_reason(const struct pod *pod)
 		return "static pod";
 	if (pod->priority >= RANK_SYSTEM_CRITICAL_PRIORITY)
 		return "system-critical priority (>= 2000000000)";
+	if (pod->preference == POD_PREF_NEVER)
+		return pod->preference_from[0] ? pod->preference_from : "never (workload preference)";
 	return NULL;
 }
 
@@ -120,6 +122,7 @@ static enum rank_kind signal_rank_kind(enum ev_signal signal)
 	case EV_SIGNAL_MEMORY_AVAILABLE:
 	case EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE:
 	case EV_SIGNAL_OOM_GUARD:	/* evictd: the guard ranks as memory pressure */
+	case EV_SIGNAL_MEMORY_PRESSURE:	/* the node's PSI: evictd's memory ranking */
 		return RANK_KIND_MEMORY;
 	case EV_SIGNAL_PID_AVAILABLE:
 		return RANK_KIND_PID;
@@ -131,6 +134,8 @@ static enum rank_kind signal_rank_kind(enum ev_signal signal)
 	case EV_SIGNAL_IMAGEFS_INODES_FREE:
 	case EV_SIGNAL_CONTAINERFS_INODES_FREE:
 		return RANK_KIND_DISK_INODES;
+	case EV_SIGNAL_SWAP_AVAILABLE:	/* gates: never the threshold acted on */
+	case EV_SIGNAL_ZRAM_AVAILABLE:
 	case EV_SIGNAL_COUNT:
 		break;
 	}
@@ -360,6 +365,21 @@ static int cmp_daemonset_last(const struct rank_ctx *ctx, const struct pod *a, c
 	return cmp_bool(!a->is_daemonset, !b->is_daemonset);
 }
 
+/* evictd (doc/DESIGN.md §5, "Workload preferences"): prefer first, avoid last, as
+ * systemd-oomd puts "avoid" after every other candidate (src/oom/oomd-util.h
+ * compare_pgscan_rate_and_memory_usage: CMP(preference) is its first key). Only standalone
+ * workloads carry a preference. */
+static int cmp_preference(const struct rank_ctx *ctx, const struct pod *a, const struct pod *b)
+{
+	static const int order[] = {
+		[POD_PREF_PREFER] = 0, [POD_PREF_NONE] = 1, [POD_PREF_AVOID] = 2, [POD_PREF_NEVER] = 3,
+	};
+
+	if (order[a->preference] == order[b->preference])
+		return 0;
+	return order[a->preference] < order[b->preference] ? -1 : 1;
+}
+
 /* [helpers.go] rankMemoryPressure: orderedBy(exceedMemoryRequests, priority, memory). */
 static const rank_cmp_fn rank_memory_keys[] = {
 	cmp_exceeds_requests, cmp_priority, cmp_usage_above_request,
@@ -376,7 +396,7 @@ static const rank_cmp_fn rank_disk_keys[] = {
 	cmp_exceeds_requests, cmp_priority, cmp_usage_above_request,
 };
 
-#define RANK_MAX_KEYS 7
+#define RANK_MAX_KEYS 8
 
 struct rank_sorter {
 	struct rank_ctx ctx;
@@ -458,6 +478,7 @@ static void sorter_init(struct rank_sorter *sorter, enum ev_signal signal,
 	sorter->keys[sorter->n_keys++] = cmp_unknown_qos_usage;
 	if (sorter->ctx.options->daemonset_last)
 		sorter->keys[sorter->n_keys++] = cmp_daemonset_last;
+	sorter->keys[sorter->n_keys++] = cmp_preference;
 
 	switch (signal_rank_kind(signal)) {
 	case RANK_KIND_MEMORY:

@@ -37,6 +37,21 @@ struct pod_container {
 	int64_t memory_request;	/* bytes; 0: none */
 };
 
+/*
+ * A standalone workload's preference (doc/DESIGN.md §5, "Workload preferences"): systemd's
+ * ManagedOOMPreference= (the user.oomd_avoid / user.oomd_omit xattrs) or a workloadPreferences
+ * entry. Never set in Kubernetes mode. Ranks before the kubelet's keys: prefer first, avoid
+ * after every other evictable one (systemd-oomd's order, src/oom/oomd-util.h
+ * compare_pgscan_rate_and_memory_usage); never = never evicted (oomd_sort_cgroup_contexts
+ * skips MANAGED_OOM_PREFERENCE_OMIT).
+ */
+enum pod_preference {
+	POD_PREF_NONE = 0,
+	POD_PREF_PREFER,
+	POD_PREF_AVOID,
+	POD_PREF_NEVER,
+};
+
 struct pod {
 	char uid[64];
 	char namespace_[64];
@@ -83,6 +98,8 @@ struct pod {
 	bool memory_estimated;
 	bool exited;		/* cgroup.events says populated 0: nothing left to kill (zombies
 				 * may still count in pids.current) */
+	enum pod_preference preference;
+	char preference_from[64];	/* what set it: "user.oomd_omit", "workloadPreferences[2]" */
 };
 
 /* The kubelet's IsCriticalPod, plus evictd itself: static, mirror, priority >= 2e9, self. */

@@ -11,10 +11,11 @@
 #define BYTES SIGNAL_UNIT_BYTES, "bytes"
 #define INODES SIGNAL_UNIT_INODES, "inodes"
 #define TASKS SIGNAL_UNIT_TASKS, "tasks"
+#define PERMYRIAD SIGNAL_UNIT_PERMYRIAD, "permyriad"
 
 static const struct signal_meta signal_table[EV_SIGNAL_COUNT] = {
 	[EV_SIGNAL_MEMORY_AVAILABLE] = { "memory.available", BYTES, "memory",
-		EV_CONDITION_MEMORY_PRESSURE, SIGNAL_GROUP_MEMORY, true, false },
+		EV_CONDITION_MEMORY_PRESSURE, SIGNAL_GROUP_MEMORY, true, false, false, true },
 	[EV_SIGNAL_NODEFS_AVAILABLE] = { "nodefs.available", BYTES, "ephemeral-storage",
 		EV_CONDITION_DISK_PRESSURE, SIGNAL_GROUP_FS, true, false },
 	[EV_SIGNAL_NODEFS_INODES_FREE] = { "nodefs.inodesFree", INODES, "inodes",
@@ -35,11 +36,20 @@ static const struct signal_meta signal_table[EV_SIGNAL_COUNT] = {
 		EV_CONDITION_MEMORY_PRESSURE, SIGNAL_GROUP_MEMORY, true, false },
 	/* The guard ranks and reports as memory but sets no node condition (DESIGN.md §1). */
 	[EV_SIGNAL_OOM_GUARD] = { "oom.guard", BYTES, "memory",
-		EV_CONDITION_NONE, SIGNAL_GROUP_MEMORY, false, false },
+		EV_CONDITION_NONE, SIGNAL_GROUP_MEMORY, false, false, false, true },
+	/* Read with /proc/meminfo (signals/swap.c); gates, no condition of their own. */
+	[EV_SIGNAL_SWAP_AVAILABLE] = { "swap.available", BYTES, "memory",
+		EV_CONDITION_NONE, SIGNAL_GROUP_MEMORY, false, false, true, false },
+	[EV_SIGNAL_ZRAM_AVAILABLE] = { "zram.available", BYTES, "memory",
+		EV_CONDITION_NONE, SIGNAL_GROUP_MEMORY, false, false, true, false },
+	/* No reader group: the policy fills it from the pressure watch. Its kills count as
+	 * memory kills in the ranking (rank.c), not in the memory ledger (daemon/act.c). */
+	[EV_SIGNAL_MEMORY_PRESSURE] = { "memory.pressure", PERMYRIAD, "memory",
+		EV_CONDITION_NONE, 0, false, false, false, false },
 };
 
 static const struct signal_meta unknown_signal = {
-	"unknown", BYTES, "unknown", EV_CONDITION_NONE, 0, false, false,
+	"unknown", BYTES, "unknown", EV_CONDITION_NONE, 0, false, false, false, false,
 };
 
 static const char *const condition_names[EV_CONDITION_COUNT] = {

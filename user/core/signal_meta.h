@@ -24,6 +24,16 @@ enum ev_signal {
 	/* evictd's OOM guard (DESIGN.md §1): the kernel's own view, MemAvailable against MemTotal.
 	 * Never configured as a kubelet threshold; no node condition. */
 	EV_SIGNAL_OOM_GUARD,
+	/* Host signals (DESIGN.md §1 "Swap and zram"): free swap (SwapFree of SwapTotal) and the
+	 * room left in zram devices (mem_limit, or disksize, minus mem_used_total). Never kubelet
+	 * thresholds: --swap-guard and --zram-guard gate the memory thresholds with them. */
+	EV_SIGNAL_SWAP_AVAILABLE,
+	EV_SIGNAL_ZRAM_AVAILABLE,
+	/* The memory pressure criterion (DESIGN.md §1 "Memory pressure"), standalone only: the
+	 * share of time not stalled on memory, in permyriad (10000 - PSI), of the node or of the
+	 * workload whose own pressure stayed above the limit for the duration. Filled by the
+	 * policy (signals/pressure_watch.c), never by signals_read; no node condition. */
+	EV_SIGNAL_MEMORY_PRESSURE,
 	EV_SIGNAL_COUNT,
 };
 
@@ -39,6 +49,7 @@ enum signal_unit {
 	SIGNAL_UNIT_BYTES,
 	SIGNAL_UNIT_INODES,
 	SIGNAL_UNIT_TASKS,
+	SIGNAL_UNIT_PERMYRIAD,	/* memory.pressure: hundredths of a percent */
 };
 
 /* What one read fills (signals_read reads whole groups; a BPF wake-up names a group). */
@@ -58,6 +69,10 @@ struct signal_meta {
 	enum signal_group group;
 	bool configurable;		/* a kubelet threshold may name it (not the guard) */
 	bool derived;			/* containerfs: follows nodefs or imagefs, never set */
+	/* Swap: a gate (swap, zram) never acts alone; a gated memory signal (memory.available,
+	 * the OOM guard) counts as met only while a gate is met too (thresholds.c). */
+	bool swap_gate;
+	bool swap_gated;
 };
 
 /* Never NULL: an out-of-range signal gets an entry named "unknown". */
@@ -86,7 +101,8 @@ uint32_t signal_group_mask(unsigned groups);
  * against the table. */
 #define SIGNAL_MASK_MEMORY                                                                          \
 	(SIGNAL_MASK(EV_SIGNAL_MEMORY_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE) | \
-	 SIGNAL_MASK(EV_SIGNAL_OOM_GUARD))
+	 SIGNAL_MASK(EV_SIGNAL_OOM_GUARD) | SIGNAL_MASK(EV_SIGNAL_SWAP_AVAILABLE) |                    \
+	 SIGNAL_MASK(EV_SIGNAL_ZRAM_AVAILABLE))
 #define SIGNAL_MASK_FS                                                                              \
 	(SIGNAL_MASK(EV_SIGNAL_NODEFS_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_NODEFS_INODES_FREE) |         \
 	 SIGNAL_MASK(EV_SIGNAL_IMAGEFS_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_IMAGEFS_INODES_FREE) |       \

@@ -245,14 +245,43 @@ static bool threshold_met(const struct threshold *threshold, const struct observ
 	return quantity > observed->available;
 }
 
+/*
+ * The swap gate (DESIGN.md §1 "Swap and zram"): with swap or zram thresholds configured, the
+ * memory thresholds count only while swap is short too, as earlyoom kills only when both
+ * MemAvailable and SwapFree are below their minimums (earlyoom main.c, main loop:
+ * `m.MemAvailable <= mem_min && m.SwapFree <= swap_min`). Swap is short when free swap is
+ * below its threshold, or zram, its backing store, is out of room whatever SwapFree says
+ * (zram_drv.c __zram_bvec_write, zram_write_page in later kernels: -ENOMEM once the pool passes
+ * limit_pages). No swap at all
+ * (swap.available not present: SwapTotal 0) leaves nothing to wait for: open.
+ */
+bool engine_swap_gate_open(const struct eviction_engine *engine, const struct observations *obs)
+{
+	bool any_gate = false;
+
+	for (size_t i = 0; i < engine->n_thresholds; i++) {
+		const struct threshold *threshold = &engine->thresholds[i];
+		int64_t resolved;
+
+		if (!signal_meta(threshold->signal)->swap_gate)
+			continue;
+		any_gate = true;
+		if (threshold_met(threshold, &obs->signal[threshold->signal], false, &resolved))
+			return true;
+	}
+	return !any_gate || !obs->signal[EV_SIGNAL_SWAP_AVAILABLE].present;
+}
+
 void engine_evaluate(struct eviction_engine *engine, const struct observations *obs,
 		     int64_t now_ns, struct evaluation *out)
 {
 	struct eviction_state *state = &engine->state;
 	bool condition_now[EV_CONDITION_COUNT] = { false };
+	bool swap_short = engine_swap_gate_open(engine, obs);
 
 	memset(out, 0, sizeof(*out));
 	out->act_on = -1;
+	out->swap_short = swap_short;
 
 	for (size_t i = 0; i < engine->n_thresholds; i++) {
 		const struct threshold *threshold = &engine->thresholds[i];
@@ -266,6 +295,8 @@ void engine_evaluate(struct eviction_engine *engine, const struct observations *
 		if (!met && state->met_last_round[i])
 			met = threshold_met(threshold, observed, true, &resolved);
 		out->threshold_value[i] = resolved;
+		if (met && signal_meta(threshold->signal)->swap_gated && !swap_short)
+			met = false;	/* memory is low but swap still has room */
 		out->met[i] = met;
 
 		/* thresholdsFirstObservedAt: keep the first time, forget when no longer met. */
@@ -283,7 +314,8 @@ void engine_evaluate(struct eviction_engine *engine, const struct observations *
 		}
 
 		/* thresholdsMetGracePeriod: now - firstObservedAt >= gracePeriod. */
-		out->actionable[i] = met && sat_sub_i64(now_ns, state->first_observed_ns[i]) >=
+		out->actionable[i] = met && !signal_meta(threshold->signal)->swap_gate &&
+				     sat_sub_i64(now_ns, state->first_observed_ns[i]) >=
 						    (threshold->hard ? 0 : threshold->grace_period_ns);
 	}
 

@@ -74,7 +74,12 @@ struct evaluation {
 	int64_t threshold_value[EV_MAX_THRESHOLDS];	/* resolved against the observed capacity */
 	bool conditions[EV_CONDITION_COUNT];
 	int act_on;	/* index of the threshold to reclaim for (kubelet getReclaimableThreshold), or -1 */
+	bool swap_short;	/* the swap gate is open (engine_swap_gate_open) */
 };
+
+/* Whether swap is short enough for the swap-gated memory thresholds to count: no swap or
+ * zram threshold configured, no swap on the node, or one of them met (DESIGN.md §1). */
+bool engine_swap_gate_open(const struct eviction_engine *engine, const struct observations *obs);
 
 /* Load a threshold set. Memory thresholds are ordered first (kubelet byEvictionPriority),
  * the rest keep their order. Clears the state. Returns 0 or -E2BIG. */

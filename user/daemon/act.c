@@ -14,6 +14,7 @@
 #include "core/arith.h"
 #include "daemon/daemon_parts.h"
 #include "kube/kube_report.h"
+#include "ops/notify_hook.h"
 #include "pods/containers.h"
 #include "sys/clock.h"
 #include "sys/log.h"
@@ -129,6 +130,15 @@ void daemon_log_decision(struct daemon *daemon)
 			{ "RANK_REASON", decision->victim ? rank_reason : NULL },
 		};
 
+		if (threshold->signal == EV_SIGNAL_MEMORY_PRESSURE)	/* as pressure, not its complement */
+			log_event(LOGLEVEL_INFO, LOG_KIND_DECISION, fields, sizeof(fields) / sizeof(fields[0]),
+				  "decision: %smemory.pressure %lld.%02lld%% > %s candidates=%zu [%s%s] victim=%s "
+				  "reason=\"%s\"", decision->dry_run ? "[dry-run] " : "",
+				  (long long)(10000 - observed->available) / 100,
+				  (long long)(10000 - observed->available) % 100, threshold->value.text,
+				  decision->n_candidates, candidates, decision->n_candidates > 5 ? ",..." : "",
+				  victim, decision->reason ? decision->reason : "");
+		else
 		log_event(LOGLEVEL_INFO, LOG_KIND_DECISION, fields, sizeof(fields) / sizeof(fields[0]),
 			  "decision: %s%s %s=%lld < %s (%lld) candidates=%zu [%s%s] victim=%s reason=\"%s\"",
 			  decision->dry_run ? "[dry-run] " : "", threshold->hard ? "hard" : "soft",
@@ -314,6 +324,27 @@ static void log_eviction(struct eviction *eviction, const struct pod *victim,
 	}
 }
 
+/* --on-evict and --dbus-signal (ops/notify_hook.h): never waited for. Not in --once, whose
+ * process exits (and would kill the hook) right after. */
+static void notify_evicted(struct daemon *daemon, const struct eviction *eviction,
+			   const struct pod *victim)
+{
+	const struct evictd_config *config = &daemon->policy->config;
+
+	if (config->once || (!config->on_evict[0] && !config->dbus_signal))
+		return;
+	notify_hook_fire(daemon->notify, config->on_evict, config->on_evict_timeout_ns,
+			 config->dbus_signal, &(struct notify_event){
+				 .kind = "evicted",
+				 .victim = eviction->victim_name,
+				 .cgroup = victim->cgroup_path,
+				 .signal = signal_name(eviction->signal),
+				 .threshold = eviction->threshold.text,
+				 .observed = eviction->available,
+				 .reason = eviction->rank_reason,
+			 });
+}
+
 static void on_eviction_done(void *ctx, const struct exec_action *action, int err,
 			     const struct kill_result *result)
 {
@@ -351,9 +382,9 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 		entry = eviction_entry(eviction, victim, EVENTLOG_KILLED, latency, NULL);
 		daemon_ops_record(daemon, &entry);
 		log_eviction(eviction, victim, LOGLEVEL_INFO,
-			 "evicted %s (%s) for %s<%s: %s; %s, empty %.3f ms after %s%s",
+			 "evicted %s (%s) for %s%s%s: %s; %s, empty %.3f ms after %s%s",
 			 eviction->victim_name, victim->cgroup_path, signal_name(eviction->signal),
-			 eviction->threshold.text, eviction->rank_reason,
+			 eviction->signal == EV_SIGNAL_MEMORY_PRESSURE ? " " : "<", eviction->threshold.text, eviction->rank_reason,
 			 eviction->grace_ns ? "SIGTERM then cgroup.kill" : "cgroup.kill",
 			 (double)(result->exited_in_grace ? result->sigterm_to_empty_ns :
 							    result->kill_to_empty_ns) / 1e6,
@@ -361,6 +392,10 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 			 eviction->signal == EV_SIGNAL_OOM_GUARD ? " [oom-guard]" : "");
 		/* The victim is gone: forget it so the next decision is logged afresh. */
 		daemon->logged_victim[0] = '\0';
+		/* The averages lag the kill: systemd-oomd's post-action delay before the next. */
+		if (eviction->signal == EV_SIGNAL_MEMORY_PRESSURE)
+			pressure_watch_acted(eviction->policy->pressure, now);
+		notify_evicted(daemon, eviction, victim);
 	}
 	/* Re-read and decide again now that it has freed what it held; the next disk
 	 * eviction reclaims first again, as the kubelet's next synchronize() does. */
@@ -747,11 +782,13 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 	do {
 		policy_evaluate(policy, mask);
 		daemon->evaluations++;
+		daemon_pressure_poll(daemon);
 		note_usage_estimates(daemon);
 		judge_followup(daemon);
 		daemon_sync_pod_psi(daemon);
 		daemon_log_decision(daemon);
 		threshold = policy_threshold(policy);
+		daemon_warn(daemon);
 		if (!threshold) {
 			if (daemon->ops)
 				eventlog_pressure_cleared(daemon_ops_eventlog(daemon));

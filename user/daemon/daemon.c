@@ -15,6 +15,7 @@
 #include "kube/kube.h"
 #include "ops/eventlog.h"
 #include "ops/metrics.h"
+#include "ops/notify_hook.h"
 #include "sys/clock.h"
 #include "sys/log.h"
 #include "sys/notify.h"
@@ -29,9 +30,13 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config, int a
 	daemon->argc = argc;
 	daemon->argv = argv;
 	daemon->logged_threshold_index = -1;
+	pressure_watch_init(&daemon->pressure);
+	warn_state_init(&daemon->warn);
 	err = loop_new(&daemon->loop);
 	if (!err)
 		err = executor_new(&daemon->executor, daemon->loop);
+	if (!err && !(daemon->notify = notify_hook_new(daemon->loop)))
+		err = -ENOMEM;
 	if (err)
 		return err;
 	/* The instance lock is held (main.c) unless --once --dry-run, which starts nothing. */
@@ -47,6 +52,7 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config, int a
 	return policy_new(&daemon->policy, config, &(struct policy_deps){
 		.kube = daemon->kube,
 		.node_name = daemon->node_name,
+		.pressure = &daemon->pressure,
 	});
 }
 
@@ -56,6 +62,9 @@ void daemon_destroy(struct daemon *daemon)
 		daemon_disk_usage_cancel(daemon);
 	executor_free(daemon->executor);
 	daemon->executor = NULL;
+	notify_hook_free(daemon->notify);
+	pressure_watch_free(&daemon->pressure);
+	daemon->notify = NULL;
 	grace_store_close(daemon->grace_store);
 	daemon->grace_store = NULL;
 	subprocess_track(NULL);
@@ -178,12 +187,49 @@ static int setup_loop(struct daemon *daemon)
 	return 0;
 }
 
+bool daemon_first_in_line(struct daemon *daemon, enum ev_signal *signal, char *buf, size_t len)
+{
+	struct policy *policy = daemon->policy;
+	const struct threshold *threshold = policy_threshold(policy);
+	const struct pod *pod;
+	char reason[256];
+
+	*signal = threshold ? threshold->signal : EV_SIGNAL_MEMORY_AVAILABLE;
+	if (!policy->pods) {
+		snprintf(buf, len, "nothing evictable: no cgroup v2 tree");
+		return false;
+	}
+	pod = policy_first_in_line(policy, *signal);
+	if (!pod) {
+		snprintf(buf, len, "nothing evictable: %s", policy->config.workload_roots.n || 
+			 policy->config.profile_effective == PROFILE_KUBERNETES ? "no evictable workload" :
+			 "no workload roots (no system.slice or user slice)");
+		return false;
+	}
+	eventlog_rank_reason(*signal, &policy->rank_options, pod, reason, sizeof(reason));
+	snprintf(buf, len, "%.255s (%.255s): %s", pod->name[0] ? pod->name : pod->cgroup_path, pod->cgroup_path,
+		 reason);
+	return true;
+}
+
 static void log_round(struct daemon *daemon)
 {
 	struct policy *policy = daemon->policy;
 
 	if (policy->config.dry_run || log_get_level() >= LOGLEVEL_DEBUG)
 		report_live(stdout, &policy->engine, &policy->obs, &policy->eval, &policy->decision);
+	/* A dry run says who it would kill first, and why, before anything needs it, and again
+	 * when that changes (doc/DESIGN.md "Profiles": `make run` on a plain host). */
+	if (policy->config.dry_run) {
+		char line[sizeof(daemon->first_in_line_said)];
+		enum ev_signal signal;
+
+		daemon_first_in_line(daemon, &signal, line, sizeof(line));
+		if (strcmp(line, daemon->first_in_line_said)) {
+			snprintf(daemon->first_in_line_said, sizeof(daemon->first_in_line_said), "%s", line);
+			log_info("[dry-run] first in line for %s: %s", signal_name(signal), line);
+		}
+	}
 }
 
 /* After each batch of wake-ups: one evaluation, reading only what they concern. */

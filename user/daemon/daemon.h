@@ -14,6 +14,7 @@
 #include "bpf_loader/bpf_loader.h"
 #include "core/kill_ledger.h"
 #include "daemon/policy.h"
+#include "daemon/warn.h"
 #include "sys/loop.h"
 
 /* Evictions in flight at once (doc/DESIGN.md, "Acting"): each further one must be needed even
@@ -40,6 +41,7 @@ struct daemon {
 
 	struct loop *loop;
 	struct executor *executor;
+	struct notify_hook *notify;	/* --on-evict, --dbus-signal (ops/notify_hook.h) */
 	struct grace_store *grace_store;	/* soft graces across restarts; NULL: none */
 	struct loop_source *grace_timer;	/* the end of a met soft threshold's grace period */
 	uint32_t pending_mask;		/* signals to re-read after this batch of wake-ups */
@@ -56,6 +58,13 @@ struct daemon {
 		bool seen;
 	} *pod_psi;
 	size_t n_pod_psi;
+	/* The memory pressure criterion's clocks, across reloads (signals/pressure_watch.h). */
+	struct pressure_watch pressure;
+	struct loop_source *pressure_timer;	/* re-reads it each second while a clock runs */
+	/* The pre-kill warning (daemon/warn.c): when it was last said. */
+	struct warn_state warn;
+	uint64_t warnings;		/* said, evictd_warnings_total */
+	char first_in_line_said[600];	/* dry run: the would-be victim last logged */
 
 	/* Counters, across reloads. */
 	uint64_t evaluations;
@@ -145,6 +154,11 @@ void daemon_can_evict_view(const struct daemon *daemon, struct metrics_can_evict
 /* For act.c: a kill ended with err (0 success; -EACCES, -EPERM, -EROFS make evictd check
  * again at once and say it cannot evict until a kill works). cgroup_path may be NULL. */
 void daemon_can_evict_note_kill_error(struct daemon *daemon, int err, const char *cgroup_path);
+/* Who an eviction would take now and why (the decision's victim, else the first of the
+ * memory ranking): "build.service (/sys/fs/cgroup/system.slice/build.service): usage 900Mi;
+ * ...". false with "nothing evictable: REASON" when there is none. For `make run`, --once
+ * and dry-run daemons (doc/DESIGN.md "Profiles"). */
+bool daemon_first_in_line(struct daemon *daemon, enum ev_signal *signal, char *buf, size_t len);
 /* Run until SIGTERM/SIGINT; returns the exit status. */
 int daemon_run(struct daemon *daemon);
 

@@ -145,6 +145,8 @@ void daemon_ops_update_metrics(struct daemon *daemon)
 	snap->evictions_refused_stale = daemon->evictions_stale;
 	snap->evictions_unreturned = daemon->evictions_unreturned;
 	snap->escaped_processes = daemon->escaped_processes;
+	snap->warnings = daemon->warnings;
+	snap->pressure_workloads_above = daemon->pressure.n_above;
 	snap->pods_memory_estimated = daemon->usage_estimated_said;
 	snap->pods_refused = pods_refused_total();
 	metrics_update(ops->metrics, snap);

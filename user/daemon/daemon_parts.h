@@ -48,7 +48,11 @@ void daemon_ops_record(struct daemon *daemon, const struct eventlog_decision *en
 struct eventlog_decision daemon_ops_decision_entry(struct daemon *daemon, enum eventlog_action action,
 						   int64_t latency_ns, const char *error);
 void daemon_ops_update_metrics(struct daemon *daemon);
-struct eventlog *daemon_ops_eventlog(struct daemon *daemon);	/* NULL before open */
+struct eventlog *daemon_ops_eventlog(struct daemon *daemon);
+/* Re-read each second while a memory pressure clock runs (daemon/pod_psi.c). */
+void daemon_pressure_poll(struct daemon *daemon);
+/* The pre-kill warning, when due (daemon/warn.c). */
+void daemon_warn(struct daemon *daemon);	/* NULL before open */
 struct metrics *daemon_ops_metrics(struct daemon *daemon);
 /* A kill was refused for lack of permission since the last check (daemon_can_evict_check). */
 bool daemon_can_evict_recheck_due(const struct daemon *daemon);

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "daemon/daemon_parts.h"
+#include "sys/clock.h"
 #include "sys/psi.h"
 
 static void on_pod_psi(void *ctx, int fd, uint32_t revents);
@@ -130,4 +131,26 @@ void daemon_pod_psi_close(struct daemon *daemon)
 	free(daemon->pod_psi);
 	daemon->pod_psi = NULL;
 	daemon->n_pod_psi = 0;
+}
+
+static void on_pressure_timer(void *ctx)
+{
+	struct daemon *daemon = ctx;
+
+	daemon->pending_mask |= SIGNAL_MASK_ALL;
+}
+
+/* While a memory pressure clock runs, read again each second, as systemd-oomd polls
+ * (src/oom/oomd-manager.c, MEM_PRESSURE_INTERVAL_USEC): no kernel event says that a duration
+ * has passed, nor that an average fell back under the limit (DESIGN.md §1 "Memory pressure"). */
+void daemon_pressure_poll(struct daemon *daemon)
+{
+	const struct pressure_watch *watch = daemon->policy->pressure;
+
+	if (!watch->criterion.on || (!watch->n_above && watch->node.above_since_ns < 0))
+		return;
+	if (!daemon->pressure_timer)
+		daemon->pressure_timer = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_pressure_timer, daemon);
+	if (daemon->pressure_timer)
+		loop_timer_set(daemon->pressure_timer, clock_monotonic_ns() + 1000000000LL);
 }

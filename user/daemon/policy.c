@@ -50,6 +50,7 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 		.kubelet_cgroup_root = config->kubelet_cgroup_root[0] ? config->kubelet_cgroup_root : NULL,
 		.workload_roots = workload_roots,
 		.n_workload_roots = config->workload_roots.n,
+		.workload_prefs = &config->workload_prefs,
 		.meta_source = meta,
 		.cheap_usage = true,
 	});
@@ -79,8 +80,13 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 		.memory_reclaim = config->memory_reclaim_before_kill,
 		.kill = &policy->kill,
 	});
-	log_info("%s mode: evicting below %s%s", config->workload_roots.n ? "standalone" : "kubernetes",
-		 n_roots ? policy->kill_roots[0] : "(no roots)", n_roots > 1 ? " and others" : "");
+	/* A host profile that found no units has no kubepods either: say so, not "kubernetes". */
+	if (!config->workload_roots.n && config->profile_effective != PROFILE_KUBERNETES)
+		log_info("standalone mode (profile %s): no workload roots, nothing to evict; signals only",
+			 config_profile_name(config->profile_effective));
+	else
+		log_info("%s mode: evicting below %s%s", config->workload_roots.n ? "standalone" : "kubernetes",
+			 n_roots ? policy->kill_roots[0] : "(no roots)", n_roots > 1 ? " and others" : "");
 }
 
 int policy_new(struct policy **out, const struct evictd_config *config, const struct policy_deps *deps)
@@ -107,6 +113,8 @@ int policy_new(struct policy **out, const struct evictd_config *config, const st
 		.memory_refault_aware = policy->config.memory_refault_aware,
 	};
 	policy->now_ns = clock_monotonic_ns;
+	pressure_watch_init(&policy->own_pressure);
+	policy->pressure = deps->pressure ? deps->pressure : &policy->own_pressure;
 	policy->decision.threshold_index = -1;
 	policy->rank_options.daemonset_last = policy->config.daemonset_last;
 	setup_pods(policy, deps);
@@ -127,6 +135,7 @@ void policy_unref(struct policy *policy)
 	reclaim_cancel(&policy->reclaim);
 	if (policy->pods)
 		pods_close(policy->pods);
+	pressure_watch_free(&policy->own_pressure);
 	free(policy);
 }
 
@@ -141,6 +150,19 @@ const struct threshold *policy_threshold(const struct policy *policy)
 	if (policy->decision.threshold_index < 0)
 		return NULL;
 	return &policy->engine.thresholds[policy->decision.threshold_index];
+}
+
+const struct pod *policy_first_in_line(struct policy *policy, enum ev_signal signal)
+{
+	if (policy->decision.threshold_index >= 0)
+		return policy->decision.victim;
+	policy_rank(policy, signal);
+	for (size_t i = 0; i < policy->n_candidates; i++) {
+		policy_rank_settle(policy, i);
+		if (pod_is_candidate_for(policy->candidates[i], signal))
+			return policy->candidates[i];
+	}
+	return NULL;
 }
 
 /* containerfs thresholds follow the filesystem layout, which is only known after a read. */
@@ -275,6 +297,68 @@ static int pick_threshold(const struct policy *policy)
 	return chosen;
 }
 
+/*
+ * The memory pressure criterion (DESIGN.md §1 "Memory pressure"), standalone only: the node's
+ * and every workload's PSI, read on each evaluation into the memory.pressure observation,
+ * which crosses its hard threshold only once a verdict holds (signals/pressure_watch.c).
+ */
+static void read_pressure(struct policy *policy)
+{
+	struct pressure_watch *watch = policy->pressure;
+	struct pressure_workload *workloads = NULL;
+	int64_t now = policy->now_ns();
+	size_t n = 0;
+
+	watch->criterion = policy->config.memory_pressure;
+	if (!config_memory_pressure_applies(&policy->config)) {
+		watch->criterion.on = false;
+		memset(&policy->obs.signal[EV_SIGNAL_MEMORY_PRESSURE], 0, sizeof(policy->obs.signal[0]));
+		return;
+	}
+	if (policy->pods && !policy_refresh_pods(policy)) {
+		struct pod **pods = pods_list(policy->pods, &n);
+
+		workloads = n ? calloc(n, sizeof(*workloads)) : NULL;
+		if (!workloads)
+			n = 0;
+		for (size_t i = 0; i < n; i++)
+			workloads[i] = (struct pressure_workload){
+				.cgroup_id = pods[i]->cgroup_id,
+				.cgroup_path = pods[i]->cgroup_path,
+				.candidate = pod_is_candidate(pods[i]),
+			};
+	}
+	if (pressure_watch_update(watch, policy->config.root, workloads, n, now))
+		log_warn("memory pressure criterion: out of memory; judging the node alone");
+	free(workloads);
+	pressure_watch_observe(watch, &policy->obs.signal[EV_SIGNAL_MEMORY_PRESSURE], now);
+}
+
+/* The workload whose own pressure held is its own victim (oomd kills within the limited
+ * cgroup): first in line, the others after it in the ranking's order. */
+static void pressure_victim_first(struct policy *policy)
+{
+	uint64_t id = policy->pressure->victim_cgroup_id;
+
+	if (!id)
+		return;
+	for (size_t i = 0; i < policy->n_candidates; i++) {
+		struct pod *pod = policy->candidates[i];
+
+		if (pod->cgroup_id != id)
+			continue;
+		if (!i)
+			return;
+		pods_refine_usage(policy->pods, pod);
+		pod->working_set_unrefined = pod->processes_unrefined = false;
+		memmove(policy->candidates + 1, policy->candidates, i * sizeof(*policy->candidates));
+		policy->candidates[0] = pod;
+		if (policy->n_settled < i + 1)
+			policy->n_settled = 1;
+		return;
+	}
+}
+
 int policy_evaluate(struct policy *policy, uint32_t mask)
 {
 	struct decision *decision = &policy->decision;
@@ -285,6 +369,7 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 	err = signals_read(&policy->source, mask, &policy->obs);
 	if (err)
 		log_debug("reading signals: %s; evaluating what could be read", strerror(-err));
+	read_pressure(policy);
 	engine_follow_layout(policy);
 	engine_evaluate(&policy->engine, &policy->obs, policy->now_ns(), &policy->eval);
 
@@ -299,6 +384,8 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 	threshold = policy_threshold(policy);
 	policy_rank(policy, threshold->signal);
 	policy_rank_settle(policy, POLICY_RANK_SETTLED - 1);
+	if (threshold->signal == EV_SIGNAL_MEMORY_PRESSURE)
+		pressure_victim_first(policy);
 	/* The never-evict set ranks last; the victim is the first candidate outside it. */
 	for (size_t i = 0; i < policy->n_candidates; i++) {
 		const struct pod *pod;
@@ -318,6 +405,11 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 		decision->reason = !policy->pods ? "no cgroup v2 tree to evict from" :
 				   protected_running ? "every candidate is in the never-evict set" :
 							  "no pods or workloads to evict";
+	else if (threshold->signal == EV_SIGNAL_MEMORY_PRESSURE)
+		decision->reason = policy->pressure->victim_cgroup_id && decision->victim->cgroup_id ==
+				   policy->pressure->victim_cgroup_id ?
+				   "memory pressure: the workload's own memory.pressure stayed above the limit for the duration" :
+				   "memory pressure: the node's stayed above the limit for the duration; victim by ranking";
 	else if (threshold->signal == EV_SIGNAL_OOM_GUARD)
 		decision->reason = "oom-guard: the kernel's MemAvailable is below the guard, OOM is near";
 	else

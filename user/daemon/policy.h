@@ -16,6 +16,7 @@
 #include "core/thresholds.h"
 #include "ops/report.h"
 #include "pods/pods.h"
+#include "signals/pressure_watch.h"
 #include "signals/signals.h"
 
 #define POLICY_MAX_KILL_ROOTS 32
@@ -57,12 +58,17 @@ struct policy {
 	const char *kill_roots[POLICY_MAX_KILL_ROOTS];
 	const char *reclaim_commands[CONFIG_MAX_LIST];
 	struct reclaim reclaim;
+	/* The memory pressure criterion's clocks: the daemon's (they outlive a reload), else
+	 * own_pressure (--once, tests). */
+	struct pressure_watch *pressure;
+	struct pressure_watch own_pressure;
 };
 
 /* What the policy takes from the runtime: the API client for pod metadata (NULL = none). */
 struct policy_deps {
 	struct kube_client *kube;
 	const char *node_name;
+	struct pressure_watch *pressure;	/* NULL: the policy keeps its own */
 };
 
 /* Build from a validated configuration. A missing cgroup v2 tree is not fatal: the policy then
@@ -84,6 +90,10 @@ void policy_rank_settle(struct policy *policy, size_t upto);
 /* Settled by every evaluation: the victim, the log line and the event log's candidates. */
 #define POLICY_RANK_SETTLED 16
 const struct threshold *policy_threshold(const struct policy *policy);
+/* The workload an eviction for signal would take now: the decision's victim, or with none the
+ * first candidate of a fresh ranking (doc/DESIGN.md "Profiles": `make run` shows it). NULL:
+ * nothing evictable. Valid until the next refresh. */
+const struct pod *policy_first_in_line(struct policy *policy, enum ev_signal signal);
 /* false while the first pod list from the API server is awaited (at most 5 s after start). */
 bool policy_metadata_ready(const struct policy *policy);
 

@@ -36,6 +36,7 @@ int daemon_reload(struct daemon *daemon)
 	err = policy_new(&policy, fresh, &(struct policy_deps){
 		.kube = daemon->kube,
 		.node_name = daemon->node_name,
+		.pressure = &daemon->pressure,
 	});
 	if (err) {
 		log_err("SIGHUP: building the new policy: %s; keeping the running one", strerror(-err));

@@ -296,8 +296,10 @@ static void print_status(FILE *out, struct json_object *reply)
 		const char *signal = field_string(threshold, "signal", "?");
 		char text[600];
 
-		snprintf(text, sizeof(text), "%s %s<%s%s", field_string(threshold, "kind", "?"), signal,
-			 field_string(threshold, "value", "?"), field_bool(threshold, "derived") ? " (derived)" : "");
+		/* memory.pressure's value is its criterion ("full avg10>60.00% for 30s"). */
+		snprintf(text, sizeof(text), "%s %s%s%s%s", field_string(threshold, "kind", "?"), signal,
+			 strcmp(signal, "memory.pressure") ? "<" : " ", field_string(threshold, "value", "?"),
+			 field_bool(threshold, "derived") ? " (derived)" : "");
 		amount_field(signal, threshold, "resolved", a, sizeof(a));
 		table_add(&table, text, a, field_string(threshold, "grace_period", "-"),
 			  field_bool(threshold, "actionable") ? "ACTING" : field_bool(threshold, "met") ? "met" : "ok");

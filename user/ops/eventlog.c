@@ -43,6 +43,7 @@ const char *eventlog_action_name(enum eventlog_action action)
 	case EVENTLOG_RECLAIMED: return "reclaimed";
 	case EVENTLOG_UNRETURNED: return "unreturned";
 	case EVENTLOG_FAILED: return "failed";
+	case EVENTLOG_WARNED: return "warn";
 	}
 	return "unknown";
 }
@@ -91,6 +92,8 @@ void eventlog_format_amount(enum ev_signal signal, int64_t value, char *buf, siz
 {
 	if (signal_in_bytes(signal))
 		format_bytes(value, buf, len);
+	else if (signal_meta(signal)->unit == SIGNAL_UNIT_PERMYRIAD)	/* memory.pressure */
+		snprintf(buf, len, "%lld.%02lld%%", (long long)value / 100, (long long)(value < 0 ? -value : value) % 100);
 	else
 		snprintf(buf, len, "%lld", (long long)value);
 }
@@ -117,6 +120,8 @@ static enum rank_keys signal_keys(enum ev_signal signal)
 void eventlog_rank_reason(enum ev_signal signal, const struct rank_options *options,
 			  const struct pod *pod, char *buf, size_t len)
 {
+	/* memory.pressure ranks as memory (rank.c), in bytes, not in its own permyriad. */
+	signal = signal == EV_SIGNAL_MEMORY_PRESSURE ? EV_SIGNAL_MEMORY_AVAILABLE : signal;
 	int64_t usage = rank_usage(signal, options, pod);
 	int64_t request = rank_request(signal, pod);
 	char usage_text[32], request_text[32], above_text[32];
@@ -134,6 +139,10 @@ void eventlog_rank_reason(enum ev_signal signal, const struct rank_options *opti
 	if (daemonset_last && pod->is_daemonset && used < len)
 		used += (size_t)snprintf(buf + used, len - used,
 					 "DaemonSet pod: ranked after all others (it would be recreated here); ");
+	if ((pod->preference == POD_PREF_PREFER || pod->preference == POD_PREF_AVOID) && used < len)
+		used += (size_t)snprintf(buf + used, len - used, "%s: ranked %s; ", pod->preference_from,
+					 pod->preference == POD_PREF_PREFER ? "before the others" :
+									      "after the others");
 	if (used >= len)
 		return;
 	if (pod->stats_missing) {
@@ -200,6 +209,10 @@ void eventlog_action_text(const struct eventlog_decision *decision, char *buf, s
 		return;
 	case EVENTLOG_UNRETURNED:
 		snprintf(buf, len, "the last kill did not give back its memory: %s; holding evictions", error);
+		return;
+	case EVENTLOG_WARNED:
+		snprintf(buf, len, "warning: below the warning level; first in line %s",
+			 decision->victim ? name : "nothing evictable");
 		return;
 	}
 	snprintf(buf, len, "%s", eventlog_action_name(decision->action));

@@ -51,8 +51,9 @@ enum eventlog_action {
 	EVENTLOG_RECLAIMED,	/* node-level reclaim resolved the signal; nobody killed */
 	EVENTLOG_FAILED,	/* the kill failed (error says why) */
 	EVENTLOG_UNRETURNED,	/* a completed kill did not give back what it held (error: what) */
+	EVENTLOG_WARNED,	/* the pre-kill warning: below --warn-memory-available (victim: first in line) */
 };
-/* "killed", "dry_run", "no_victim", "reclaimed", "failed", "unreturned". */
+/* "killed", "dry_run", "no_victim", "reclaimed", "failed", "unreturned", "warn". */
 const char *eventlog_action_name(enum eventlog_action action);
 struct eventlog_decision;
 /* For people, with the victim's name: "killed NAME", "failed to kill NAME: ERROR", and with

@@ -95,6 +95,7 @@ static const char *unit_suffix(enum signal_unit unit)
 	case SIGNAL_UNIT_BYTES: return "bytes";
 	case SIGNAL_UNIT_INODES: return "inodes";
 	case SIGNAL_UNIT_TASKS: return "tasks";
+	case SIGNAL_UNIT_PERMYRIAD: return "permyriad";
 	}
 	return "unknown";
 }
@@ -188,11 +189,11 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	/* One family per unit, as node_exporter splits node_filesystem_avail_bytes from
 	 * node_filesystem_files_free (https://prometheus.io/docs/practices/naming/: "a single
 	 * unit", suffixed). */
-	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_TASKS; u++)
+	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_PERMYRIAD; u++)
 		put_signal_family(out, snap, "evictd_signal_available", u,
 				  "Eviction signal's available amount (oom.guard: MemAvailable).",
 				  snap->signal_available);
-	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_TASKS; u++)
+	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_PERMYRIAD; u++)
 		put_signal_family(out, snap, "evictd_signal_capacity", u, "Eviction signal's capacity.",
 				  snap->signal_capacity);
 
@@ -212,7 +213,7 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 			       snap->file_cache_refaulting);
 	}
 
-	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_TASKS; u++)
+	for (int u = SIGNAL_UNIT_BYTES; u <= SIGNAL_UNIT_PERMYRIAD; u++)
 		put_threshold_family(out, snap, u);
 	put_help(out, "evictd_threshold_met", "gauge",
 		 "1 while the threshold is met (crossed, or not yet back above its minimum reclaim).");
@@ -325,6 +326,12 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 		{ "evictd_escaped_processes_total", "counter",
 		  "Processes that left a victim's cgroup before it emptied; killed through their pidfds.",
 		  snap->escaped_processes },
+		{ "evictd_warnings_total", "counter",
+		  "Pre-kill warnings said (--warn-memory-available), at most one per --warn-interval.",
+		  snap->warnings },
+		{ "evictd_memory_pressure_workloads_above", "gauge",
+		  "Workloads whose own memory.pressure is above --memory-pressure-limit now (held or not).",
+		  snap->pressure_workloads_above },
 	};
 	PUT_INT_FAMILIES(out, kills);
 	const struct int_family pods_seen[] = {

@@ -103,6 +103,8 @@ struct metrics_snapshot {
 	uint64_t evictions_refused_stale;	/* the cgroup at the path was not the one ranked */
 	uint64_t evictions_unreturned;		/* completed kills that did not give back their memory */
 	uint64_t escaped_processes;		/* left a victim's cgroup during its grace; killed */
+	uint64_t warnings;			/* pre-kill warnings said (daemon/warn.c) */
+	uint64_t pressure_workloads_above;	/* workloads whose memory.pressure is above the limit */
 	uint64_t pods_memory_estimated;		/* pods whose memory.current cannot be read */
 	uint64_t pods_refused;			/* pods refused alone by the pod list parser */
 	/* Last graceful node shutdown, whole Unix seconds as the kubelet exports them; 0: none. */

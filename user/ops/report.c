@@ -107,6 +107,7 @@ struct json_object *report_json(const struct evictd_config *config,
 	json_object_object_add(root, "memory_working_set", json_object_new_int64(obs->memory_working_set_bytes));
 	json_object_object_add(root, "fs_layout", json_object_new_string(fs_layout_name(obs->fs_layout)));
 	json_object_object_add(root, "cgroup_layout", json_object_new_string(cgroup_layout_name(obs->cgroup_layout)));
+	json_object_object_add(root, "swap_short", json_object_new_boolean(eval->swap_short));
 	json_object_object_add(root, "dry_run", json_object_new_boolean(config->dry_run));
 	return root;
 }
@@ -128,7 +129,18 @@ void report_text(FILE *out, const struct eviction_engine *engine, const struct o
 		char available[32], limit[32], capacity[32];
 
 		if (!observed->present) {
-			fprintf(out, "  %-24s unreadable\n", signal_name(threshold->signal));
+			/* No swap or no zram device is a fact of the host, not a failed read. */
+			fprintf(out, "  %-24s %s\n", signal_name(threshold->signal),
+				threshold->signal == EV_SIGNAL_SWAP_AVAILABLE ? "none (no swap)" :
+				threshold->signal == EV_SIGNAL_ZRAM_AVAILABLE ? "none (no zram device)" :
+				"unreadable");
+			continue;
+		}
+		if (threshold->signal == EV_SIGNAL_MEMORY_PRESSURE) {	/* as PSI, not its complement */
+			fprintf(out, "  %-24s %9lld.%02lld%% stalled  hard %s%s\n", signal_name(threshold->signal),
+				(long long)(10000 - observed->available) / 100,
+				(long long)(10000 - observed->available) % 100, threshold->value.text,
+				eval->actionable[i] ? " ACT" : eval->met[i] ? " met" : "");
 			continue;
 		}
 		format_amount(threshold->signal, observed->available, available, sizeof(available));
@@ -138,6 +150,14 @@ void report_text(FILE *out, const struct eviction_engine *engine, const struct o
 			available, capacity, threshold->hard ? "hard" : "soft", threshold->value.text,
 			limit, eval->actionable[i] ? " ACT" : eval->met[i] ? " met" : "");
 	}
+	for (size_t i = 0; i < engine->n_thresholds; i++)
+		if (signal_meta(engine->thresholds[i].signal)->swap_gate) {
+			/* DESIGN.md §1 "Swap and zram": why a low memory.available did not act. */
+			fprintf(out, "  swap: %s\n", eval->swap_short ?
+				"short or none (memory thresholds count)" :
+				"has room (memory thresholds held back until swap or zram runs short)");
+			break;
+		}
 	fprintf(out, "  conditions:");
 	for (int c = 0; c < EV_CONDITION_COUNT; c++)
 		fprintf(out, " %s=%s", condition_name(c), eval->conditions[c] ? "True" : "False");

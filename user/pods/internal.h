@@ -49,6 +49,8 @@ struct pods {
 	size_t n_workload_roots;
 	bool standalone;
 	bool cheap_usage;	/* pods_options.cheap_usage */
+	struct workload_prefs prefs;	/* pods_options.workload_prefs (copied) */
+	uid_t scan_root_owner;		/* owner of the workload root being scanned */
 
 	struct pods_meta_source *meta_source;
 	struct pod_meta_list meta;
@@ -129,6 +131,9 @@ bool pods_watch_need_discovery(struct pods *pods);
 /* true the first time (kind, key) is seen and its kind's rate allows a line: the caller logs
  * then. A key held back by the rate is not remembered, so it gets its line later. */
 bool pods_first_time(struct pods *pods, const char *kind, const char *key);
+/* An xattr of the open cgroup dir fd as a NUL-terminated string with trailing whitespace cut
+ * (pods.c): 1 found, 0 absent, -EILSEQ when the value holds a NUL byte, other -errno. */
+int pods_read_xattr(int fd, const char *name, char *buf, size_t len);
 /* A UID as the kubelet uses it in cgroup names: letters, digits and '-' only. */
 bool pods_uid_is_valid(const char *uid);
 /* qsort/bsearch order of pod_meta by cgroup_uid. */

@@ -40,6 +40,7 @@
 #include "sys/fileio.h"
 #include "sys/log.h"
 #include "pods/internal.h"
+#include "pods/prefs.h"
 
 bool pods_path_is_ancestor(const char *ancestor, const char *path)
 {
@@ -104,6 +105,8 @@ int pods_open(struct pods **out, const struct pods_options *options)
 	}
 
 	pods->standalone = options->n_workload_roots > 0;
+	if (options->workload_prefs)
+		pods->prefs = *options->workload_prefs;
 	pods->cheap_usage = options->cheap_usage;
 	for (size_t i = 0; i < options->n_workload_roots; i++) {
 		const char *dir = options->workload_roots[i];
@@ -367,7 +370,7 @@ static int discover_kubepods(struct pods *pods)
 /* An xattr of the open cgroup dir fd as a NUL-terminated string with trailing whitespace cut.
  * 1 found, 0 absent, -EILSEQ when the value holds a NUL byte (the C string would silently
  * end early: "1\0garbage" is not "1"), other negative errno. */
-static int read_xattr(int fd, const char *name, char *buf, size_t len)
+int pods_read_xattr(int fd, const char *name, char *buf, size_t len)
 {
 	ssize_t n = fgetxattr(fd, name, buf, len - 1);
 
@@ -400,10 +403,10 @@ static int workload_xattr(struct pods *pods, struct pod *pod, int fd, uid_t owne
 	int found;
 
 	*used = trusted;
-	found = read_xattr(fd, trusted, value, len);
+	found = pods_read_xattr(fd, trusted, value, len);
 	if (found == 0) {
 		*used = user;
-		found = read_xattr(fd, user, value, len);
+		found = pods_read_xattr(fd, user, value, len);
 		if (found > 0 && owner != 0) {
 			snprintf(key, sizeof(key), "%s:%s", pod->cgroup_path, user);
 			if (pods_first_time(pods, "xattr-not-root", key))
@@ -432,10 +435,30 @@ static int workload_xattr(struct pods *pods, struct pod *pod, int fd, uid_t owne
 	return found;
 }
 
+/* systemd's ManagedOOMPreference (its xattrs, under systemd-oomd's ownership rule) and the
+ * configured workloadPreferences (prefs.h). priority_set: an xattr gave the priority. */
+static void workload_preferences(struct pods *pods, struct pod *pod, int fd, uid_t owner,
+				 bool priority_set)
+{
+	const char *base = strrchr(pod->cgroup_path, '/'), *rel = pod->cgroup_path;
+	size_t mount_len = strlen(pods->mount);
+	const char *xattr;
+
+	pod->preference = pods_oomd_preference(fd, owner, pods->scan_root_owner, &xattr);
+	if (xattr)
+		snprintf(pod->preference_from, sizeof(pod->preference_from),
+			 "ManagedOOMPreference=%s (%s)",
+			 pod->preference == POD_PREF_NEVER ? "omit" : "avoid", xattr);
+	if (!strncmp(rel, pods->mount, mount_len) && rel[mount_len] == '/')
+		rel += mount_len + 1;
+	workload_prefs_apply(&pods->prefs, pod, base ? base + 1 : pod->cgroup_path, rel, priority_set);
+}
+
 static void workload_xattrs(struct pods *pods, struct pod *pod, int fd, uid_t owner)
 {
 	char value[128], key[PATH_MAX + 200];
 	const char *name;
+	bool priority_set = false;
 
 	if (workload_xattr(pods, pod, fd, owner, PODS_XATTR_TRUSTED_PRIORITY, PODS_XATTR_PRIORITY,
 			   value, sizeof(value), &name) > 0) {
@@ -451,8 +474,10 @@ static void workload_xattrs(struct pods *pods, struct pod *pod, int fd, uid_t ow
 					 pod->cgroup_path, name, value);
 		} else {
 			pod->priority = (int32_t)priority;
+			priority_set = true;
 		}
 	}
+	workload_preferences(pods, pod, fd, owner, priority_set);
 
 	if (workload_xattr(pods, pod, fd, owner, PODS_XATTR_TRUSTED_MEMORY_REQUEST,
 			   PODS_XATTR_MEMORY_REQUEST, value, sizeof(value), &name) > 0) {
@@ -477,12 +502,16 @@ static int discover_workloads(struct pods *pods)
 		const char *root = pods->workload_roots[r];
 		struct dirent *entry;
 		DIR *d = opendir(root);
+		struct stat st;
 
 		if (!d) {
 			if (pods_first_time(pods, "workload-root", root))
 				log_err("workload root %s: %m", root);
 			continue;
 		}
+		/* systemd-oomd trusts a non-root cgroup's user.oomd_* only when the monitored
+		 * cgroup above it has the same owner (prefs.h); uid -1 matches no cgroup. */
+		pods->scan_root_owner = fstat(dirfd(d), &st) == 0 ? st.st_uid : (uid_t)-1;
 		while ((entry = readdir(d))) {
 			struct pod *pod;
 

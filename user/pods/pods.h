@@ -15,6 +15,7 @@
 #include <stdint.h>
 
 #include "core/rank.h"
+#include "pods/prefs.h"
 
 #define PODS_MAX_WORKLOAD_ROOTS 16
 
@@ -182,6 +183,8 @@ struct pods_options {
 	 * pods_refine_usage() reads memory.stat and walks cgroup.threads for the pods the
 	 * ranking reaches (doc/DESIGN.md §5, "Ranking 1,000 pods"). false: read everything. */
 	bool cheap_usage;
+	/* Standalone: workloadPreferences (pods/prefs.h), copied; NULL = none. */
+	const struct workload_prefs *workload_prefs;
 };
 
 struct pods;

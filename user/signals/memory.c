@@ -373,6 +373,9 @@ int sig_read_memory_group(const struct signal_source *source, struct observation
 	obs->mem_available_kernel_bytes = available;
 	*guard = (struct observation){ .present = true, .available = available,
 				       .capacity = total, .read_at_ns = clock_monotonic_ns() };
+	/* Swap and zram gate the memory thresholds (swap.c); a failure leaves them absent
+	 * (logged there) and the memory signals stand. */
+	(void)signals_read_swap(source, obs);
 	if (!want_cgroup)
 		return 0;
 

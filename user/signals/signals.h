@@ -66,6 +66,19 @@ int signals_read_pids(const char *root, struct observations *obs);
  * returning 0, when there is no kubepods cgroup or it has no memory limit. */
 int signals_read_allocatable(const struct signal_source *source, struct observations *obs);
 
+/* swap.available and zram.available (swap.c). Either is left !present when the node has no
+ * swap (SwapTotal 0) or no sized zram device. */
+int signals_read_swap(const struct signal_source *source, struct observations *obs);
+int signals_read_swap_meminfo(const char *root, int64_t *swap_total, int64_t *swap_free);
+struct zram_device_stat {
+	int64_t orig_data_size, compr_data_size, mem_used_total, mem_limit;	/* mm_stat */
+	int64_t disksize;
+};
+int signals_parse_zram_mm_stat(const char *text, struct zram_device_stat *out);
+int64_t signals_zram_limit(const struct zram_device_stat *stat);
+/* Sum over root/sys/block/zram*: room = limit - mem_used_total. */
+int signals_read_zram(const char *root, int64_t *room, int64_t *limit, unsigned *n_devices);
+
 /* The stat/statvfs calls behind the filesystem signals, so tests can fake st_dev and the
  * statvfs numbers. Both behave like the libc calls (-1 and errno on failure). */
 struct stat;

@@ -326,7 +326,7 @@ static __attribute__((noreturn)) void child_exec(const struct subprocess_options
 	    dup2(out_fd, STDERR_FILENO) < 0) {
 		err = errno;
 	} else if (o->shell_command) {
-		execve("/bin/sh", (char *const *)shell_argv, environ);
+		execve("/bin/sh", (char *const *)shell_argv, o->envp ? (char *const *)o->envp : environ);
 		err = errno;
 	} else {
 		execvp(o->argv[0], (char *const *)o->argv);

@@ -53,6 +53,9 @@ struct subprocess_options {
 	 * for /bin/sh -c. */
 	const char *const *argv;
 	const char *shell_command;
+	/* shell_command only: the child's whole environment ("NAME=value", NULL-terminated);
+	 * NULL = evictd's own. Built before the fork: nothing is allocated in the child. */
+	const char *const *envp;
 	int64_t timeout_ns;		/* > 0, required: nothing evictd runs is unbounded */
 	int64_t kill_grace_ns;		/* <= 0: SUBPROCESS_DEFAULT_KILL_GRACE_NS */
 	subprocess_done_fn done;	/* called once, from the loop, unless cancelled */
