@@ -22,16 +22,24 @@
 
 static int parse(struct evictd_config *config, const char *const *args)
 {
-	char *argv[32] = { "evictd" };
-	int argc = 1, err;
+	/* The kubelet's rules: pinned, as this host has no kubelet for "auto" to find. */
+	char *argv[32] = { "evictd", "--profile=kubernetes" };
+	int argc = 2, err;
 
-	for (; args && args[argc - 1]; argc++)
-		argv[argc] = (char *)args[argc - 1];
+	for (; args && args[argc - 2]; argc++)
+		argv[argc] = (char *)args[argc - 2];
 	config_init_defaults(config);
 	err = config_parse_args(config, argc, argv);
 	if (err)
 		return err;
 	return config_finalize(config);
+}
+
+/* Defaults with the kubelet's profile pinned (a YAML loaded directly is no evidence of one). */
+static void kubernetes_defaults(struct evictd_config *config)
+{
+	config_init_defaults(config);
+	snprintf(config->profile, sizeof(config->profile), "kubernetes");
 }
 
 /* "hard memory.available<150Mi min=0", the form the tables below expect. */
@@ -296,7 +304,7 @@ static void test_merge_default_eviction_settings_from_yaml(void **state)
 				   "mergeDefaultEvictionSettings: true\n"
 				   "evictionHard:\n  nodefs.available: 1Gi\n";
 
-	config_init_defaults(&config);
+	kubernetes_defaults(&config);
 	assert_int_equal(config_load_yaml(&config, yaml, strlen(yaml), "merge.yaml"), 0);
 	assert_int_equal(config_finalize(&config), 0);
 	assert_int_equal(config.n_thresholds, 5);
@@ -313,11 +321,11 @@ static void test_null_and_empty_eviction_hard(void **state)
 					"evictionMaxPodGracePeriod: ~\n";
 	static const char empty_yaml[] = "kind: KubeletConfiguration\nevictionHard: {}\n";
 
-	config_init_defaults(&config);
+	kubernetes_defaults(&config);
 	assert_int_equal(config_load_yaml(&config, null_yaml, strlen(null_yaml), "null.yaml"), 0);
 	assert_int_equal(config_finalize(&config), 0);
 	assert_int_equal(config.n_thresholds, 5);
-	config_init_defaults(&config);
+	kubernetes_defaults(&config);
 	assert_int_equal(config_load_yaml(&config, empty_yaml, strlen(empty_yaml), "empty.yaml"), 0);
 	assert_int_equal(config_finalize(&config), 0);
 	assert_int_equal(config.n_thresholds, 0);
@@ -331,7 +339,7 @@ static void test_zero_transition_period_in_a_file_is_defaulted(void **state)
 	static const char yaml[] = "kind: KubeletConfiguration\nevictionPressureTransitionPeriod: 0s\n";
 	const char *flag[] = { "--eviction-pressure-transition-period=0s", NULL };
 
-	config_init_defaults(&config);
+	kubernetes_defaults(&config);
 	assert_int_equal(config_load_yaml(&config, yaml, strlen(yaml), "zero.yaml"), 0);
 	assert_int_equal(config.pressure_transition_period_ns, S(300));
 	assert_int_equal(parse(&config, flag), 0);
@@ -395,11 +403,11 @@ static void test_allocatable_from_yaml_list(void **state)
 	static const char pods[] = "kind: KubeletConfiguration\n"
 				   "enforceNodeAllocatable:\n- system-reserved\n- pods\n";
 
-	config_init_defaults(&config);
+	kubernetes_defaults(&config);
 	assert_int_equal(config_load_yaml(&config, none, strlen(none), "none.yaml"), 0);
 	assert_int_equal(config_finalize(&config), 0);
 	assert_int_equal(allocatable(&config, out), 0);
-	config_init_defaults(&config);
+	kubernetes_defaults(&config);
 	assert_int_equal(config_load_yaml(&config, pods, strlen(pods), "pods.yaml"), 0);
 	assert_int_equal(config_finalize(&config), 0);
 	assert_int_equal(allocatable(&config, out), 1);
