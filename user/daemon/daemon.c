@@ -29,6 +29,7 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config, int a
 	daemon->argc = argc;
 	daemon->argv = argv;
 	daemon->logged_threshold_index = -1;
+	pacing_init(&daemon->memory_pacing);
 	err = loop_new(&daemon->loop);
 	if (!err)
 		err = executor_new(&daemon->executor, daemon->loop);

@@ -13,6 +13,7 @@
 #include "act/shutdown.h"
 #include "bpf_loader/bpf_loader.h"
 #include "core/kill_ledger.h"
+#include "core/pacing.h"
 #include "daemon/policy.h"
 #include "sys/loop.h"
 
@@ -104,6 +105,7 @@ struct daemon {
 	int64_t last_wake_latency_ns;	/* kernel event -> our handler, last wake-up */
 	struct loop_source *bpf_hook_check;	/* the memory hook self-check timer */
 	struct loop_source *bpf_late_modules;	/* retries module tracepoints (ext4, xfs) */
+	struct pacing memory_pacing;	/* the memory step and rate limit (core/pacing.c) */
 	/* Without BPF: the memory signals re-read every 100 ms .. 1 s, the nearer a memory
 	 * threshold the sooner (daemon_bpf.c); NULL with BPF or without the OOM guard. */
 	struct loop_source *adaptive_poll;
