@@ -282,7 +282,15 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 	size_t protected_running = 0;
 	int err;
 
-	err = signals_read(&policy->source, mask, &policy->obs);
+	/* A wake-up reads only the signals a threshold is set on (every housekeeping tick,
+	 * mask 0, reads them all for the metrics and evictctl). */
+	if (!mask)
+		err = signals_read(&policy->source, 0, &policy->obs);
+	else if (policy->engine_ready && !(mask & engine_signal_mask(&policy->engine)))
+		err = 0;	/* nothing thresholded in it: the last observations stand */
+	else
+		err = signals_read(&policy->source, policy->engine_ready ?
+				   mask & engine_signal_mask(&policy->engine) : mask, &policy->obs);
 	if (err)
 		log_debug("reading signals: %s; evaluating what could be read", strerror(-err));
 	engine_follow_layout(policy);
