@@ -103,6 +103,10 @@ int kill_check_cgroup(const struct kill_config *config, const char *path, int *d
  * and the line saying who is killed and why. 0 when the kill may go on. */
 int kill_pod_announce(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
 		      int64_t grace_ns);
+/* Its two halves: the executor logs a hard kill's line after the cgroup.kill write. */
+int kill_pod_check(const struct kill_config *config, const struct pod *pod);
+void kill_pod_log(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
+		  int64_t grace_ns);
 int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
 	     int64_t grace_ns, struct kill_result *result);
 
