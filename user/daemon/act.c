@@ -36,10 +36,11 @@ struct eviction {
 	const char *reason;		/* a string constant */
 	char victim_name[330];
 	char rank_reason[256];		/* why this victim, for the log (log_eviction) */
-	/* Copied from the part of the ranking every evaluation settles. */
+	/* Copied from the part of the ranking every evaluation settles, after the kill started
+	 * (eviction_keep_candidates): up to 16 pods of 5.8 KB were a 93 KB calloc before it. */
 	_Static_assert(EVENTLOG_MAX_CANDIDATES <= POLICY_RANK_SETTLED, "event log shows unsettled pods");
-	struct pod candidates[EVENTLOG_MAX_CANDIDATES];
-	struct pod *candidate_ptrs[EVENTLOG_MAX_CANDIDATES];
+	struct pod *candidates;		/* n_candidates, one allocation with candidate_ptrs */
+	struct pod **candidate_ptrs;
 	size_t n_candidates;
 	/* The victim's containers at the decision, for the message (pods/containers.c). */
 	struct kube_container_usage containers[POD_MAX_NAMED_CONTAINERS];
@@ -56,6 +57,7 @@ static void eviction_free(struct eviction *eviction)
 {
 	kube_status_wait_free(eviction->status_wait);
 	policy_unref(eviction->policy);
+	free(eviction->candidates);
 	free(eviction);
 }
 
@@ -409,12 +411,27 @@ static struct eviction *eviction_new(struct daemon *daemon, const struct thresho
 		}
 		eviction->n_containers = n;
 	}
-	for (size_t i = 0; i < policy->n_candidates && eviction->n_candidates < EVENTLOG_MAX_CANDIDATES; i++) {
-		eviction->candidates[eviction->n_candidates] = *policy->candidates[i];
-		eviction->candidate_ptrs[eviction->n_candidates] = &eviction->candidates[eviction->n_candidates];
-		eviction->n_candidates++;
-	}
 	return eviction;
+}
+
+/* The ranking the decision log shows with this eviction, copied once the kill is under way
+ * (the pods table is not refreshed in between). Without memory the entry lists none. */
+static void eviction_keep_candidates(struct eviction *eviction, const struct policy *policy)
+{
+	size_t n = policy->n_candidates < EVENTLOG_MAX_CANDIDATES ? policy->n_candidates :
+								      EVENTLOG_MAX_CANDIDATES;
+
+	if (eviction->candidates || !n)
+		return;
+	eviction->candidates = malloc(n * (sizeof(struct pod) + sizeof(struct pod *)));
+	if (!eviction->candidates)
+		return;
+	eviction->candidate_ptrs = (struct pod **)(eviction->candidates + n);
+	for (size_t i = 0; i < n; i++) {
+		eviction->candidates[i] = *policy->candidates[i];
+		eviction->candidate_ptrs[i] = &eviction->candidates[i];
+	}
+	eviction->n_candidates = n;
 }
 
 /*
@@ -559,6 +576,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			.hold_ns = eviction->status_wait ? policy->config.kube_eviction_status_wait_ns : 0,
 		}, &result);
 		daemon->last_kill = result;
+		eviction_keep_candidates(eviction, policy);
 		if (err == 1 && result.dry_run) {
 			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_DRY_RUN, -1, NULL);
 
@@ -742,6 +760,7 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 {
 	struct policy *policy = daemon->policy;
 	const struct threshold *threshold;
+	bool log_after;
 	int64_t target;
 
 	do {
@@ -749,9 +768,15 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 		daemon->evaluations++;
 		note_usage_estimates(daemon);
 		judge_followup(daemon);
-		daemon_sync_pod_psi(daemon);
-		daemon_log_decision(daemon);
 		threshold = policy_threshold(policy);
+		/* A hard threshold's kill goes first: its decision line and the pods' PSI
+		 * triggers come after the cgroup.kill write (doc/DESIGN.md "Acting"). */
+		log_after = threshold && threshold->hard && policy->decision.victim &&
+			    !policy->config.dry_run;
+		if (!log_after) {
+			daemon_sync_pod_psi(daemon);
+			daemon_log_decision(daemon);
+		}
 		if (!threshold) {
 			if (daemon->ops)
 				eventlog_pressure_cleared(daemon_ops_eventlog(daemon));
@@ -791,6 +816,10 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 			break;
 		start_evictions(daemon, threshold, target);
 	} while (0);
+	if (log_after) {
+		daemon_log_decision(daemon);
+		daemon_sync_pod_psi(daemon);
+	}
 	/* evictd's own NoSchedule taints follow the node conditions. */
 	if (daemon->kube_report)
 		kube_report_conditions(daemon->kube_report, policy->eval.conditions);

@@ -202,6 +202,8 @@ static void after_batch(void *ctx)
 	if (!mask || daemon->stop)
 		return;
 	daemon->pending_mask = 0;
+	if (daemon->housekeeping_due)
+		policy_read_self_cgroup(daemon->policy);	/* we may have been moved */
 	daemon_handle(daemon, mask == SIGNAL_MASK_ALL ? 0 : mask);
 	daemon->wake_ktime_ns = 0;
 	policy = daemon->policy;

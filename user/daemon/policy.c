@@ -66,10 +66,11 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 		.cgroup_mount = pods_cgroup_mount(policy->pods),
 		.allowed_roots = policy->kill_roots,
 		.n_allowed_roots = n_roots,
-		.self_cgroup = NULL,	/* re-read before every kill: we may be moved */
+		.self_cgroup = NULL,	/* policy_read_self_cgroup() below */
 		.dry_run = config->dry_run,
 		.kill_timeout_ns = config->kill_timeout_ns,
 	};
+	policy_read_self_cgroup(policy);
 	for (size_t i = 0; i < config->reclaim_commands.n; i++)
 		policy->reclaim_commands[i] = config->reclaim_commands.items[i];
 	reclaim_init(&policy->reclaim, &(struct reclaim_config){
@@ -81,6 +82,21 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 	});
 	log_info("%s mode: evicting below %s%s", config->workload_roots.n ? "standalone" : "kubernetes",
 		 n_roots ? policy->kill_roots[0] : "(no roots)", n_roots > 1 ? " and others" : "");
+}
+
+/* evictd's own cgroup, which no kill may contain: read at start, on a reload and each
+ * housekeeping tick, not before each kill (a /proc read in front of the cgroup.kill write).
+ * Unreadable: NULL, and kill_check_cgroup() reads it before every kill as before. */
+void policy_read_self_cgroup(struct policy *policy)
+{
+	if (!policy->pods)
+		return;
+	if (pods_read_self_cgroup(policy->config.root, policy->kill.cgroup_mount, policy->self_cgroup,
+				  sizeof(policy->self_cgroup))) {
+		policy->kill.self_cgroup = NULL;
+		return;
+	}
+	policy->kill.self_cgroup = policy->self_cgroup;
 }
 
 int policy_new(struct policy **out, const struct evictd_config *config, const struct policy_deps *deps)

@@ -54,6 +54,7 @@ struct policy {
 	int64_t meta_deadline_ns;
 	struct rank_options rank_options;
 	struct kill_config kill;
+	char self_cgroup[PATH_MAX];	/* kill.self_cgroup when it could be read */
 	const char *kill_roots[POLICY_MAX_KILL_ROOTS];
 	const char *reclaim_commands[CONFIG_MAX_LIST];
 	struct reclaim reclaim;
@@ -84,6 +85,8 @@ void policy_rank_settle(struct policy *policy, size_t upto);
 /* Settled by every evaluation: the victim, the log line and the event log's candidates. */
 #define POLICY_RANK_SETTLED 16
 const struct threshold *policy_threshold(const struct policy *policy);
+/* Re-read evictd's own cgroup for the kill rules (at start, reloads, housekeeping). */
+void policy_read_self_cgroup(struct policy *policy);
 /* false while the first pod list from the API server is awaited (at most 5 s after start). */
 bool policy_metadata_ready(const struct policy *policy);
 
