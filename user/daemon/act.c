@@ -590,6 +590,10 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			daemon->pending_mask |= SIGNAL_MASK_ALL;
 			err = 1;
 		}
+		/* The ranking kept near the threshold named a pod that emptied since: decide
+		 * again at once, on a fresh ranking (policy_evaluate uses a kept one once). */
+		if (err == 1 && result.was_empty && policy->preranked)
+			daemon->pending_mask |= SIGNAL_MASK_ALL;
 		if (err) {
 			if (err < 0) {
 				struct eventlog_decision entry = eviction_entry(eviction, pod, EVENTLOG_FAILED, -1,

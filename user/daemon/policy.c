@@ -192,6 +192,7 @@ int policy_refresh_pods(struct policy *policy)
 	policy->candidates = NULL;
 	policy->n_candidates = 0;
 	policy->n_settled = 0;
+	policy->prerank_at_ns = 0;
 	policy->decision.victim = NULL;
 	if (!policy->pods)
 		return -ENOENT;
@@ -291,6 +292,76 @@ static int pick_threshold(const struct policy *policy)
 	return chosen;
 }
 
+/* A ranking for signal that prerank() made at most POLICY_PRERANK_MAX_AGE_NS ago. */
+static bool ranking_fresh(const struct policy *policy, enum ev_signal signal)
+{
+	return policy->prerank_at_ns && policy->candidates && policy->ranked_for == signal &&
+	       policy->now_ns() - policy->prerank_at_ns <= POLICY_PRERANK_MAX_AGE_NS;
+}
+
+/*
+ * No threshold is met. Within POLICY_PRERANK_NEAR_BYTES of a memory threshold, keep a ranking
+ * for it at most POLICY_PRERANK_MAX_AGE_NS old, so that the crossing goes straight to the kill
+ * (the pods refresh and the settle were 94 us of the crossing's 1 ms on the bench host,
+ * bench/results.md "Detection latency (issue 24)"). Elsewhere there is no ranking, as before.
+ */
+static void prerank(struct policy *policy)
+{
+	const struct eviction_engine *engine = &policy->engine;
+	int64_t margin = INT64_MAX;
+	int nearest = -1;
+
+	for (size_t i = 0; i < engine->n_thresholds; i++) {
+		enum ev_signal signal = engine->thresholds[i].signal;
+		const struct observation *observed = &policy->obs.signal[signal];
+		int64_t distance;
+
+		if (!(SIGNAL_MASK(signal) & SIGNAL_MASK_MEMORY) || !observed->present)
+			continue;
+		distance = observed->available - policy->eval.threshold_value[i];
+		if (distance >= 0 && distance < margin) {
+			margin = distance;
+			nearest = (int)i;
+		}
+	}
+	if (nearest < 0 || margin > POLICY_PRERANK_NEAR_BYTES || !policy->pods) {
+		policy->candidates = NULL;
+		policy->n_candidates = 0;
+		policy->prerank_at_ns = 0;
+		return;
+	}
+	if (ranking_fresh(policy, engine->thresholds[nearest].signal))
+		return;
+	policy_rank(policy, engine->thresholds[nearest].signal);
+	policy_rank_settle(policy, POLICY_RANK_SETTLED - 1);
+	policy->prerank_at_ns = policy->candidates ? policy->now_ns() : 0;
+}
+
+/* The victim is the first candidate outside the never-evict set (which ranks last). */
+static void choose_victim(struct policy *policy, const struct threshold *threshold,
+			  size_t *protected_running)
+{
+	struct decision *decision = &policy->decision;
+
+	decision->victim = NULL;
+	decision->n_candidates = 0;
+	*protected_running = 0;
+	for (size_t i = 0; i < policy->n_candidates; i++) {
+		const struct pod *pod;
+
+		if (!decision->victim)
+			policy_rank_settle(policy, i);
+		pod = policy->candidates[i];
+		if (pod_is_candidate_for(pod, threshold->signal)) {
+			decision->n_candidates++;
+			if (!decision->victim)
+				decision->victim = pod;
+		} else if (pod_never_evict(pod) && pod->processes > 0 && !pod->exited) {
+			(*protected_running)++;
+		}
+	}
+}
+
 int policy_evaluate(struct policy *policy, uint32_t mask)
 {
 	struct decision *decision = &policy->decision;
@@ -315,28 +386,31 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 	memset(decision, 0, sizeof(*decision));
 	decision->threshold_index = pick_threshold(policy);
 	decision->dry_run = policy->config.dry_run;
-	policy->candidates = NULL;
-	policy->n_candidates = 0;
-	if (decision->threshold_index < 0)
+	policy->preranked = false;
+	if (decision->threshold_index < 0) {
+		prerank(policy);
 		return 0;
+	}
 
 	threshold = policy_threshold(policy);
-	policy_rank(policy, threshold->signal);
+	/* The ranking kept near a memory threshold, if it is fresh: the pods it names are
+	 * still checked against their cgroup ids before any kill (act/kill.c). */
+	if (ranking_fresh(policy, threshold->signal) && policy->pods) {
+		policy->preranked = true;
+		policy->prerank_at_ns = 0;	/* used once: the next decision ranks anew */
+	} else {
+		policy->candidates = NULL;
+		policy->n_candidates = 0;
+		policy_rank(policy, threshold->signal);
+	}
 	policy_rank_settle(policy, POLICY_RANK_SETTLED - 1);
-	/* The never-evict set ranks last; the victim is the first candidate outside it. */
-	for (size_t i = 0; i < policy->n_candidates; i++) {
-		const struct pod *pod;
-
-		if (!decision->victim)
-			policy_rank_settle(policy, i);
-		pod = policy->candidates[i];
-		if (pod_is_candidate_for(pod, threshold->signal)) {
-			decision->n_candidates++;
-			if (!decision->victim)
-				decision->victim = pod;
-		} else if (pod_never_evict(pod) && pod->processes > 0 && !pod->exited) {
-			protected_running++;
-		}
+	choose_victim(policy, threshold, &protected_running);
+	if (!decision->victim && policy->preranked) {
+		/* Nothing in the kept ranking (its pods exited, or new ones came): rank now. */
+		policy->preranked = false;
+		policy_rank(policy, threshold->signal);
+		policy_rank_settle(policy, POLICY_RANK_SETTLED - 1);
+		choose_victim(policy, threshold, &protected_running);
 	}
 	if (!decision->victim)
 		decision->reason = !policy->pods ? "no cgroup v2 tree to evict from" :

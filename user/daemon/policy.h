@@ -44,6 +44,8 @@ struct policy {
 	 * ranked by upper bounds (pods_options.cheap_usage; policy_rank_settle()). */
 	size_t n_settled;
 	enum ev_signal ranked_for;
+	int64_t prerank_at_ns;		/* when prerank() ranked them near a threshold; 0: none */
+	bool preranked;			/* the decision used the ranking kept near a threshold */
 	int64_t (*now_ns)(void);	/* monotonic clock; injectable */
 
 	/* NULL when no cgroup v2 tree was found (decisions only). */
@@ -85,6 +87,10 @@ void policy_rank_settle(struct policy *policy, size_t upto);
 /* Settled by every evaluation: the victim, the log line and the event log's candidates. */
 #define POLICY_RANK_SETTLED 16
 const struct threshold *policy_threshold(const struct policy *policy);
+/* Within this of a memory threshold not met yet, a ranking is kept at most this old, and a
+ * crossing uses it instead of ranking anew (policy.c prerank; doc/DESIGN.md "Acting"). */
+#define POLICY_PRERANK_NEAR_BYTES (16LL << 20)
+#define POLICY_PRERANK_MAX_AGE_NS (100LL * 1000000)
 /* Re-read evictd's own cgroup for the kill rules (at start, reloads, housekeeping). */
 void policy_read_self_cgroup(struct policy *policy);
 /* false while the first pod list from the API server is awaited (at most 5 s after start). */
