@@ -172,6 +172,7 @@ static void killed(struct exec_action *action, int64_t kill_ns)
 	action->kill_ns = kill_ns;
 	action->kill_deadline_ns = sat_add_i64(kill_ns, action->kill_timeout_ns);
 	action->result.used_cgroup_kill = true;
+	action->result.killed_at_ns = kill_ns;
 	kill_target_mrelease(&config, action->target.dir_fd);	/* the memory back at once */
 	action->recheck_ns = RECHECK_KILLED_NS;
 	arm_recheck(action, kill_ns, action->kill_deadline_ns);

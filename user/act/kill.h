@@ -70,6 +70,7 @@ struct kill_result {
 	int64_t grace_ns;	/* the grace applied (soft) */
 	int64_t sigterm_to_empty_ns;	/* soft: SIGTERM sent -> populated 0 within the grace */
 	int64_t kill_to_empty_ns;	/* cgroup.kill written -> populated 0 */
+	int64_t killed_at_ns;		/* CLOCK_MONOTONIC just before the cgroup.kill write; 0: none */
 	int64_t total_ns;		/* first action -> populated 0 */
 	/* What the kill left behind (act/aftermath.c), measured when the cgroup emptied; -1 =
 	 * unknown (the cgroup was gone, or no such file). */

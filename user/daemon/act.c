@@ -617,6 +617,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			return;
 		}
 		evictions_in_flight++;
+		daemon_bpf_log_detection(daemon, result.killed_at_ns);
 		/* Killed now: wait for it to complete (above). In its grace (soft): count on what it
 		 * holds, its usage or, unknown, the whole need. */
 		pending = sat_add_i64(pending, grace_ns > 0 ? frees(threshold->signal, pod) : FREES_UNKNOWN);

@@ -206,6 +206,7 @@ static void after_batch(void *ctx)
 		policy_read_self_cgroup(daemon->policy);	/* we may have been moved */
 	daemon_handle(daemon, mask == SIGNAL_MASK_ALL ? 0 : mask);
 	daemon->wake_ktime_ns = 0;
+	daemon->batch_ns = 0;
 	policy = daemon->policy;
 	/* Keep the ranking evictctl shows current even without pressure. */
 	if (daemon->housekeeping_due && policy->decision.threshold_index < 0)

@@ -102,6 +102,10 @@ struct daemon {
 	uint64_t bpf_wakeups;
 	uint64_t kernel_oom_kills_seen;	/* mark_victim records */
 	int64_t wake_ktime_ns;		/* kernel time of the wake-up being handled; 0: none */
+	/* The detection path's stamps (CLOCK_MONOTONIC), logged with a kill a wake-up started
+	 * (act.c): the last two records' kernel times, and when the batch's handler ran. */
+	int64_t record_ktime_ns, prev_record_ktime_ns;
+	int64_t batch_ns;
 	int64_t last_wake_latency_ns;	/* kernel event -> our handler, last wake-up */
 	struct loop_source *bpf_hook_check;	/* the memory hook self-check timer */
 	struct loop_source *bpf_late_modules;	/* retries module tracepoints (ext4, xfs) */

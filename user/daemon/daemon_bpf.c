@@ -72,6 +72,8 @@ static int on_wake(void *ctx, const struct evictd_wake *wake)
 	struct daemon *daemon = ctx;
 
 	daemon->bpf_wakeups++;
+	daemon->prev_record_ktime_ns = daemon->record_ktime_ns;
+	daemon->record_ktime_ns = (int64_t)wake->ktime_ns;
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the same clock as ours. */
 	daemon->last_wake_latency_ns = clock_monotonic_ns() - (int64_t)wake->ktime_ns;
 	if (!daemon->wake_ktime_ns || (int64_t)wake->ktime_ns < daemon->wake_ktime_ns)
@@ -95,11 +97,28 @@ static int on_wake(void *ctx, const struct evictd_wake *wake)
 	return 0;
 }
 
+void daemon_bpf_log_detection(const struct daemon *daemon, int64_t killed_at_ns)
+{
+	const struct policy *policy = daemon->policy;
+
+	if (!daemon->wake_ktime_ns || !daemon->batch_ns || killed_at_ns <= 0)
+		return;
+	log_info("kill: detection path (CLOCK_MONOTONIC ns): record=%lld previous_record=%lld "
+		 "handler=%lld read=%lld evaluated=%lld ranked=%lld write=%lld kept_ranking=%d",
+		 (long long)daemon->record_ktime_ns, (long long)daemon->prev_record_ktime_ns,
+		 (long long)daemon->batch_ns, (long long)policy->read_done_ns,
+		 (long long)policy->evaluated_ns, (long long)policy->ranked_ns,
+		 (long long)killed_at_ns, policy->preranked);
+}
+
 static void on_bpf(void *ctx, int fd, uint32_t revents)
 {
 	struct daemon *daemon = ctx;
+	int err;
 
-	int err = bpf_loader_consume(daemon->bpf, on_wake, daemon);
+	if (!daemon->batch_ns)
+		daemon->batch_ns = clock_monotonic_ns();
+	err = bpf_loader_consume(daemon->bpf, on_wake, daemon);
 
 	if (err < 0)
 		log_warn("bpf: reading wake-ups: %s", strerror(-err));

@@ -380,8 +380,10 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 				   mask & engine_signal_mask(&policy->engine) : mask, &policy->obs);
 	if (err)
 		log_debug("reading signals: %s; evaluating what could be read", strerror(-err));
+	policy->read_done_ns = clock_monotonic_ns();
 	engine_follow_layout(policy);
 	engine_evaluate(&policy->engine, &policy->obs, policy->now_ns(), &policy->eval);
+	policy->evaluated_ns = clock_monotonic_ns();
 
 	memset(decision, 0, sizeof(*decision));
 	decision->threshold_index = pick_threshold(policy);
@@ -412,6 +414,7 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 		policy_rank_settle(policy, POLICY_RANK_SETTLED - 1);
 		choose_victim(policy, threshold, &protected_running);
 	}
+	policy->ranked_ns = clock_monotonic_ns();
 	if (!decision->victim)
 		decision->reason = !policy->pods ? "no cgroup v2 tree to evict from" :
 				   protected_running ? "every candidate is in the never-evict set" :

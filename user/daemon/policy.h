@@ -46,6 +46,9 @@ struct policy {
 	enum ev_signal ranked_for;
 	int64_t prerank_at_ns;		/* when prerank() ranked them near a threshold; 0: none */
 	bool preranked;			/* the decision used the ranking kept near a threshold */
+	/* When the last evaluation had read, evaluated and ranked (CLOCK_MONOTONIC, for the
+	 * detection path's log line). */
+	int64_t read_done_ns, evaluated_ns, ranked_ns;
 	int64_t (*now_ns)(void);	/* monotonic clock; injectable */
 
 	/* NULL when no cgroup v2 tree was found (decisions only). */
