@@ -5,13 +5,13 @@
  * Near a crossing a 1 ms limit turned the wake-ups into a 1 kHz poll that held the crossing
  * back by up to 1 ms (bench/results.md, "Detection latency (issue 24)"), so while the margin
  * keeps shrinking fast enough to cross soon the limit drops to 100 us, and it is back at 1 ms
- * at the first observation that does not shrink it.
+ * as soon as it does not (compared over a window, pacing.h).
  */
 #include "core/pacing.h"
 
 void pacing_init(struct pacing *pacing)
 {
-	*pacing = (struct pacing){ .last_margin = INT64_MAX };
+	*pacing = (struct pacing){ 0 };
 }
 
 static int64_t clamp(int64_t v, int64_t low, int64_t high)
@@ -33,13 +33,37 @@ static int64_t step_bytes(int64_t margin)
 	return clamp(margin / 4, PACING_MIN_STEP_BYTES, PACING_MAX_STEP_BYTES);
 }
 
-/* The margin shrinks at (last - margin) / dt: would it reach 0 within the horizon? In
- * floating point: bytes times ns overflow int64. */
-static int crossing_near(int64_t last, int64_t margin, int64_t dt_ns)
+/* The margin shrinks at (then - margin) / dt: would it reach 0 within the horizon? In floating
+ * point: bytes times ns overflow int64. */
+static bool crossing_near(int64_t then, int64_t margin, int64_t dt_ns)
 {
-	double rate = (double)(last - margin) / (double)dt_ns;	/* bytes per ns, > 0 */
+	double rate = (double)(then - margin) / (double)dt_ns;	/* bytes per ns, > 0 */
 
 	return (double)margin <= rate * (double)PACING_FAST_HORIZON_NS;
+}
+
+/* A new observation: compare it with the older baseline, then slide the baselines once the
+ * newer one is a window old. */
+static void observe(struct pacing *pacing, int64_t margin, int64_t read_ns)
+{
+	int64_t dt;
+
+	pacing->last_read_ns = read_ns;
+	if (margin < 0 || !pacing->base[0].read_ns || read_ns < pacing->base[1].read_ns) {
+		/* Below the threshold (kills under way), the first look, or a clock gone back. */
+		pacing->fast = false;
+		pacing->base[0].margin = pacing->base[1].margin = margin;
+		pacing->base[0].read_ns = pacing->base[1].read_ns = read_ns;
+		return;
+	}
+	dt = read_ns - pacing->base[0].read_ns;
+	pacing->fast = dt > 0 && margin < pacing->base[0].margin &&
+		       crossing_near(pacing->base[0].margin, margin, dt);
+	if (read_ns - pacing->base[1].read_ns >= PACING_WINDOW_NS) {
+		pacing->base[0] = pacing->base[1];
+		pacing->base[1].margin = margin;
+		pacing->base[1].read_ns = read_ns;
+	}
 }
 
 struct pacing_memory pacing_memory(struct pacing *pacing, int64_t margin, int64_t read_ns,
@@ -56,18 +80,10 @@ struct pacing_memory pacing_memory(struct pacing *pacing, int64_t margin, int64_
 	}
 	step = step_bytes(margin) / page_size;
 	out.step_pages = (uint64_t)(step > 0 ? step : 1);
-
-	if (read_ns != pacing->last_read_ns) {
-		int64_t dt = read_ns - pacing->last_read_ns;
-
-		pacing->shrinking = pacing->last_read_ns && dt > 0 && margin >= 0 &&
-				    margin < pacing->last_margin &&
-				    crossing_near(pacing->last_margin, margin, dt) ?
-				    pacing->shrinking + 1 : 0;
-		pacing->last_margin = margin;
-		pacing->last_read_ns = read_ns;
-	}
-	if (pacing->shrinking >= PACING_FAST_AFTER)
+	/* The same read time: an evaluation that did not re-read memory, the same answer. */
+	if (read_ns != pacing->last_read_ns)
+		observe(pacing, margin, read_ns);
+	if (pacing->fast)
 		out.min_interval_ns = PACING_FAST_INTERVAL_NS;
 	return out;
 }

@@ -7,15 +7,18 @@
 #ifndef EVICTD_PACING_H
 #define EVICTD_PACING_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 /* The rate limit far from a threshold or when the margin does not keep shrinking, and the one
  * while it does and a crossing is near. */
 #define PACING_SLOW_INTERVAL_NS (1000 * 1000LL)
 #define PACING_FAST_INTERVAL_NS (100 * 1000LL)
-/* Fast only when the margin shrank at this many evaluations in a row ... */
-#define PACING_FAST_AFTER 2
-/* ... and the rate it shrinks at would reach the threshold within this. */
+/* Fast while the margin shrinks, against what it was one to two windows ago, at a rate that
+ * would reach the threshold within the horizon. A window, not the last read: memory.available
+ * moves by up to ~0.5 MiB from read to read on its own (per-CPU vmstat deltas not yet folded,
+ * mm/vmstat.c), as much as 1 GiB/s charges between two wake-ups 100 us apart. */
+#define PACING_WINDOW_NS (1000 * 1000LL)
 #define PACING_FAST_HORIZON_NS (8 * 1000 * 1000LL)
 /* The smallest step far from a threshold, and the step below it (kills under way). */
 #define PACING_MIN_STEP_BYTES (256 * 1024LL)
@@ -23,9 +26,13 @@
 #define PACING_MAX_STEP_BYTES (1024 * 1024 * 1024LL)
 
 struct pacing {
-	int64_t last_margin;	/* bytes at the last observation */
-	int64_t last_read_ns;	/* when it was read; 0: none yet */
-	unsigned shrinking;	/* observations in a row at which the margin shrank */
+	int64_t last_read_ns;	/* the last observation's read time; 0: none yet */
+	bool fast;		/* its verdict */
+	/* Baselines: base[1] the newest (at most a window old before it slides into base[0]),
+	 * base[0] what the margin is compared with. read_ns 0: none. */
+	struct {
+		int64_t margin, read_ns;
+	} base[2];
 };
 
 struct pacing_memory {
