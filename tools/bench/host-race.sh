@@ -9,17 +9,25 @@
 #   more, whatever happens), HOST_RACE_SAMPLE_US (250), HOST_RACE_PREV (an evictd binary of the
 #   previous release: every run is then made with both, ABBA: A B, B A, A B, ..., so that the
 #   machine's other load falls on both alike), HOST_RACE_CHURN_RUNS (4 per binary; 0: none),
-#   HOST_RACE_CHURN_MI (64), HOST_RACE_CHURN_MARGIN_MI (16), HOST_RACE_CHURN_S (10).
+#   HOST_RACE_CHURN_MI (64), HOST_RACE_CHURN_MARGIN_MI (4), HOST_RACE_CHURN_S (10).
+#   HOST_RACE_ARGS_NEW / HOST_RACE_ARGS_PREV: more evictd arguments for either; HOST_RACE_WRAP_NEW /
+#   HOST_RACE_WRAP_PREV: a command prefix (e.g. HOST_RACE_PREV=build/evictd
+#   HOST_RACE_ARGS_NEW=--realtime-priority=1 HOST_RACE_WRAP_PREV="nice -n -20" compares the two).
 #
 # Near-threshold churn: a workload maps, touches and unmaps CHURN_MI MiB for CHURN_S s as fast as
-# it can (~1 GiB/s here), with the threshold CHURN_MI + CHURN_MARGIN_MI below memory.available
-# at its start, so memory.available swings down to a few MiB above it. Measured per binary
+# it can (~1 GiB/s here), CHURN_MARGIN_MI above a threshold at its peak. The other work on the
+# bench host moves memory.available by hundreds of MiB within seconds, so where the memory
+# controller is on cgroup v1 the threshold that is approached is allocatableMemory.available:
+# the workload is also put in a v1 memory cgroup <v1>/evictd-churn-PID/kubepods (evictd:
+# --cgroup-root=/evictd-churn-PID) limited to 100 MiB + CHURN_MI + CHURN_MARGIN_MI, with
+# memory.available<100Mi (its allocatable copy, DESIGN.md §2) that the node never nears; the
+# BPF wake-ups still count every charge on the node. Elsewhere memory.available itself, with
+# the threshold set CHURN_MI + CHURN_MARGIN_MI below it at the start. Measured per binary
 # (ABBA again): evictd's CPU (/proc/PID/task/*/schedstat), its evaluations per second (evictctl
 # status: one per batch of wake-ups), CPU per evaluation, and false kills: a kill while the
-# sampler (250 us, SCHED_FIFO) never saw memory.available below the threshold. The machine's
-# other load moves memory.available too (tens of MiB/s at times on the bench host): a run it
-# takes below the threshold is a real crossing, counted apart, and ends there (the rates are
-# over the time it churned).
+# sampler (250 us, SCHED_FIFO) never saw the signal below the threshold. A run the other load
+# takes below it anyway is a real crossing, counted apart, and ends there (the rates are over
+# the time it churned).
 #
 # The stage table (the current build only: the previous release does not log it) comes from
 # evictd's "kill: detection path" line: the ring-buffer record's kernel time and when the
@@ -48,7 +56,7 @@ SAMPLE_US=${HOST_RACE_SAMPLE_US:-250}
 PREV=${HOST_RACE_PREV:-}
 CHURN_RUNS=${HOST_RACE_CHURN_RUNS:-4}
 CHURN_MI=${HOST_RACE_CHURN_MI:-64}
-CHURN_MARGIN=${HOST_RACE_CHURN_MARGIN_MI:-16}
+CHURN_MARGIN=${HOST_RACE_CHURN_MARGIN_MI:-4}
 CHURN_S=${HOST_RACE_CHURN_S:-10}
 MiB=1048576
 [ "$(id -u)" = 0 ] || { echo "host-race: needs root" >&2; exit 1; }
@@ -63,6 +71,8 @@ fi
 # The builds compared, in ABBA order: "new" is $BUILD/evictd.
 builds=(new); [ -n "$PREV" ] && builds=(new prev)
 binary_of() { if [ "$1" = prev ]; then echo "$PREV"; else echo "$BUILD/evictd"; fi; }
+read -r -a args_new <<<"${HOST_RACE_ARGS_NEW:-}"; read -r -a args_prev <<<"${HOST_RACE_ARGS_PREV:-}"
+read -r -a wrap_new <<<"${HOST_RACE_WRAP_NEW:-}"; read -r -a wrap_prev <<<"${HOST_RACE_WRAP_PREV:-}"
 # Run i's order: A B, B A, A B, ...
 order_of() { if [ ${#builds[@]} -eq 1 ] || [ $(($1 % 2)) = 1 ]; then echo "${builds[@]}"; else echo prev new; fi; }
 
@@ -82,6 +92,7 @@ cleanup() {
 		for d in "$root"/*/; do [ -d "$d" ] && { echo 1 >"$d/cgroup.kill"; sleep 0.2; rmdir "$d"; }; done 2>/dev/null
 		rmdir "$root" 2>/dev/null || true
 	fi
+	[ -n "${kp:-}" ] && { rmdir "$kp" "${kp%/kubepods}" 2>/dev/null || true; }
 	cp "$work/evictd.log" "$OUTDIR/evictd.log" 2>/dev/null || true
 	cp "$work/events.jsonl" "$OUTDIR/events.jsonl" 2>/dev/null || true
 	rm -rf "$work"
@@ -91,15 +102,18 @@ mkdir "$root"
 
 # evictd is started afresh for every run, with the threshold BELOW MiB below memory.available
 # at that moment: the rest of the machine moves memory.available by hundreds of MiB over minutes.
-# start_evictd BUILD BELOW_MIB
+# start_evictd BUILD BELOW_MIB [ARG...]: memory.available<(now - BELOW_MIB); BELOW_MIB "-": no
+# threshold of its own, the ARGs give it.
 start_evictd() {
+	local threshold=()
 	eval "$("$racekit" "${v1[@]}" avail)"
-	thr=$((avail - $2 * MiB))
-	args=(--workload-root="$root" --eviction-hard="memory.available<$thr" --oom-guard=off
+	if [ "$2" != - ]; then thr=$((avail - $2 * MiB)); threshold=(--eviction-hard="memory.available<$thr"); fi
+	args=(--workload-root="$root" "${threshold[@]}" --oom-guard=off
 		--metrics-address=off --control-socket="$work/sock" --event-log="$work/events.jsonl"
-		--bpf-pin-dir=/sys/fs/bpf/evictd-hostrace-$$ --state-dir="$work" --kube-api=off)
+		--bpf-pin-dir=/sys/fs/bpf/evictd-hostrace-$$ --state-dir="$work" --kube-api=off "${@:3}")
+	if [ "$1" = prev ]; then args+=("${args_prev[@]}"); wrap=("${wrap_prev[@]}"); else args+=("${args_new[@]}"); wrap=("${wrap_new[@]}"); fi
 	: >"$work/evictd.run.log"
-	"$(binary_of "$1")" "${args[@]}" >"$work/evictd.out" 2>"$work/evictd.run.log" &
+	"${wrap[@]}" "$(binary_of "$1")" "${args[@]}" >"$work/evictd.out" 2>"$work/evictd.run.log" &
 	epid=$!
 	for _ in $(seq 1 100); do grep -q 'evictd running' "$work/evictd.run.log" && break; sleep 0.05; done
 	grep -q 'evictd running' "$work/evictd.run.log" || { echo "host-race: evictd ($1) did not start: $(tail -n 3 "$work/evictd.run.log")" >&2; exit 1; }
@@ -117,7 +131,7 @@ evaluations() { "$BUILD/evictctl" --socket "$work/sock" --json status 2>/dev/nul
 for b in "${builds[@]}"; do
 	start_evictd "$b" "$HEADROOM"
 	[ "$b" = new ] && echo "# host-race: kernel $(uname -r), $(nproc) CPUs, load $(cut -d' ' -f1-3 /proc/loadavg); memory.available $((avail / MiB)) MiB${v1:+ (cgroup v1)}; threshold HEADROOM_MI=$HEADROOM below it, set anew for every run; $RUNS runs per mode ($MODES)${PREV:+, each with both binaries in ABBA order}"
-	echo "# host-race: $b = $(binary_of "$b") ${args[*]}"
+	echo "# host-race: $b = ${wrap[*]}${wrap:+ }$(binary_of "$b") ${args[*]}"
 	echo "# host-race: $b: $(grep -m1 'evictd running' "$work/evictd.run.log" | sed 's/^[^ ]* //')"
 	stop_evictd
 done
@@ -174,30 +188,48 @@ for mode in $MODES; do
 done
 
 # Near-threshold churn, ABBA over the builds.
-printf 'build\trun\tseconds\tcpu_ms\tevaluations\tkilled\tmin_margin_mib\tchurn_mibs\n' >"$OUTDIR/churn.tsv"
+kp=""; churn_v1=()
+if [ ${#v1[@]} -gt 0 ]; then
+	kp=${v1[1]}/evictd-churn-$$/kubepods
+	mkdir -p "$kp"
+	echo $(((100 + CHURN_MI + CHURN_MARGIN) * MiB)) >"$kp/memory.limit_in_bytes"
+	churn_v1=(--v1-cgroup "$kp")
+fi
+printf 'build\trun\tseconds\tcpu_ms\tevaluations\tkilled\tcrossed\tmin_margin_mib\tchurn_mibs\n' >"$OUTDIR/churn.tsv"
 for i in $(seq 1 "$CHURN_RUNS"); do
 	for b in $(order_of "$i"); do
 		k=$((k + 1))
 		w=$root/churn-$k
 		mkdir "$w"
 		sleep 0.3
-		start_evictd "$b" $((CHURN_MI + CHURN_MARGIN))
-		"$racekit" "${v1[@]}" sample --cgroup "$w" --interval-us 250 --max-s $((CHURN_S + 1)) --tail-ms 100 \
-			--fifo 50 --thr "$thr" >"$work/sample.out" &
+		if [ -n "$kp" ]; then
+			# allocatableMemory.available = limit - kubepods' working set < 100Mi, sampled
+			# as MemTotal - that working set < MemTotal - limit + 100Mi.
+			start_evictd "$b" - --cgroup-root=/evictd-churn-$$ --eviction-hard='memory.available<100Mi'
+			eval "$("$racekit" avail)"
+			sthr=$((memtotal - (CHURN_MI + CHURN_MARGIN) * MiB))
+			"$racekit" --v1 "$kp" sample --cgroup "$w" --interval-us 250 --max-s $((CHURN_S + 1)) --tail-ms 100 \
+				--fifo 50 --thr "$sthr" >"$work/sample.out" &
+		else
+			start_evictd "$b" $((CHURN_MI + CHURN_MARGIN))
+			sthr=$thr
+			"$racekit" "${v1[@]}" sample --cgroup "$w" --interval-us 250 --max-s $((CHURN_S + 1)) --tail-ms 100 \
+				--fifo 50 --thr "$sthr" >"$work/sample.out" &
+		fi
 		sp=$!
 		sleep 0.05
 		e0=$(evaluations); c0=$(cpu_ns); t0=$(date +%s%N)
-		"$racekit" churn --cgroup "$w" --size "$CHURN_MI" --seconds "$CHURN_S" >"$work/churn.out" 2>/dev/null || true
+		"$racekit" churn --cgroup "$w" "${churn_v1[@]}" --size "$CHURN_MI" --seconds "$CHURN_S" >"$work/churn.out" 2>/dev/null || true
 		e1=$(evaluations); c1=$(cpu_ns); t1=$(date +%s%N)
 		wait "$sp" || true
 		killed=0; grep -qF "kill: $w" "$work/evictd.run.log" && killed=1
 		stop_evictd
 		awk -v build="$b" -v run="$i" -v secs="$(( (t1 - t0) / 1000000 ))" -v cpu="$(( (c1 - c0) / 1000 ))" \
-		    -v ev="$(( ${e1:-0} - ${e0:-0} ))" -v killed="$killed" -v thr="$thr" \
+		    -v ev="$(( ${e1:-0} - ${e0:-0} ))" -v killed="$killed" -v thr="$sthr" \
 		    -v churn="$(sed -n 's/.*mib_per_s=\([0-9]*\).*/\1/p' "$work/churn.out")" '
 			{ for (i = 1; i <= NF; i++) { n = index($i, "="); f[substr($i, 1, n - 1)] = substr($i, n + 1) + 0 } }
-			END { printf "%s\t%s\t%.3f\t%.1f\t%d\t%d\t%.1f\t%s\n", build, run, secs / 1000, cpu / 1000, ev, killed,
-				(f["min_avail"] - thr) / 1048576, churn == "" ? "NA" : churn }' "$work/sample.out" >>"$OUTDIR/churn.tsv"
+			END { printf "%s\t%s\t%.3f\t%.1f\t%d\t%d\t%d\t%.3f\t%s\n", build, run, secs / 1000, cpu / 1000, ev, killed,
+				f["min_avail"] < thr, (f["min_avail"] - thr) / 1048576, churn == "" ? "NA" : churn }' "$work/sample.out" >>"$OUTDIR/churn.tsv"
 		rmdir "$w" 2>/dev/null || { sleep 0.3; rmdir "$w" 2>/dev/null || true; }
 	done
 done
@@ -256,8 +288,8 @@ END {
 awk -F'\t' '
 NR == 1 { next }
 { b = $1; if (!(b in n)) order[++nb] = b; n[b]++; secs[b] += $3; cpu[b] += $4; ev[b] += $5
-  if ($6 == 1 && $7 >= 0) fk[b]++; if ($6 == 1 && $7 < 0) rk[b]++; if ($7 < 0) cross[b]++
-  if (!(b in mm) || $7 < mm[b]) mm[b] = $7; if ($8 != "NA") { ch[b] += $8; nch[b]++ } }
+  if ($6 == 1 && $7 == 0) fk[b]++; if ($6 == 1 && $7 == 1) rk[b]++; if ($7 == 1) cross[b]++
+  if (!(b in mm) || $8 < mm[b]) mm[b] = $8; if ($9 != "NA") { ch[b] += $9; nch[b]++ } }
 END { for (x = 1; x <= nb; x++) { b = order[x]
     printf "host-race-churn%s: %d runs, %.1f s each on average, churn %s MiB/s; evictd CPU %.1f ms/s, %.0f evaluations/s, %.0f us CPU per evaluation; false kills %d; runs the other load took below the threshold %d (killed in %d); closest margin %.1f MiB\n",
         b == "prev" ? "-prev" : "", n[b], secs[b] / n[b], nch[b] ? sprintf("%.0f", ch[b] / nch[b]) : "NA", cpu[b] / secs[b],

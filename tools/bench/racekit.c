@@ -30,8 +30,9 @@
  *       anonymous memory at MIBPS (0 = as fast as it can), paced per MiB, until --max MiB
  *       (then hold it) or until killed. Prints "hog pid=N t0=NS" first.
  *
- *   racekit churn --cgroup DIR --size MIB [--seconds S]
- *       Join DIR, then for S seconds (10) map SIZE MiB, touch every page, unmap it, again and
+ *   racekit churn --cgroup DIR [--v1-cgroup DIR] --size MIB [--seconds S]
+ *       Join DIR (and a cgroup v1 memory cgroup), then for S seconds (10) map SIZE MiB, touch
+ *       every page, unmap it, again and
  *       again as fast as it can: memory use swings by SIZE MiB at GiB/s (near-threshold churn,
  *       tools/bench/host-race.sh). Prints "churn cycles=N mib_per_s=R" at the end.
  *
@@ -454,7 +455,7 @@ static int cmd_hog(int argc, char **argv)
 
 static int cmd_churn(int argc, char **argv)
 {
-	const char *cgroup = NULL;
+	const char *cgroup = NULL, *v1_cgroup = NULL;
 	double size = 0, seconds = 10;
 	long page = sysconf(_SC_PAGESIZE);
 	long cycles = 0;
@@ -462,6 +463,8 @@ static int cmd_churn(int argc, char **argv)
 	for (int i = 0; i + 1 < argc; i += 2) {
 		if (!strcmp(argv[i], "--cgroup"))
 			cgroup = argv[i + 1];
+		else if (!strcmp(argv[i], "--v1-cgroup"))
+			v1_cgroup = argv[i + 1];
 		else if (!strcmp(argv[i], "--size"))
 			size = atof(argv[i + 1]);
 		else if (!strcmp(argv[i], "--seconds"))
@@ -475,6 +478,7 @@ static int cmd_churn(int argc, char **argv)
 		fprintf(stderr, "racekit churn: --size MIB is required\n");
 		return 2;
 	}
+	join_cgroup(v1_cgroup, 0, 0);
 	join_cgroup(cgroup, 0, 0);
 	prctl(PR_SET_NAME, "churn");
 	size_t len = (size_t)(size * MiB);
