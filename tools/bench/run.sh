@@ -190,7 +190,7 @@ EOF
 	if has host-race && grep -q '^host-race-stage ' "$raw"; then
 		echo "## Detection latency (issue 24)"
 		echo
-		echo "The same host race with this build (*new*) and the previous release (*prev*, \\`HOST_RACE_PREV\\`, by default commit $HOST_RACE_PREV_REF built in a scratch worktree) in the same run, alternating A B, B A, ... so that the machine's other load falls on both alike."
+		echo "The same host race with this build (*new*) and the previous release (*prev*, \`HOST_RACE_PREV\`, by default commit $HOST_RACE_PREV_REF built in a scratch worktree) in the same run, alternating A B, B A, ... so that the machine's other load falls on both alike."
 		echo
 		echo "| build | hog | evictd acted | achieved MiB/s | detection ms median (p95) | kill ms median (p95) | overshoot MiB median |"
 		echo "|---|---|---|---|---|---|---|"
@@ -202,7 +202,7 @@ EOF
 		echo "|---|---|---|---|"
 		grep '^host-race-stage ' "$raw" | sed -E 's/^host-race-stage /| /; s/$/ |/'
 		echo
-		echo "Near-threshold churn (\\`racekit churn\\`: ${HOST_RACE_CHURN_MI:-64} MiB mapped, touched and unmapped again and again for ${HOST_RACE_CHURN_S:-10} s, the threshold ${HOST_RACE_CHURN_MI:-64} + ${HOST_RACE_CHURN_MARGIN_MI:-16} MiB below memory.available at its start; per run: bench/host-race/churn.tsv):"
+		echo "Near-threshold churn (\`racekit churn\`: ${HOST_RACE_CHURN_MI:-64} MiB mapped, touched and unmapped again and again for ${HOST_RACE_CHURN_S:-10} s, ${HOST_RACE_CHURN_MARGIN_MI:-4} MiB above the threshold at its peak: allocatableMemory.available in a cgroup v1 kubepods memory cgroup of its own where the memory controller is on v1, else memory.available; see tools/bench/host-race.sh; per run: bench/host-race/churn.tsv):"
 		echo
 		echo '```'
 		grep '^host-race-churn' "$raw"
