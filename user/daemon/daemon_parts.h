@@ -15,8 +15,11 @@
 /* act.c */
 /* Evaluate the signals in mask (0 = all) and act on the decision without waiting. */
 void daemon_handle(struct daemon *daemon, uint32_t mask);
-void daemon_log_decision(struct daemon *daemon);
 bool daemon_is_disk_signal(enum ev_signal signal);
+/* decision_log.c: the decision line, once per decision; "namespace/name", else the pod's name
+ * or cgroup path, "none" for NULL. */
+void daemon_log_decision(struct daemon *daemon);
+const char *daemon_victim_name(const struct pod *pod, char *buf, size_t len);
 
 /* disk_usage.c: true when the pods' disk numbers are recent enough to rank by; else a
  * measurement is started (or running) and a re-evaluation follows when it ends. */
