@@ -30,9 +30,12 @@
 # the time it churned).
 #
 # The stage table (the current build only: the previous release does not log it) comes from
-# evictd's "kill: detection path" line: the ring-buffer record's kernel time and when the
-# handler ran, the signals were read, evaluated, ranked and cgroup.kill was written, all
-# CLOCK_MONOTONIC as the sampler's crossing time.
+# evictd's "kill: detection path" line: the kernel time of the first ring-buffer record of the
+# batch that led to the kill (A ends, B starts there: records that came while the loop had no
+# CPU count as waiting, B) and of its last two (their gap: the rate limit or the step), when
+# the handler ran, the signals were read, evaluated, ranked and cgroup.kill was written, all
+# CLOCK_MONOTONIC as the sampler's crossing time. A is negative when the batch began before the
+# crossing and its read saw it.
 #
 # evictd runs in standalone mode (--workload-root=<v2 mount>/evictd-hostrace-PID: only cgroups
 # below it can ever be killed), BPF and PSI on, default housekeeping, OOM guard off (with this
@@ -176,8 +179,8 @@ for mode in $MODES; do
 					st = "NA\tNA\tNA\tNA\tNA\tNA\tNA\tNA"
 					if (first == "evictd" && s["write"] > 0 && f["t_cross"] > 0)
 						st = sprintf("%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%d",
-							(s["record"] - f["t_cross"]) / 1e3, (s["record"] - s["previous_record"]) / 1e3,
-							(s["handler"] - s["record"]) / 1e3, (s["read"] - s["handler"]) / 1e3,
+							(s["first_record"] - f["t_cross"]) / 1e3, (s["record"] - s["previous_record"]) / 1e3,
+							(s["handler"] - s["first_record"]) / 1e3, (s["read"] - s["handler"]) / 1e3,
 							(s["evaluated"] - s["read"]) / 1e3, (s["ranked"] - s["evaluated"]) / 1e3,
 							(s["write"] - s["ranked"]) / 1e3, s["kept_ranking"])
 					printf "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%d\t%s\n", build, mode, run, first, det, km, over, rate, f["interval_max_us"], st
@@ -275,7 +278,7 @@ $1 == "new" && $(col["A_us"]) != "NA" {
     t = 0; for (c = 1; c <= 7; c++) if (c != 2) t += $(col[name[c]]); tot[runs] = t; total += t
 }
 BEGIN { split("A_us gap_us B_us C_us D_us E_us F_us", name, " ")
-        split("A. crossing -> ring-buffer record|  (gap between the last two records)|B. record -> handler|C. signal reads|D. evaluate|E. rank (or the kept ranking)|F. before the write", label, "|") }
+        split("A. crossing -> first ring-buffer record of the batch|  (gap between the last two records)|B. that record -> handler|C. signal reads|D. evaluate|E. rank (or the kept ranking)|F. before the write", label, "|") }
 END {
     if (!runs) exit
     for (c = 1; c <= 7; c++) {

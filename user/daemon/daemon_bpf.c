@@ -103,8 +103,9 @@ void daemon_bpf_log_detection(const struct daemon *daemon, int64_t killed_at_ns)
 
 	if (!daemon->wake_ktime_ns || !daemon->batch_ns || killed_at_ns <= 0)
 		return;
-	log_info("kill: detection path (CLOCK_MONOTONIC ns): record=%lld previous_record=%lld "
-		 "handler=%lld read=%lld evaluated=%lld ranked=%lld write=%lld kept_ranking=%d",
+	log_info("kill: detection path (CLOCK_MONOTONIC ns): first_record=%lld record=%lld "
+		 "previous_record=%lld handler=%lld read=%lld evaluated=%lld ranked=%lld write=%lld "
+		 "kept_ranking=%d", (long long)daemon->wake_ktime_ns,
 		 (long long)daemon->record_ktime_ns, (long long)daemon->prev_record_ktime_ns,
 		 (long long)daemon->batch_ns, (long long)policy->read_done_ns,
 		 (long long)policy->evaluated_ns, (long long)policy->ranked_ns,
