@@ -1002,7 +1002,8 @@ static void test_buddy_hook_sees_anon_and_page_cache(void **state)
 static void test_near_hook_on_demand(void **state)
 {
 	char zoneinfo[PATH_MAX];
-	struct bpf_loader_opts opts = { .no_pin = true, .inspect = true, .zoneinfo_path = zoneinfo };
+	struct bpf_loader_opts opts = { .no_pin = true, .inspect = true, .zoneinfo_path = zoneinfo,
+					.zoneinfo_max_age_ns = -1 };
 	struct bpf_loader_steps steps = {};
 	struct bpf_loader *loader;
 	unsigned int at_open;

@@ -20,6 +20,8 @@
 
 #include "act/executor.h"
 #include "sys/clock.h"
+#include "sys/fileio.h"
+#include "sys/log.h"
 #include "sys/loop.h"
 
 #define MS 1000000LL
@@ -205,6 +207,86 @@ static void test_hard_kill_ends_through_cgroup_events(void **state)
 	assert_true(rig.done.result.used_cgroup_kill);
 	assert_true(rig.done.result.kill_to_empty_ns >= 0);
 	assert_int_equal(executor_in_flight(rig.executor), 0);
+	reap(pid, SIGKILL);
+	rig_close(&rig);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
+/* What had happened when cgroup.kill was written (test_hard_kill_writes_first). */
+static struct {
+	struct loop *loop;
+	struct executor *executor;
+	int log_fd;
+	int writes;
+	size_t sources_at_write, in_flight_at_write;
+	off_t logged_at_write;
+} order;
+
+static int recording_write(int dir_fd, const char *name, const char *text)
+{
+	if (!strcmp(name, "cgroup.kill")) {
+		order.writes++;
+		order.sources_at_write = loop_n_sources(order.loop);
+		order.in_flight_at_write = executor_in_flight(order.executor);
+		order.logged_at_write = lseek(order.log_fd, 0, SEEK_END);
+	}
+	return fileio_write_at(dir_fd, name, text);
+}
+
+/*
+ * doc/DESIGN.md "Acting": a hard kill's cgroup.kill write comes before anything that can come
+ * after it: its log line, the loop's registrations (cgroup.events, the timer), the action
+ * itself. stderr (where log lines go) is a file here, so what was logged is its size.
+ */
+static void test_hard_kill_writes_first(void **state)
+{
+	static const struct kill_ops ops = { .write_file = recording_write };
+	char log_path[] = "/tmp/evictd-test-executor-log-XXXXXX";
+	struct rig rig;
+	struct pod pod;
+	off_t logged_after;
+	int saved_stderr;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("first", &pod, true);
+	rig_open(&rig);
+	rig.rules.ops = &ops;
+	memset(&order, 0, sizeof(order));
+	order.loop = rig.loop;
+	order.executor = rig.executor;
+	order.log_fd = mkstemp(log_path);
+	assert_true(order.log_fd >= 0);
+	unlink(log_path);
+	saved_stderr = dup(STDERR_FILENO);
+	assert_true(saved_stderr >= 0);
+	log_set_level(LOGLEVEL_INFO);
+	assert_int_equal(dup2(order.log_fd, STDERR_FILENO), STDERR_FILENO);
+	assert_int_equal(loop_n_sources(rig.loop), 0);
+
+	assert_int_equal(rig_start(&rig, &pod, KILL_HARD, 0, false), 0);
+	logged_after = lseek(order.log_fd, 0, SEEK_END);
+	assert_int_equal(dup2(saved_stderr, STDERR_FILENO), STDERR_FILENO);
+	close(saved_stderr);
+
+	print_message("# at the write: %zu loop sources, %zu in flight, %lld bytes logged (after: "
+		      "%zu, %zu, %lld)\n", order.sources_at_write, order.in_flight_at_write,
+		      (long long)order.logged_at_write, loop_n_sources(rig.loop),
+		      executor_in_flight(rig.executor), (long long)logged_after);
+	assert_int_equal(order.writes, 1);
+	assert_int_equal(order.sources_at_write, 0);
+	assert_int_equal(order.in_flight_at_write, 0);
+	assert_int_equal(order.logged_at_write, 0);
+	/* ... and all of it after. */
+	assert_int_equal(loop_n_sources(rig.loop), 2);
+	assert_int_equal(executor_in_flight(rig.executor), 1);
+	assert_true(logged_after > 0);
+
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.result.used_cgroup_kill);
+	close(order.log_fd);
 	reap(pid, SIGKILL);
 	rig_close(&rig);
 	assert_int_equal(rmdir(pod.cgroup_path), 0);
@@ -522,6 +604,7 @@ static void test_outside_roots_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_hard_kill_writes_first),
 		cmocka_unit_test(test_hard_kill_ends_through_cgroup_events),
 		cmocka_unit_test(test_soft_kill_grace_does_not_block_the_loop),
 		cmocka_unit_test(test_soft_kill_exits_in_grace),

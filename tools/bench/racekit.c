@@ -30,6 +30,12 @@
  *       anonymous memory at MIBPS (0 = as fast as it can), paced per MiB, until --max MiB
  *       (then hold it) or until killed. Prints "hog pid=N t0=NS" first.
  *
+ *   racekit churn --cgroup DIR [--v1-cgroup DIR] --size MIB [--seconds S]
+ *       Join DIR (and a cgroup v1 memory cgroup), then for S seconds (10) map SIZE MiB, touch
+ *       every page, unmap it, again and
+ *       again as fast as it can: memory use swings by SIZE MiB at GiB/s (near-threshold churn,
+ *       tools/bench/host-race.sh). Prints "churn cycles=N mib_per_s=R" at the end.
+ *
  *   racekit spawn --cgroup DIR --oom-score-adj N -- CMD [ARG...]
  *       Join DIR, set oom_score_adj, exec CMD (for the contenders and bystanders).
  *
@@ -447,6 +453,52 @@ static int cmd_hog(int argc, char **argv)
 		pause();
 }
 
+static int cmd_churn(int argc, char **argv)
+{
+	const char *cgroup = NULL, *v1_cgroup = NULL;
+	double size = 0, seconds = 10;
+	long page = sysconf(_SC_PAGESIZE);
+	long cycles = 0;
+
+	for (int i = 0; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--cgroup"))
+			cgroup = argv[i + 1];
+		else if (!strcmp(argv[i], "--v1-cgroup"))
+			v1_cgroup = argv[i + 1];
+		else if (!strcmp(argv[i], "--size"))
+			size = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--seconds"))
+			seconds = atof(argv[i + 1]);
+		else {
+			fprintf(stderr, "racekit churn: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (size <= 0) {
+		fprintf(stderr, "racekit churn: --size MIB is required\n");
+		return 2;
+	}
+	join_cgroup(v1_cgroup, 0, 0);
+	join_cgroup(cgroup, 0, 0);
+	prctl(PR_SET_NAME, "churn");
+	size_t len = (size_t)(size * MiB);
+	int64_t t0 = now_ns(), end = t0 + (int64_t)(seconds * 1e9);
+
+	while (now_ns() < end) {
+		char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			die("mmap");
+		for (size_t off = 0; off < len; off += page)
+			p[off] = 1;
+		munmap(p, len);
+		cycles++;
+	}
+	printf("churn cycles=%ld mib_per_s=%.0f\n", cycles,
+	       cycles * size / ((now_ns() - t0) / 1e9));
+	return 0;
+}
+
 static int cmd_spawn(int argc, char **argv)
 {
 	const char *cgroup = NULL;
@@ -504,6 +556,8 @@ int main(int argc, char **argv)
 		return cmd_sample(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "hog"))
 		return cmd_hog(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "churn"))
+		return cmd_churn(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "spawn"))
 		return cmd_spawn(argc - 2, argv + 2);
 	fprintf(stderr, "usage: racekit avail | sample ... | hog ... | spawn ... (see the source)\n");

@@ -163,16 +163,36 @@ static void drop_hold(struct exec_action *action)
 	action->hold_source = NULL;
 }
 
+/* cgroup.kill was written at kill_ns: give the memory back at once and watch for the end. */
+static void killed(struct exec_action *action, int64_t kill_ns)
+{
+	struct kill_config config = action_config(action);
+
+	action->phase = EXEC_KILLED;
+	action->kill_ns = kill_ns;
+	action->kill_deadline_ns = sat_add_i64(kill_ns, action->kill_timeout_ns);
+	action->result.used_cgroup_kill = true;
+	action->result.killed_at_ns = kill_ns;
+	kill_target_mrelease(&config, action->target.dir_fd);	/* the memory back at once */
+	action->recheck_ns = RECHECK_KILLED_NS;
+	arm_recheck(action, kill_ns, action->kill_deadline_ns);
+}
+
+static void log_kill_failed(const char *cgroup_path, int err)
+{
+	errno = -err;
+	log_err("kill: write 1 to %s/cgroup.kill: %m", cgroup_path);
+}
+
 /* cgroup.kill now; the deadline becomes the kill timeout. */
 static int kill_now(struct exec_action *action)
 {
 	struct kill_config config = action_config(action);
+	int64_t now;
 	int err;
 
 	drop_hold(action);
-	action->phase = EXEC_KILLED;
-	action->kill_ns = clock_monotonic_ns();
-	action->kill_deadline_ns = sat_add_i64(action->kill_ns, action->kill_timeout_ns);
+	now = clock_monotonic_ns();
 	err = kill_target_cgroup_kill(&config, &action->target);
 	if (err == -ENOENT) {
 		static bool warned;
@@ -181,20 +201,20 @@ static int kill_now(struct exec_action *action)
 			log_warn("kill: %s/cgroup.kill is missing (Linux < 5.14); sending SIGKILL to each "
 				 "process instead, which a forking process can outrun", action->pod.cgroup_path);
 		warned = true;
+		action->phase = EXEC_KILLED;
+		action->kill_ns = now;
+		action->kill_deadline_ns = sat_add_i64(now, action->kill_timeout_ns);
 		action->sigkill_rounds = true;
 		kill_target_signal(&config, &action->target, SIGKILL);
 		arm(action, sat_add_i64(action->kill_ns, FALLBACK_ROUND_NS));
 		return 0;
 	}
 	if (err) {
-		errno = -err;
-		log_err("kill: write 1 to %s/cgroup.kill: %m", action->pod.cgroup_path);
+		action->phase = EXEC_KILLED;
+		log_kill_failed(action->pod.cgroup_path, err);
 		return err;
 	}
-	action->result.used_cgroup_kill = true;
-	kill_target_mrelease(&config, action->target.dir_fd);	/* the memory back at once */
-	action->recheck_ns = RECHECK_KILLED_NS;
-	arm_recheck(action, action->kill_ns, action->kill_deadline_ns);
+	killed(action, now);
 	return 0;
 }
 
@@ -313,6 +333,17 @@ static void on_deadline(void *ctx)
 	finish(action, -ETIMEDOUT);
 }
 
+/* The kill's log line; after the cgroup.kill write for a hard kill. */
+static void announce(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
+		     const struct exec_request *request)
+{
+	if (request->any_priority)
+		log_info("kill: terminating %s (priority %d)%s", pod->cgroup_path, pod->priority,
+			 config->dry_run ? " (dry-run)" : "");
+	else
+		kill_pod_log(config, pod, mode, request->grace_ns);
+}
+
 int executor_start(struct executor *executor, const struct kill_config *config,
 		   const struct exec_request *request, struct kill_result *result)
 {
@@ -322,7 +353,8 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 	struct kill_target target;
 	enum kill_mode mode = request->mode;
 	int64_t timeout_ns = config->kill_timeout_ns > 0 ? config->kill_timeout_ns : KILL_DEFAULT_TIMEOUT_NS;
-	int populated, err;
+	int64_t kill_ns = 0;
+	int populated, err, written = -ENOENT;	/* -ENOENT: not written (yet) */
 
 	if (!result)
 		result = &local;
@@ -335,15 +367,26 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 	}
 	if (mode == KILL_SOFT && request->grace_ns <= 0)
 		mode = KILL_HARD;
-	if (request->any_priority)
-		log_info("kill: terminating %s (priority %d)%s", pod->cgroup_path, pod->priority,
-			 config->dry_run ? " (dry-run)" : "");
-	else if ((err = kill_pod_announce(config, pod, mode, request->grace_ns)))
+	if (!request->any_priority && (err = kill_pod_check(config, pod)))
 		return err;
 	populated = kill_open_target(config, pod->cgroup_path, pod->cgroup_id, &target);
 	if (populated < 0)
 		return populated;
 	result->grace_ns = mode == KILL_SOFT ? request->grace_ns : 0;
+	/* A hard kill: nothing that can come after the write comes before it (doc/DESIGN.md,
+	 * "Acting": the log lines, the allocation, the loop's registrations). Without
+	 * cgroup.kill (-ENOENT) kill_now() below falls back to SIGKILL rounds. */
+	if (mode == KILL_HARD && !config->dry_run && populated) {
+		kill_ns = clock_monotonic_ns();
+		written = kill_target_cgroup_kill(config, &target);
+		if (written && written != -ENOENT) {
+			announce(config, pod, mode, request);
+			log_kill_failed(pod->cgroup_path, written);
+			kill_close_target(&target);
+			return written;
+		}
+	}
+	announce(config, pod, mode, request);
 	if (config->dry_run) {
 		int64_t procs = kill_count_procs(target.dir_fd);
 
@@ -369,6 +412,9 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 
 	action = calloc(1, sizeof(*action));
 	if (!action) {
+		if (!written)
+			log_err("kill: %s: cgroup.kill written, but out of memory to watch it empty",
+				pod->cgroup_path);
 		kill_close_target(&target);
 		return -ENOMEM;
 	}
@@ -382,7 +428,7 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 		.ctx = request->ctx,
 		.owner = request->owner,
 		.kind = request->kind,
-		.start_ns = clock_monotonic_ns(),
+		.start_ns = written ? clock_monotonic_ns() : kill_ns,
 		.grace_ns = request->grace_ns,
 	};
 	kill_result_init(&action->result);
@@ -391,6 +437,9 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 	action->timer = loop_add_timer(executor->loop, LOOP_NO_DEADLINE, on_deadline, action);
 	if (!action->events_source || !action->timer) {
 		err = errno ? -errno : -ENOMEM;
+		if (!written)
+			log_err("kill: %s: cgroup.kill written, but its end cannot be watched: %s",
+				pod->cgroup_path, strerror(-err));
 		loop_remove(executor->loop, action->events_source);
 		loop_remove(executor->loop, action->timer);
 		kill_close_target(&action->target);
@@ -419,6 +468,8 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 			free(action);
 			return err;
 		}
+	} else if (!written) {
+		killed(action, kill_ns);
 	} else {
 		err = kill_now(action);
 		if (err) {

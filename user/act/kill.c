@@ -586,8 +586,7 @@ int kill_cgroup(const struct kill_config *config, const char *path, enum kill_mo
 	return kill_cgroup_id(config, path, 0, mode, grace_ns, result);
 }
 
-int kill_pod_announce(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
-		      int64_t grace_ns)
+int kill_pod_check(const struct kill_config *config, const struct pod *pod)
 {
 	if (!config || !pod) {
 		log_err("kill: refusing: no pod given");
@@ -598,11 +597,26 @@ int kill_pod_announce(const struct kill_config *config, const struct pod *pod, e
 			pod->cgroup_path, pod_never_evict_reason(pod));
 		return -EPERM;
 	}
+	return 0;
+}
+
+void kill_pod_log(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
+		  int64_t grace_ns)
+{
 	log_info("kill: %s pod %s/%s (uid %s, %s, priority %d) in %s%s",
 		 mode == KILL_SOFT && grace_ns > 0 ? "soft-killing" : "killing", pod->namespace_,
 		 pod->name, pod->uid, pod_qos_name(pod->qos), pod->priority, pod->cgroup_path,
 		 config->dry_run ? " (dry-run)" : "");
-	return 0;
+}
+
+int kill_pod_announce(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
+		      int64_t grace_ns)
+{
+	int err = kill_pod_check(config, pod);
+
+	if (!err)
+		kill_pod_log(config, pod, mode, grace_ns);
+	return err;
 }
 
 int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,

@@ -70,6 +70,7 @@ struct kill_result {
 	int64_t grace_ns;	/* the grace applied (soft) */
 	int64_t sigterm_to_empty_ns;	/* soft: SIGTERM sent -> populated 0 within the grace */
 	int64_t kill_to_empty_ns;	/* cgroup.kill written -> populated 0 */
+	int64_t killed_at_ns;		/* CLOCK_MONOTONIC just before the cgroup.kill write; 0: none */
 	int64_t total_ns;		/* first action -> populated 0 */
 	/* What the kill left behind (act/aftermath.c), measured when the cgroup emptied; -1 =
 	 * unknown (the cgroup was gone, or no such file). */
@@ -103,6 +104,10 @@ int kill_check_cgroup(const struct kill_config *config, const char *path, int *d
  * and the line saying who is killed and why. 0 when the kill may go on. */
 int kill_pod_announce(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
 		      int64_t grace_ns);
+/* Its two halves: the executor logs a hard kill's line after the cgroup.kill write. */
+int kill_pod_check(const struct kill_config *config, const struct pod *pod);
+void kill_pod_log(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
+		  int64_t grace_ns);
 int kill_pod(const struct kill_config *config, const struct pod *pod, enum kill_mode mode,
 	     int64_t grace_ns, struct kill_result *result);
 

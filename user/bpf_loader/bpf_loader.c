@@ -19,7 +19,12 @@
 #include <bpf/libbpf.h>
 
 #include "bpf_loader/internal.h"
+#include "sys/clock.h"
 #include "sys/log.h"
+
+/* /proc/zoneinfo (tens of KiB of text) is read for the near hook at most this often by
+ * default: the per-CPU lists follow the workload, not each step. */
+#define NEAR_PCP_READ_INTERVAL_NS (1000 * 1000000LL)
 
 /* libbpf's own chatter goes to the debug log: the loader logs the one line that matters. */
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -298,6 +303,8 @@ int bpf_loader_open(struct bpf_loader **out, const struct bpf_loader_opts *opts)
 		if (err)
 			goto cleanup;
 	}
+	loader->near_pcp_max_age_ns = opts->zoneinfo_max_age_ns ? opts->zoneinfo_max_age_ns :
+				      NEAR_PCP_READ_INTERVAL_NS;
 	if (opts->zoneinfo_path) {
 		loader->zoneinfo_path = strdup(opts->zoneinfo_path);
 		if (!loader->zoneinfo_path) {
@@ -484,16 +491,23 @@ void bpfl_near_update(struct bpf_loader *loader, uint64_t memory_step_pages)
 	if (memory_step_pages && !loader->detached) {
 		/* The buddy hook does not see pages handed out from the per-CPU lists: a step
 		 * may be crossed that much late. Within twice that of a step, see every folio. */
-		err = bpfl_read_pcp_pages(loader, &pcp_pages);
-		if (err && !loader->near_read_failed)
-			log_warn("bpf: reading the per-CPU page lists from %s: %s; attaching %s "
-				 "whenever a memory threshold is set",
-				 loader->zoneinfo_path ? loader->zoneinfo_path : "/proc/zoneinfo",
-				 strerror(-err), slot->name);
-		loader->near_read_failed = err != 0;
+		int64_t now = clock_monotonic_ns();
+
+		if (!loader->near_pcp_read_ns || now - loader->near_pcp_read_ns >= loader->near_pcp_max_age_ns) {
+			err = bpfl_read_pcp_pages(loader, &pcp_pages);
+			loader->near_pcp_read_ns = now;
+			if (err && !loader->near_read_failed)
+				log_warn("bpf: reading the per-CPU page lists from %s: %s; attaching %s "
+					 "whenever a memory threshold is set",
+					 loader->zoneinfo_path ? loader->zoneinfo_path : "/proc/zoneinfo",
+					 strerror(-err), slot->name);
+			loader->near_read_failed = err != 0;
+			loader->near_pcp_pages = pcp_pages;
+		}
+		pcp_pages = loader->near_pcp_pages;
 		/* 2 * pcp_pages >= step, without overflow; empty lists hide nothing. */
-		near = err || (pcp_pages && pcp_pages >= memory_step_pages / 2 + memory_step_pages % 2);
-		loader->near_pcp_pages = pcp_pages;
+		near = loader->near_read_failed ||
+		       (pcp_pages && pcp_pages >= memory_step_pages / 2 + memory_step_pages % 2);
 	}
 	if (near == loader->near_attached)
 		return;

@@ -54,6 +54,8 @@ struct bpf_loader_opts {
 	} memory_hook;
 	/* Where the per-CPU page-list counts are read (NULL: /proc/zoneinfo); tests. */
 	const char *zoneinfo_path;
+	/* How long a read of it stands (0: a second; negative: read on every step; tests). */
+	int64_t zoneinfo_max_age_ns;
 	/* Tests: load this mark_victim variant (1 task, 2 pid) instead of the one the kernel's
 	 * BTF names; 0: from the BTF. */
 	int force_mark_victim_shape;

@@ -80,6 +80,8 @@ struct bpf_loader {
 	size_t near_slot;
 	bool near_attached;
 	uint64_t near_pcp_pages;
+	int64_t near_pcp_read_ns;	/* when near_pcp_pages was read */
+	int64_t near_pcp_max_age_ns;	/* bpf_loader_opts.zoneinfo_max_age_ns */
 	bool near_read_failed, near_attach_failed;	/* warned once */
 	bool detached;			/* bpf_loader_set_attached(false): attach nothing */
 	uint64_t memory_step_pages;	/* the last bpf_loader_set_steps() */

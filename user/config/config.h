@@ -136,6 +136,7 @@ struct evictd_config {
 	char event_log[PATH_MAX];		/* "-": stdout; "off": in memory only */
 	int64_t event_log_max_size;		/* bytes; the file is rotated before passing it; 0: no cap */
 	int64_t event_log_max_files;		/* rotated files kept (FILE.1 ... FILE.N) */
+	int64_t realtime_priority;		/* SCHED_FIFO priority of the loop; 0: off */
 	char control_socket[PATH_MAX];
 	bool dry_run;
 	bool once;

@@ -42,6 +42,9 @@ static const struct {
 	  { 4096, 1LL << 40, true, "0 (no cap) or 4Ki to 1Ti" } },
 	{ offsetof(struct evictd_config, event_log_max_files),
 	  { 0, 100, false, "0 to 100" } },
+	/* sched_get_priority_max(SCHED_FIFO) is 99 on Linux (kernel/sched/syscalls.c). */
+	{ offsetof(struct evictd_config, realtime_priority),
+	  { 0, 99, false, "0 (off) to 99" } },
 };
 
 const struct option_range *option_range_of(const struct option_spec *spec)

@@ -182,6 +182,8 @@ const struct option_spec config_options[] = {
 	  "rotate the --event-log file before it passes this size (10Mi; 0: no cap)" },
 	{ "event-log-max-files", NULL, "eventLogMaxFiles", OPT_COUNT, FIELD(event_log_max_files), "N",
 	  "rotated --event-log files kept, FILE.1 (newest) to FILE.N (3)" },
+	{ "realtime-priority", NULL, "realtimePriority", OPT_COUNT, FIELD(realtime_priority), "N",
+	  "run the event loop SCHED_FIFO at priority N (0: off; needs CAP_SYS_NICE)" },
 	{ "control-socket", NULL, "controlSocket", OPT_PATH, FIELD(control_socket), "PATH",
 	  "evictctl's UNIX socket (/run/evictd/evictd.sock)" },
 	{ "log-level", NULL, "logLevel", OPT_LOG_LEVEL, FIELD(log_level), "LEVEL",

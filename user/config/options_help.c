@@ -52,7 +52,7 @@ static const char *const group_actions[] = {
 };
 static const char *const group_ops[] = {
 	"validate", "once", "output", "metrics-address", "event-log", "event-log-max-size",
-	"event-log-max-files", "control-socket", "state-dir", "log-level", "help", "version", NULL,
+	"event-log-max-files", "realtime-priority", "control-socket", "state-dir", "log-level", "help", "version", NULL,
 };
 
 static const struct {

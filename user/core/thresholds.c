@@ -375,6 +375,15 @@ static bool same_threshold(const struct threshold *a, const struct threshold *b)
 	       same_value(&a->min_reclaim, &b->min_reclaim);
 }
 
+uint32_t engine_signal_mask(const struct eviction_engine *engine)
+{
+	uint32_t mask = 0;
+
+	for (size_t i = 0; i < engine->n_thresholds; i++)
+		mask |= SIGNAL_MASK(engine->thresholds[i].signal);
+	return mask;
+}
+
 void engine_carry_state(struct eviction_engine *to, const struct eviction_engine *from)
 {
 	for (size_t i = 0; i < to->n_thresholds; i++)

@@ -91,6 +91,8 @@ int engine_init(struct eviction_engine *engine, const struct threshold *threshol
  * met, so a SIGHUP (logrotate's postrotate) never restarts a soft threshold's grace period, as
  * the kubelet's thresholdsFirstObservedAt lives as long as its eviction manager; the node
  * conditions' last observations are the node's and carry over whole. */
+/* The SIGNAL_MASK bits of the signals a threshold is set on (what a wake-up must read). */
+uint32_t engine_signal_mask(const struct eviction_engine *engine);
 void engine_carry_state(struct eviction_engine *to, const struct eviction_engine *from);
 
 /* One synchronize() step at time now_ns (monotonic). Signals not present in obs are

@@ -37,10 +37,11 @@ struct eviction {
 	const char *reason;		/* a string constant */
 	char victim_name[330];
 	char rank_reason[256];		/* why this victim, for the log (log_eviction) */
-	/* Copied from the part of the ranking every evaluation settles. */
+	/* Copied from the part of the ranking every evaluation settles, after the kill started
+	 * (eviction_keep_candidates): up to 16 pods of 5.8 KB were a 93 KB calloc before it. */
 	_Static_assert(EVENTLOG_MAX_CANDIDATES <= POLICY_RANK_SETTLED, "event log shows unsettled pods");
-	struct pod candidates[EVENTLOG_MAX_CANDIDATES];
-	struct pod *candidate_ptrs[EVENTLOG_MAX_CANDIDATES];
+	struct pod *candidates;		/* n_candidates, one allocation with candidate_ptrs */
+	struct pod **candidate_ptrs;
 	size_t n_candidates;
 	/* The victim's containers at the decision, for the message (pods/containers.c). */
 	struct kube_container_usage containers[POD_MAX_NAMED_CONTAINERS];
@@ -57,6 +58,7 @@ static void eviction_free(struct eviction *eviction)
 {
 	kube_status_wait_free(eviction->status_wait);
 	policy_unref(eviction->policy);
+	free(eviction->candidates);
 	free(eviction);
 }
 
@@ -68,86 +70,6 @@ bool daemon_is_disk_signal(enum ev_signal signal)
 static bool is_memory_signal(enum ev_signal signal)
 {
 	return signal_meta(signal)->group == SIGNAL_GROUP_MEMORY;
-}
-
-static const char *victim_name(const struct pod *pod, char *buf, size_t len)
-{
-	if (!pod)
-		snprintf(buf, len, "none");
-	else if (pod->namespace_[0])
-		snprintf(buf, len, "%.63s/%.255s", pod->namespace_, pod->name);
-	else
-		snprintf(buf, len, "%.320s", pod->name[0] ? pod->name : pod->cgroup_path);
-	return buf;
-}
-
-void daemon_log_decision(struct daemon *daemon)
-{
-	struct policy *policy = daemon->policy;
-	const struct decision *decision = &policy->decision;
-	const struct threshold *threshold;
-	const struct observation *observed;
-	char victim[sizeof(daemon->logged_victim)];
-	char candidates[512] = "", rank_reason[256] = "", observed_text[32];
-	size_t used = 0;
-
-	victim_name(decision->victim, victim, sizeof(victim));
-	if (decision->threshold_index == daemon->logged_threshold_index &&
-	    !strcmp(victim, daemon->logged_victim))
-		return;
-	if (decision->threshold_index < 0 && daemon->logged_threshold_index < 0)
-		return;
-	daemon->logged_threshold_index = decision->threshold_index;
-	snprintf(daemon->logged_victim, sizeof(daemon->logged_victim), "%s", victim);
-	if (decision->threshold_index < 0) {
-		log_event(LOGLEVEL_INFO, LOG_KIND_DECISION, NULL, 0,
-			  "decision: no threshold is met any more");
-		return;
-	}
-	threshold = policy_threshold(policy);
-	for (size_t i = 0, shown = 0; i < policy->n_candidates && shown < 5 && used < sizeof(candidates) - 1; i++) {
-		const struct pod *pod = policy->candidates[i];
-		char name[330];
-
-		if (!pod_is_candidate_for(pod, threshold->signal))
-			continue;
-		used += snprintf(candidates + used, sizeof(candidates) - used, "%s%s", shown++ ? "," : "",
-				 victim_name(pod, name, sizeof(name)));
-	}
-	threshold = policy_threshold(policy);
-	observed = &policy->obs.signal[threshold->signal];
-	if (decision->victim)
-		eventlog_rank_reason(threshold->signal, &policy->rank_options, decision->victim,
-				     rank_reason, sizeof(rank_reason));
-	snprintf(observed_text, sizeof(observed_text), "%lld", (long long)observed->available);
-	{
-		const struct log_field fields[] = {
-			{ "POD", decision->victim ? decision->victim->name : NULL },
-			{ "NAMESPACE", decision->victim ? decision->victim->namespace_ : NULL },
-			{ "SIGNAL", signal_name(threshold->signal) },
-			{ "THRESHOLD", threshold->value.text },
-			{ "OBSERVED", observed_text },
-			{ "RANK_REASON", decision->victim ? rank_reason : NULL },
-		};
-
-		if (threshold->signal == EV_SIGNAL_MEMORY_PRESSURE)	/* as pressure, not its complement */
-			log_event(LOGLEVEL_INFO, LOG_KIND_DECISION, fields, sizeof(fields) / sizeof(fields[0]),
-				  "decision: %smemory.pressure %lld.%02lld%% > %s candidates=%zu [%s%s] victim=%s "
-				  "reason=\"%s\"", decision->dry_run ? "[dry-run] " : "",
-				  (long long)(10000 - observed->available) / 100,
-				  (long long)(10000 - observed->available) % 100, threshold->value.text,
-				  decision->n_candidates, candidates, decision->n_candidates > 5 ? ",..." : "",
-				  victim, decision->reason ? decision->reason : "");
-		else
-		log_event(LOGLEVEL_INFO, LOG_KIND_DECISION, fields, sizeof(fields) / sizeof(fields[0]),
-			  "decision: %s%s %s=%lld < %s (%lld) candidates=%zu [%s%s] victim=%s reason=\"%s\"",
-			  decision->dry_run ? "[dry-run] " : "", threshold->hard ? "hard" : "soft",
-			  signal_name(threshold->signal), (long long)observed->available,
-			  threshold->value.text,
-			  (long long)policy->eval.threshold_value[decision->threshold_index],
-			  decision->n_candidates, candidates, decision->n_candidates > 5 ? ",..." : "",
-			  victim, decision->reason ? decision->reason : "");
-	}
 }
 
 /* reclaim_read_fn: re-read one signal for the reclaim steps. */
@@ -428,7 +350,7 @@ static struct eviction *eviction_new(struct daemon *daemon, const struct thresho
 		.grace_ns = grace_ns,
 		.reason = policy->decision.reason,
 	};
-	victim_name(victim, eviction->victim_name, sizeof(eviction->victim_name));
+	daemon_victim_name(victim, eviction->victim_name, sizeof(eviction->victim_name));
 	/* evictionMessage reads the containers' usage before the pod is killed; only memory
 	 * has a per-container usage here (DESIGN.md §8). */
 	if (!strcmp(signal_resource(threshold->signal), "memory")) {
@@ -444,12 +366,27 @@ static struct eviction *eviction_new(struct daemon *daemon, const struct thresho
 		}
 		eviction->n_containers = n;
 	}
-	for (size_t i = 0; i < policy->n_candidates && eviction->n_candidates < EVENTLOG_MAX_CANDIDATES; i++) {
-		eviction->candidates[eviction->n_candidates] = *policy->candidates[i];
-		eviction->candidate_ptrs[eviction->n_candidates] = &eviction->candidates[eviction->n_candidates];
-		eviction->n_candidates++;
-	}
 	return eviction;
+}
+
+/* The ranking the decision log shows with this eviction, copied once the kill is under way
+ * (the pods table is not refreshed in between). Without memory the entry lists none. */
+static void eviction_keep_candidates(struct eviction *eviction, const struct policy *policy)
+{
+	size_t n = policy->n_candidates < EVENTLOG_MAX_CANDIDATES ? policy->n_candidates :
+								      EVENTLOG_MAX_CANDIDATES;
+
+	if (eviction->candidates || !n)
+		return;
+	eviction->candidates = malloc(n * (sizeof(struct pod) + sizeof(struct pod *)));
+	if (!eviction->candidates)
+		return;
+	eviction->candidate_ptrs = (struct pod **)(eviction->candidates + n);
+	for (size_t i = 0; i < n; i++) {
+		eviction->candidates[i] = *policy->candidates[i];
+		eviction->candidate_ptrs[i] = &eviction->candidates[i];
+	}
+	eviction->n_candidates = n;
 }
 
 /*
@@ -594,6 +531,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			.hold_ns = eviction->status_wait ? policy->config.kube_eviction_status_wait_ns : 0,
 		}, &result);
 		daemon->last_kill = result;
+		eviction_keep_candidates(eviction, policy);
 		if (err == 1 && result.dry_run) {
 			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_DRY_RUN, -1, NULL);
 
@@ -607,6 +545,10 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			daemon->pending_mask |= SIGNAL_MASK_ALL;
 			err = 1;
 		}
+		/* The ranking kept near the threshold named a pod that emptied since: decide
+		 * again at once, on a fresh ranking (policy_evaluate uses a kept one once). */
+		if (err == 1 && result.was_empty && policy->preranked)
+			daemon->pending_mask |= SIGNAL_MASK_ALL;
 		if (err) {
 			if (err < 0) {
 				struct eventlog_decision entry = eviction_entry(eviction, pod, EVENTLOG_FAILED, -1,
@@ -630,6 +572,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			return;
 		}
 		evictions_in_flight++;
+		daemon_bpf_log_detection(daemon, result.killed_at_ns);
 		/* Killed now: wait for it to complete (above). In its grace (soft): count on what it
 		 * holds, its usage or, unknown, the whole need. */
 		pending = sat_add_i64(pending, grace_ns > 0 ? frees(threshold->signal, pod) : FREES_UNKNOWN);
@@ -777,6 +720,7 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 {
 	struct policy *policy = daemon->policy;
 	const struct threshold *threshold;
+	bool log_after;
 	int64_t target;
 
 	do {
@@ -785,9 +729,15 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 		daemon_pressure_poll(daemon);
 		note_usage_estimates(daemon);
 		judge_followup(daemon);
-		daemon_sync_pod_psi(daemon);
-		daemon_log_decision(daemon);
 		threshold = policy_threshold(policy);
+		/* A hard threshold's kill goes first: its decision line and the pods' PSI
+		 * triggers come after the cgroup.kill write (doc/DESIGN.md "Acting"). */
+		log_after = threshold && threshold->hard && policy->decision.victim &&
+			    !policy->config.dry_run;
+		if (!log_after) {
+			daemon_sync_pod_psi(daemon);
+			daemon_log_decision(daemon);
+		}
 		daemon_warn(daemon);
 		if (!threshold) {
 			if (daemon->ops)
@@ -828,6 +778,10 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 			break;
 		start_evictions(daemon, threshold, target);
 	} while (0);
+	if (log_after) {
+		daemon_log_decision(daemon);
+		daemon_sync_pod_psi(daemon);
+	}
 	/* evictd's own NoSchedule taints follow the node conditions. */
 	if (daemon->kube_report)
 		kube_report_conditions(daemon->kube_report, policy->eval.conditions);

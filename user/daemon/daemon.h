@@ -13,6 +13,7 @@
 #include "act/shutdown.h"
 #include "bpf_loader/bpf_loader.h"
 #include "core/kill_ledger.h"
+#include "core/pacing.h"
 #include "daemon/policy.h"
 #include "daemon/warn.h"
 #include "sys/loop.h"
@@ -111,9 +112,14 @@ struct daemon {
 	uint64_t kernel_oom_kills_seen;	/* mark_victim records */
 	bool oom_pid_only;		/* tests: records as the int-pid mark_victim sends them */
 	int64_t wake_ktime_ns;		/* kernel time of the wake-up being handled; 0: none */
+	/* The detection path's stamps (CLOCK_MONOTONIC), logged with a kill a wake-up started
+	 * (act.c): the last two records' kernel times, and when the batch's handler ran. */
+	int64_t record_ktime_ns, prev_record_ktime_ns;
+	int64_t batch_ns;
 	int64_t last_wake_latency_ns;	/* kernel event -> our handler, last wake-up */
 	struct loop_source *bpf_hook_check;	/* the memory hook self-check timer */
 	struct loop_source *bpf_late_modules;	/* retries module tracepoints (ext4, xfs) */
+	struct pacing memory_pacing;	/* the memory step and rate limit (core/pacing.c) */
 	/* Without BPF: the memory signals re-read every 100 ms .. 1 s, the nearer a memory
 	 * threshold the sooner (daemon_bpf.c); NULL with BPF or without the OOM guard. */
 	struct loop_source *adaptive_poll;

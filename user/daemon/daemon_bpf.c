@@ -72,6 +72,8 @@ static int on_wake(void *ctx, const struct evictd_wake *wake)
 	struct daemon *daemon = ctx;
 
 	daemon->bpf_wakeups++;
+	daemon->prev_record_ktime_ns = daemon->record_ktime_ns;
+	daemon->record_ktime_ns = (int64_t)wake->ktime_ns;
 	/* bpf_ktime_get_ns() is CLOCK_MONOTONIC: the same clock as ours. */
 	daemon->last_wake_latency_ns = clock_monotonic_ns() - (int64_t)wake->ktime_ns;
 	if (!daemon->wake_ktime_ns || (int64_t)wake->ktime_ns < daemon->wake_ktime_ns)
@@ -97,18 +99,37 @@ static int on_wake(void *ctx, const struct evictd_wake *wake)
 	return 0;
 }
 
+void daemon_bpf_log_detection(const struct daemon *daemon, int64_t killed_at_ns)
+{
+	const struct policy *policy = daemon->policy;
+
+	if (!daemon->wake_ktime_ns || !daemon->batch_ns || killed_at_ns <= 0)
+		return;
+	log_info("kill: detection path (CLOCK_MONOTONIC ns): first_record=%lld record=%lld "
+		 "previous_record=%lld handler=%lld read=%lld evaluated=%lld ranked=%lld write=%lld "
+		 "kept_ranking=%d", (long long)daemon->wake_ktime_ns,
+		 (long long)daemon->record_ktime_ns, (long long)daemon->prev_record_ktime_ns,
+		 (long long)daemon->batch_ns, (long long)policy->read_done_ns,
+		 (long long)policy->evaluated_ns, (long long)policy->ranked_ns,
+		 (long long)killed_at_ns, policy->preranked);
+}
+
 static void on_bpf(void *ctx, int fd, uint32_t revents)
 {
 	struct daemon *daemon = ctx;
+	int err;
 
-	int err = bpf_loader_consume(daemon->bpf, on_wake, daemon);
+	if (!daemon->batch_ns)
+		daemon->batch_ns = clock_monotonic_ns();
+	err = bpf_loader_consume(daemon->bpf, on_wake, daemon);
 
 	if (err < 0)
 		log_warn("bpf: reading wake-ups: %s", strerror(-err));
 }
 
-/* The smallest distance, in the signal's unit, from any threshold on these signals. */
-static int64_t margin_to_thresholds(const struct policy *policy, uint32_t mask)
+/* The smallest distance, in the signal's unit, from any threshold on these signals; *read_ns:
+ * when the signal it was measured on was read (may be NULL). */
+static int64_t margin_to_thresholds_at(const struct policy *policy, uint32_t mask, int64_t *read_ns)
 {
 	int64_t margin = INT64_MAX;
 
@@ -120,10 +141,18 @@ static int64_t margin_to_thresholds(const struct policy *policy, uint32_t mask)
 		if (!(mask & SIGNAL_MASK(signal)) || !observed->present)
 			continue;
 		distance = observed->available - policy->eval.threshold_value[i];
-		if (distance < margin)
+		if (distance < margin) {
 			margin = distance;
+			if (read_ns)
+				*read_ns = observed->read_at_ns;
+		}
 	}
 	return margin;
+}
+
+static int64_t margin_to_thresholds(const struct policy *policy, uint32_t mask)
+{
+	return margin_to_thresholds_at(policy, mask, NULL);
 }
 
 static uint64_t clamp_step(int64_t step, int64_t low, int64_t high)
@@ -180,27 +209,27 @@ static void arm_adaptive_poll(struct daemon *daemon)
 	loop_timer_set(daemon->adaptive_poll, clock_monotonic_ns() + daemon->adaptive_poll_interval_ns);
 }
 
-/* Tell the BPF programs how much may happen before we must look again: a quarter of the
- * margin, so checks get denser as a threshold approaches and stay rare far from one. */
+/* Tell the BPF programs how much may happen before we must look again: for memory, the step
+ * and rate limit of core/pacing.c (denser as a threshold approaches); for pids and inodes a
+ * quarter of the margin. */
 void daemon_bpf_update_steps(struct daemon *daemon)
 {
 	const struct policy *policy = daemon->policy;
-	int64_t memory = margin_to_thresholds(policy, SIGNAL_MASK_MEMORY);
+	int64_t memory_read_ns = 0;
+	int64_t memory = margin_to_thresholds_at(policy, SIGNAL_MASK_MEMORY, &memory_read_ns);
 	int64_t pids = margin_to_thresholds(policy, SIGNAL_MASK_PID);
 	int64_t inodes = margin_to_thresholds(policy, SIGNAL_MASK(EV_SIGNAL_NODEFS_INODES_FREE) |
 							SIGNAL_MASK(EV_SIGNAL_IMAGEFS_INODES_FREE) |
 							SIGNAL_MASK(EV_SIGNAL_CONTAINERFS_INODES_FREE));
-	int64_t page_size = sysconf(_SC_PAGESIZE);
+	struct pacing_memory paced = pacing_memory(&daemon->memory_pacing, memory, memory_read_ns,
+						   sysconf(_SC_PAGESIZE));
 	struct bpf_loader_steps steps = {
-		/* Below the threshold already (kills under way): look every 4 MiB. The caps keep
-		 * a step short when a limit changes under us (pid_max, threads-max, hotplug),
-		 * which is no event of its own. */
-		.memory_pages = memory == INT64_MAX ? 0 :
-				memory <= 0 ? (uint64_t)((4 << 20) / page_size) :
-				clamp_step(memory / 4 / page_size, 64, (1LL << 30) / page_size),
+		.memory_pages = paced.step_pages,
+		/* The caps keep a step short when a limit changes under us (pid_max,
+		 * threads-max, hotplug), which is no event of its own. */
 		.pids_tasks = pids == INT64_MAX ? 0 : clamp_step(pids / 4, 1, 256),
 		.inodes = inodes == INT64_MAX ? 0 : clamp_step(inodes / 4, 1, 16384),
-		.min_interval_ns = { 1000000, 5000000, 5000000 },
+		.min_interval_ns = { paced.min_interval_ns, 5000000, 5000000 },
 		.wake_on_reclaim = true,
 	};
 

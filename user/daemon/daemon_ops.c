@@ -26,7 +26,10 @@ struct daemon_ops {
 	struct metrics_can_evict can_evict;	/* what metrics and evictctl show */
 	int64_t started_ns;
 	int64_t last_evaluation_unix_ns;
+	int64_t oom_kills_read_ns;	/* /proc/vmstat is read at most once a second */
 };
+
+#define OOM_KILLS_READ_INTERVAL_NS (1000 * 1000000LL)
 
 struct eventlog *daemon_ops_eventlog(struct daemon *daemon)
 {
@@ -134,8 +137,13 @@ void daemon_ops_update_metrics(struct daemon *daemon)
 	snap->evaluations = daemon->evaluations;
 	snap->last_evaluation_unix_ns = ops->last_evaluation_unix_ns;
 	snap->dry_run = policy->config.dry_run;
-	snap->kernel_oom_kills_known = metrics_read_kernel_oom_kills(policy->config.root, &oom_kills) == 0;
-	snap->kernel_oom_kills = snap->kernel_oom_kills_known ? oom_kills : 0;
+	/* Not on every wake-up (several hundred a second near a threshold): the counter is
+	 * for dashboards, and the kernel's OOM kills wake us through BPF anyway. */
+	if (!ops->oom_kills_read_ns || clock_monotonic_ns() - ops->oom_kills_read_ns >= OOM_KILLS_READ_INTERVAL_NS) {
+		ops->oom_kills_read_ns = clock_monotonic_ns();
+		snap->kernel_oom_kills_known = metrics_read_kernel_oom_kills(policy->config.root, &oom_kills) == 0;
+		snap->kernel_oom_kills = snap->kernel_oom_kills_known ? oom_kills : 0;
+	}
 	snap->bpf_enabled = daemon->bpf != NULL;
 	snap->bpf_programs_attached = daemon->bpf ? bpf_loader_attached_count(daemon->bpf) : 0;
 	fill_bpf_counters(snap, daemon->bpf);

@@ -15,8 +15,11 @@
 /* act.c */
 /* Evaluate the signals in mask (0 = all) and act on the decision without waiting. */
 void daemon_handle(struct daemon *daemon, uint32_t mask);
-void daemon_log_decision(struct daemon *daemon);
 bool daemon_is_disk_signal(enum ev_signal signal);
+/* decision_log.c: the decision line, once per decision; "namespace/name", else the pod's name
+ * or cgroup path, "none" for NULL. */
+void daemon_log_decision(struct daemon *daemon);
+const char *daemon_victim_name(const struct pod *pod, char *buf, size_t len);
 
 /* disk_usage.c: true when the pods' disk numbers are recent enough to rank by; else a
  * measurement is started (or running) and a re-evaluation follows when it ends. */
@@ -35,6 +38,10 @@ int daemon_reload(struct daemon *daemon);
 /* daemon_bpf.c: load and attach (or say why not), pace the wake-ups by the margins. */
 void daemon_bpf_setup(struct daemon *daemon);
 void daemon_bpf_update_steps(struct daemon *daemon);
+/* A kill a wake-up started: when each step from its ring-buffer record to the cgroup.kill
+ * write at killed_at_ns ended, one line (tools/bench/host-race.sh reads it into its stage
+ * table). Nothing without a BPF wake-up. */
+void daemon_bpf_log_detection(const struct daemon *daemon, int64_t killed_at_ns);
 /* Without BPF: how long the memory signals may go unread, margin_bytes from the nearest
  * memory threshold (earlyoom's pacing: 100 ms .. 1 s). */
 int64_t daemon_adaptive_poll_interval_ns(int64_t margin_bytes);

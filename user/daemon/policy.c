@@ -67,10 +67,11 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 		.cgroup_mount = pods_cgroup_mount(policy->pods),
 		.allowed_roots = policy->kill_roots,
 		.n_allowed_roots = n_roots,
-		.self_cgroup = NULL,	/* re-read before every kill: we may be moved */
+		.self_cgroup = NULL,	/* policy_read_self_cgroup() below */
 		.dry_run = config->dry_run,
 		.kill_timeout_ns = config->kill_timeout_ns,
 	};
+	policy_read_self_cgroup(policy);
 	for (size_t i = 0; i < config->reclaim_commands.n; i++)
 		policy->reclaim_commands[i] = config->reclaim_commands.items[i];
 	reclaim_init(&policy->reclaim, &(struct reclaim_config){
@@ -87,6 +88,21 @@ static void setup_pods(struct policy *policy, const struct policy_deps *deps)
 	else
 		log_info("%s mode: evicting below %s%s", config->workload_roots.n ? "standalone" : "kubernetes",
 			 n_roots ? policy->kill_roots[0] : "(no roots)", n_roots > 1 ? " and others" : "");
+}
+
+/* evictd's own cgroup, which no kill may contain: read at start, on a reload and each
+ * housekeeping tick, not before each kill (a /proc read in front of the cgroup.kill write).
+ * Unreadable: NULL, and kill_check_cgroup() reads it before every kill as before. */
+void policy_read_self_cgroup(struct policy *policy)
+{
+	if (!policy->pods)
+		return;
+	if (pods_read_self_cgroup(policy->config.root, policy->kill.cgroup_mount, policy->self_cgroup,
+				  sizeof(policy->self_cgroup))) {
+		policy->kill.self_cgroup = NULL;
+		return;
+	}
+	policy->kill.self_cgroup = policy->self_cgroup;
 }
 
 int policy_new(struct policy **out, const struct evictd_config *config, const struct policy_deps *deps)
@@ -198,6 +214,7 @@ int policy_refresh_pods(struct policy *policy)
 	policy->candidates = NULL;
 	policy->n_candidates = 0;
 	policy->n_settled = 0;
+	policy->prerank_at_ns = 0;
 	policy->decision.victim = NULL;
 	if (!policy->pods)
 		return -ENOENT;
@@ -359,34 +376,60 @@ static void pressure_victim_first(struct policy *policy)
 	}
 }
 
-int policy_evaluate(struct policy *policy, uint32_t mask)
+/* A ranking for signal that prerank() made at most POLICY_PRERANK_MAX_AGE_NS ago. */
+static bool ranking_fresh(const struct policy *policy, enum ev_signal signal)
+{
+	return policy->prerank_at_ns && policy->candidates && policy->ranked_for == signal &&
+	       policy->now_ns() - policy->prerank_at_ns <= POLICY_PRERANK_MAX_AGE_NS;
+}
+
+/*
+ * No threshold is met. Within POLICY_PRERANK_NEAR_BYTES of a memory threshold, keep a ranking
+ * for it at most POLICY_PRERANK_MAX_AGE_NS old, so that the crossing goes straight to the kill
+ * (the pods refresh and the settle were 94 us of the crossing's 1 ms on the bench host,
+ * bench/results.md "Detection latency (issue 24)"). Elsewhere there is no ranking, as before.
+ */
+static void prerank(struct policy *policy)
+{
+	const struct eviction_engine *engine = &policy->engine;
+	int64_t margin = INT64_MAX;
+	int nearest = -1;
+
+	for (size_t i = 0; i < engine->n_thresholds; i++) {
+		enum ev_signal signal = engine->thresholds[i].signal;
+		const struct observation *observed = &policy->obs.signal[signal];
+		int64_t distance;
+
+		if (!(SIGNAL_MASK(signal) & SIGNAL_MASK_MEMORY) || !observed->present)
+			continue;
+		distance = observed->available - policy->eval.threshold_value[i];
+		if (distance >= 0 && distance < margin) {
+			margin = distance;
+			nearest = (int)i;
+		}
+	}
+	if (nearest < 0 || margin > POLICY_PRERANK_NEAR_BYTES || !policy->pods) {
+		policy->candidates = NULL;
+		policy->n_candidates = 0;
+		policy->prerank_at_ns = 0;
+		return;
+	}
+	if (ranking_fresh(policy, engine->thresholds[nearest].signal))
+		return;
+	policy_rank(policy, engine->thresholds[nearest].signal);
+	policy_rank_settle(policy, POLICY_RANK_SETTLED - 1);
+	policy->prerank_at_ns = policy->candidates ? policy->now_ns() : 0;
+}
+
+/* The victim is the first candidate outside the never-evict set (which ranks last). */
+static void choose_victim(struct policy *policy, const struct threshold *threshold,
+			  size_t *protected_running)
 {
 	struct decision *decision = &policy->decision;
-	const struct threshold *threshold;
-	size_t protected_running = 0;
-	int err;
 
-	err = signals_read(&policy->source, mask, &policy->obs);
-	if (err)
-		log_debug("reading signals: %s; evaluating what could be read", strerror(-err));
-	read_pressure(policy);
-	engine_follow_layout(policy);
-	engine_evaluate(&policy->engine, &policy->obs, policy->now_ns(), &policy->eval);
-
-	memset(decision, 0, sizeof(*decision));
-	decision->threshold_index = pick_threshold(policy);
-	decision->dry_run = policy->config.dry_run;
-	policy->candidates = NULL;
-	policy->n_candidates = 0;
-	if (decision->threshold_index < 0)
-		return 0;
-
-	threshold = policy_threshold(policy);
-	policy_rank(policy, threshold->signal);
-	policy_rank_settle(policy, POLICY_RANK_SETTLED - 1);
-	if (threshold->signal == EV_SIGNAL_MEMORY_PRESSURE)
-		pressure_victim_first(policy);
-	/* The never-evict set ranks last; the victim is the first candidate outside it. */
+	decision->victim = NULL;
+	decision->n_candidates = 0;
+	*protected_running = 0;
 	for (size_t i = 0; i < policy->n_candidates; i++) {
 		const struct pod *pod;
 
@@ -398,9 +441,69 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 			if (!decision->victim)
 				decision->victim = pod;
 		} else if (pod_never_evict(pod) && pod->processes > 0 && !pod->exited) {
-			protected_running++;
+			(*protected_running)++;
 		}
 	}
+}
+
+int policy_evaluate(struct policy *policy, uint32_t mask)
+{
+	struct decision *decision = &policy->decision;
+	const struct threshold *threshold;
+	size_t protected_running = 0;
+	int err;
+
+	/* A wake-up reads only the signals a threshold is set on (every housekeeping tick,
+	 * mask 0, reads them all for the metrics and evictctl). */
+	if (!mask)
+		err = signals_read(&policy->source, 0, &policy->obs);
+	else if (policy->engine_ready && !(mask & engine_signal_mask(&policy->engine)))
+		err = 0;	/* nothing thresholded in it: the last observations stand */
+	else
+		err = signals_read(&policy->source, policy->engine_ready ?
+				   mask & engine_signal_mask(&policy->engine) : mask, &policy->obs);
+	if (err)
+		log_debug("reading signals: %s; evaluating what could be read", strerror(-err));
+	read_pressure(policy);
+	policy->read_done_ns = clock_monotonic_ns();
+	engine_follow_layout(policy);
+	engine_evaluate(&policy->engine, &policy->obs, policy->now_ns(), &policy->eval);
+	policy->evaluated_ns = clock_monotonic_ns();
+
+	memset(decision, 0, sizeof(*decision));
+	decision->threshold_index = pick_threshold(policy);
+	decision->dry_run = policy->config.dry_run;
+	policy->preranked = false;
+	if (decision->threshold_index < 0) {
+		prerank(policy);
+		return 0;
+	}
+
+	threshold = policy_threshold(policy);
+	/* The ranking kept near a memory threshold, if it is fresh: the pods it names are
+	 * still checked against their cgroup ids before any kill (act/kill.c). */
+	if (ranking_fresh(policy, threshold->signal) && policy->pods) {
+		policy->preranked = true;
+		policy->prerank_at_ns = 0;	/* used once: the next decision ranks anew */
+	} else {
+		policy->candidates = NULL;
+		policy->n_candidates = 0;
+		policy_rank(policy, threshold->signal);
+	}
+	policy_rank_settle(policy, POLICY_RANK_SETTLED - 1);
+	if (threshold->signal == EV_SIGNAL_MEMORY_PRESSURE)
+		pressure_victim_first(policy);
+	choose_victim(policy, threshold, &protected_running);
+	if (!decision->victim && policy->preranked) {
+		/* Nothing in the kept ranking (its pods exited, or new ones came): rank now. */
+		policy->preranked = false;
+		policy_rank(policy, threshold->signal);
+		policy_rank_settle(policy, POLICY_RANK_SETTLED - 1);
+		if (threshold->signal == EV_SIGNAL_MEMORY_PRESSURE)
+			pressure_victim_first(policy);
+		choose_victim(policy, threshold, &protected_running);
+	}
+	policy->ranked_ns = clock_monotonic_ns();
 	if (!decision->victim)
 		decision->reason = !policy->pods ? "no cgroup v2 tree to evict from" :
 				   protected_running ? "every candidate is in the never-evict set" :

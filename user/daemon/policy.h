@@ -45,6 +45,11 @@ struct policy {
 	 * ranked by upper bounds (pods_options.cheap_usage; policy_rank_settle()). */
 	size_t n_settled;
 	enum ev_signal ranked_for;
+	int64_t prerank_at_ns;		/* when prerank() ranked them near a threshold; 0: none */
+	bool preranked;			/* the decision used the ranking kept near a threshold */
+	/* When the last evaluation had read, evaluated and ranked (CLOCK_MONOTONIC, for the
+	 * detection path's log line). */
+	int64_t read_done_ns, evaluated_ns, ranked_ns;
 	int64_t (*now_ns)(void);	/* monotonic clock; injectable */
 
 	/* NULL when no cgroup v2 tree was found (decisions only). */
@@ -55,6 +60,7 @@ struct policy {
 	int64_t meta_deadline_ns;
 	struct rank_options rank_options;
 	struct kill_config kill;
+	char self_cgroup[PATH_MAX];	/* kill.self_cgroup when it could be read */
 	const char *kill_roots[POLICY_MAX_KILL_ROOTS];
 	const char *reclaim_commands[CONFIG_MAX_LIST];
 	struct reclaim reclaim;
@@ -94,6 +100,12 @@ const struct threshold *policy_threshold(const struct policy *policy);
  * first candidate of a fresh ranking (doc/DESIGN.md "Profiles": `make run` shows it). NULL:
  * nothing evictable. Valid until the next refresh. */
 const struct pod *policy_first_in_line(struct policy *policy, enum ev_signal signal);
+/* Within this of a memory threshold not met yet, a ranking is kept at most this old, and a
+ * crossing uses it instead of ranking anew (policy.c prerank; doc/DESIGN.md "Acting"). */
+#define POLICY_PRERANK_NEAR_BYTES (16LL << 20)
+#define POLICY_PRERANK_MAX_AGE_NS (100LL * 1000000)
+/* Re-read evictd's own cgroup for the kill rules (at start, reloads, housekeeping). */
+void policy_read_self_cgroup(struct policy *policy);
 /* false while the first pod list from the API server is awaited (at most 5 s after start). */
 bool policy_metadata_ready(const struct policy *policy);
 

@@ -103,7 +103,7 @@ static __thread struct {
 	char memory_dir[PATH_MAX];
 } layout_cache;
 
-static enum cgroup_layout cached_layout(const struct signal_source *source, const char **memory_dir)
+enum cgroup_layout sig_cached_layout(const struct signal_source *source, const char **memory_dir)
 {
 	char key[PATH_MAX];
 	int n;
@@ -124,6 +124,11 @@ static enum cgroup_layout cached_layout(const struct signal_source *source, cons
 	}
 	*memory_dir = layout_cache.memory_dir;
 	return layout_cache.layout;
+}
+
+void sig_layout_forget(void)
+{
+	layout_cache.valid = false;
 }
 
 /*
@@ -329,7 +334,7 @@ static int read_working_set(const struct signal_source *source, enum cgroup_layo
 
 	*refault_aware = -1;
 	*refaulting = false;
-	*layout = cached_layout(source, &memory_dir);
+	*layout = sig_cached_layout(source, &memory_dir);
 	switch (*layout) {
 	case CGROUP_LAYOUT_V2:
 		err = working_set_v2(source, memory_dir, working_set, refault_aware, refaulting);
@@ -346,12 +351,40 @@ static int read_working_set(const struct signal_source *source, enum cgroup_layo
 		return -ENOENT;
 	}
 	if (err)
-		layout_cache.valid = false;
+		sig_layout_forget();
 	return err;
 }
 
+/* MemTotal changes only with memory hotplug: a wake-up that needs no MemAvailable (no OOM
+ * guard) takes it from the last meminfo read, and every read of the guard or of all the
+ * signals (each housekeeping tick) refreshes it. Per root and thread, as the layout. */
+static __thread struct {
+	bool valid;
+	int64_t total;
+	char root[PATH_MAX];
+} mem_total_cache;
+
+static int read_meminfo_cached(const char *root, bool want_available, int64_t *total,
+			       int64_t *available)
+{
+	const char *key = root ? root : "";
+	int err;
+
+	if (!want_available && mem_total_cache.valid && !strcmp(mem_total_cache.root, key)) {
+		*total = mem_total_cache.total;
+		return 1;
+	}
+	err = signals_read_meminfo(root, total, available);
+	if (err || strlen(key) >= sizeof(mem_total_cache.root))
+		return err;
+	strcpy(mem_total_cache.root, key);
+	mem_total_cache.total = *total;
+	mem_total_cache.valid = true;
+	return 0;
+}
+
 int sig_read_memory_group(const struct signal_source *source, struct observations *obs,
-			     bool want_cgroup)
+			  bool want_cgroup, bool want_guard)
 {
 	struct observation *memory = &obs->signal[EV_SIGNAL_MEMORY_AVAILABLE];
 	struct observation *guard = &obs->signal[EV_SIGNAL_OOM_GUARD];
@@ -359,23 +392,23 @@ int sig_read_memory_group(const struct signal_source *source, struct observation
 	bool refaulting;
 	int err;
 
-	guard->present = false;
+	if (want_guard || !want_cgroup)
+		guard->present = false;
 	if (want_cgroup) {
 		memory->present = false;
 		obs->memory_available_kubelet_bytes = -1;
 		obs->memory_available_refault_aware_bytes = -1;
 		obs->file_cache_refaulting = false;
 	}
-	err = signals_read_meminfo(source->root, &total, &available);
-	if (err)
+	err = read_meminfo_cached(source->root, want_guard || !want_cgroup, &total, &available);
+	if (err < 0)
 		return err;
 	obs->mem_total_bytes = total;
-	obs->mem_available_kernel_bytes = available;
-	*guard = (struct observation){ .present = true, .available = available,
-				       .capacity = total, .read_at_ns = clock_monotonic_ns() };
-	/* Swap and zram gate the memory thresholds (swap.c); a failure leaves them absent
-	 * (logged there) and the memory signals stand. */
-	(void)signals_read_swap(source, obs);
+	if (!err) {
+		obs->mem_available_kernel_bytes = available;
+		*guard = (struct observation){ .present = true, .available = available,
+					       .capacity = total, .read_at_ns = clock_monotonic_ns() };
+	}
 	if (!want_cgroup)
 		return 0;
 
@@ -397,6 +430,6 @@ int sig_read_memory_group(const struct signal_source *source, struct observation
 
 int signals_read_memory(const struct signal_source *source, struct observations *obs)
 {
-	return sig_read_memory_group(source, obs, true);
+	return sig_read_memory_group(source, obs, true, true);
 }
 

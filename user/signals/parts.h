@@ -43,9 +43,14 @@ struct key_scan {
 };
 int sig_scan_keys(const char *path, struct key_scan *scan);
 
-/* meminfo, and the cgroup working set unless only the guard is wanted (memory.c). */
+/* meminfo, and the cgroup working set unless only the guard is wanted (memory.c). Without
+ * want_guard, MemTotal may come from the last meminfo read and the guard is left as it was. */
 int sig_read_memory_group(const struct signal_source *source, struct observations *obs,
-			  bool want_cgroup);
+			  bool want_cgroup, bool want_guard);
+/* The memory cgroup layout, detected once per source and thread (memory.c); forget it when a
+ * read under the found dir fails, so that the next read detects again. */
+enum cgroup_layout sig_cached_layout(const struct signal_source *source, const char **memory_dir);
+void sig_layout_forget(void);
 
 static inline const char *nonempty_or(const char *text, const char *fallback)
 {

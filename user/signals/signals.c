@@ -312,9 +312,17 @@ int signals_read(const struct signal_source *source, uint32_t mask, struct obser
 
 	if (mask & SIGNAL_MASK_MEMORY) {
 		group_begin(SIGNAL_GROUP_MEMORY);
-		/* The guard alone needs only meminfo: skip the cgroup read. */
-		memory_err = sig_read_memory_group(source, obs,
-					       mask & SIGNAL_MASK(EV_SIGNAL_MEMORY_AVAILABLE));
+		/* The guard alone needs only meminfo: skip the cgroup read; memory.available
+		 * alone needs no MemAvailable. */
+		if (mask & (SIGNAL_MASK(EV_SIGNAL_MEMORY_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_OOM_GUARD)))
+			memory_err = sig_read_memory_group(source, obs,
+						       mask & SIGNAL_MASK(EV_SIGNAL_MEMORY_AVAILABLE),
+						       mask & SIGNAL_MASK(EV_SIGNAL_OOM_GUARD));
+		/* Swap and zram gate the memory thresholds (swap.c): read where a gate is set, and
+		 * on every full read (metrics, evictctl); a failure leaves them absent (logged
+		 * there) and the memory signals stand. */
+		if (mask & (SIGNAL_MASK(EV_SIGNAL_SWAP_AVAILABLE) | SIGNAL_MASK(EV_SIGNAL_ZRAM_AVAILABLE)))
+			(void)signals_read_swap(source, obs);
 		if (mask & SIGNAL_MASK(EV_SIGNAL_ALLOCATABLE_MEMORY_AVAILABLE)) {
 			err = signals_read_allocatable(source, obs);
 			memory_err = memory_err ? memory_err : err;
