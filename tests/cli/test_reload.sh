@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SIGHUP re-reads the configuration: a bad file keeps the running configuration and says
-# why; a good one takes effect (evictctl shows the new thresholds).
+# why; a good one takes effect (evictctl shows the new thresholds). The kubelet's profile is
+# pinned: on this host "auto" picks a host profile, whose swap and zram gates would join the list.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
@@ -15,7 +16,7 @@ kind: KubeletConfiguration
 evictionHard:
   memory.available: "100Mi"
 YAML
-"$EVICTD" --dry-run --no-bpf --state-dir="$tmp/state" --config "$tmp/config.yaml" --control-socket="$tmp/sock" \
+"$EVICTD" --profile=kubernetes --dry-run --no-bpf --state-dir="$tmp/state" --config "$tmp/config.yaml" --control-socket="$tmp/sock" \
 	--metrics-address=off --event-log=off >"$tmp/out" 2>&1 &
 pid=$!
 for _ in $(seq 1 100); do [ -S "$tmp/sock" ] && break; sleep 0.1; done
