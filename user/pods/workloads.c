@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/quantity.h"
+#include "sys/fileio.h"
 #include "sys/log.h"
 #include "pods/internal.h"
 #include "pods/prefs.h"
@@ -171,13 +172,11 @@ static bool has_suffix(const char *name, const char *suffix)
  * (a tree without the memory controller has no memory.oom.group). */
 static void read_small(int dir_fd, const char *file, char *buf, size_t len)
 {
-	int fd = openat(dir_fd, file, O_RDONLY | O_CLOEXEC);
-	ssize_t n = fd >= 0 ? read(fd, buf, len - 1) : -1;
+	ssize_t n = fileio_read_at(dir_fd, file, buf, len);
 
-	if (fd >= 0)
-		close(fd);
-	buf[n > 0 ? n : 0] = '\0';
-	if (n > 0 && buf[n - 1] == '\n')
+	if (n <= 0)
+		buf[0] = '\0';
+	else if (buf[n - 1] == '\n')
 		buf[n - 1] = '\0';
 }
 
