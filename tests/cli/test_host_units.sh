@@ -40,12 +40,14 @@ run() { "$EVICTD" --no-bpf --metrics-address=off --event-log=off --state-dir="$s
 	--oom-guard=off --eviction-hard="$always_met" --workload-root="$top" "$@" 2>&1; }
 
 out=$(run --once --dry-run)
+all=$out
 check "dry run: the would-be victim is the app unit (got: $(grep -o 'victim=[^ ]*' <<<"$out" | head -1))" \
 	grep -q 'victim=hog.service' <<<"$out"
 check "dry run: neither the user's slice nor the user manager is a candidate" \
 	bash -c '! grep -qE "victim=(user-1000\.slice|user@1000\.service|init\.scope)" <<<"$1"' _ "$out"
 
 out=$(run --once)
+all+=$out
 emptied() { ! cg_populated "$1"; }
 check "the app unit is killed" emptied "$manager/app.slice/hog.service"
 check "the user manager (init.scope) lives" cg_populated "$manager/init.scope"
@@ -53,5 +55,7 @@ check "the session scope lives" cg_populated "$user/session-3.scope"
 check "the other app lives" cg_populated "$manager/app.slice/editor.service"
 check "one eviction, the unit's cgroup (got: $(grep -o 'kill: killing pod [^ ]*' <<<"$out" | tr '\n' ' '))" \
 	[ "$(grep -c 'kill: killing pod' <<<"$out")" = 1 ]
+check "no sanitizer report (EVICTD=build/evictd-san)" \
+	bash -c '! grep -qE "runtime error|AddressSanitizer|LeakSanitizer" <<<"$1"' _ "$all"
 
 done_testing
