@@ -100,8 +100,9 @@ echo "guest memtotal_mib=$((MEMTOTAL_K / 1024)) base_memavail_mib=$((BASE_MA_K /
 
 # ---- contenders ------------------------------------------------------------------------------
 # matched: every memory-based contender SIGKILLs at MemAvailable <= MATCH_PCT% of MemTotal on
-# memory alone (swap ignored: evictd has no swap signal today); evictd's memory.available
-# threshold is that MemAvailable plus (memory.available - MemAvailable) at rest.
+# memory alone (swap ignored, as earlyoom -s 100 and nohang's 100% swap thresholds: evictd's
+# swap and zram guards off); evictd's memory.available threshold is that MemAvailable plus
+# (memory.available - MemAvailable) at rest.
 match_k() { echo $((MEMTOTAL_K * MATCH_PCT / 100)); }
 avail_k() {	# the kubelet's memory.available, KiB (DESIGN.md §1)
     awk -v t=$MEMTOTAL_K '$1 == "anon" || $1 == "file" { u += $2 } $1 == "inactive_file" { u -= $2 } END { printf "%d", t - u / 1024 }' $CG/memory.stat
@@ -121,7 +122,7 @@ start_contender() {
         args=$EVICTD_ARGS
         if [ $c = evictd-matched ]; then
             k=$(( $(match_k) + $(avail_k) - $(meminfo MemAvailable) ))
-            args="$args --eviction-hard=memory.available<${k}Ki --oom-guard=off"
+            args="$args --eviction-hard=memory.available<${k}Ki --oom-guard=off --swap-guard=off --zram-guard=off"
         fi
         echo "$c: systemd-run --unit=evictd -p OOMScoreAdjust=-1000 evictd $args" >>$OUT/commands.txt
         # shellcheck disable=SC2086

@@ -2,8 +2,9 @@
 /*
  * Rediscover pod cgroups only when the tree changed (doc/DESIGN.md "Performance: 1,000 pods"):
  * inotify on the directories pods live in (the kubepods tree's QoS directories, their
- * parents so a tree or QoS level that appears is seen, the workload roots) says when a cgroup
- * was made, removed or (workloads) had its xattrs changed: mkdir(2), rmdir(2) and setxattr(2)
+ * parents so a tree or QoS level that appears is seen, the workload roots and the slices
+ * below them that a discovery descends into) says when a cgroup was made, removed or
+ * (workloads) had its xattrs changed: mkdir(2), rmdir(2) and setxattr(2)
  * on cgroupfs go through the VFS and notify (fsnotify_mkdir, fsnotify_rmdir, fsnotify_xattr in
  * fs/namei.c and fs/xattr.c). Between changes each pod's usage is read through the directory
  * fd kept since discovery (openat + read, no path walk). Without inotify (no instances or
@@ -256,6 +257,19 @@ fail:
 			 "the pod cgroups (raise fs.inotify.max_user_watches/instances)");
 	}
 	return false;
+}
+
+void pods_watch_add(struct pods *pods, const char *dir)
+{
+	if (pods->inotify_fd < 0 || !pods->watching)
+		return;
+	/* IN_ATTRIB: a unit's xattrs (ManagedOOMPreference=) changed. */
+	if (watch_dir(pods, dir, IN_ATTRIB) < 0) {
+		if (pods_first_time(pods, "inotify", ""))
+			log_warn("pods: cannot watch %s (%m): every evaluation rediscovers the "
+				 "workloads (raise fs.inotify.max_user_watches)", dir);
+		pods->watching = false;
+	}
 }
 
 /* Did anything change in the watched directories since the last call? Drains the queue. */

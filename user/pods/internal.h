@@ -5,6 +5,7 @@
 #define EVICTD_PODS_INTERNAL_H
 
 
+#include <dirent.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -50,7 +51,7 @@ struct pods {
 	bool standalone;
 	bool cheap_usage;	/* pods_options.cheap_usage */
 	struct workload_prefs prefs;	/* pods_options.workload_prefs (copied) */
-	uid_t scan_root_owner;		/* owner of the workload root being scanned */
+	uid_t scan_root_owner;		/* owner of the workload root being scanned (workloads.c) */
 
 	struct pods_meta_source *meta_source;
 	struct pod_meta_list meta;
@@ -108,6 +109,20 @@ int64_t pods_request_from_cgroup(const struct pod *pod);
 /* Read what a cheap read left out (working_set_unrefined, processes_unrefined). */
 int pods_refine_usage_fds(struct pod *pod, int dir_fd, const int fds[USAGE_FILES]);
 
+/* pods.c: a new zeroed row at the end of the table (NULL: no memory). */
+struct pod *pods_add_pod(struct pods *pods);
+/* pods.c: open the cgroup dir d/name into pod (the last row): its id, usage, kept fds and,
+ * for a standalone workload, its xattrs. 0, or -errno (gone, not a dir: drop the row). */
+int pods_open_cgroup(DIR *d, const char *name, ino_t ino, struct pod *pod, struct pods *pods,
+		     bool workload);
+/* pods.c: whether a readdir entry of d is a directory (d_type, else fstatat). */
+bool pods_is_directory(DIR *d, const struct dirent *entry);
+
+/* workloads.c: the standalone workloads below every workload root (0 or -ENOMEM), and one
+ * workload's xattrs and preferences read through its cgroup dir fd (owned by owner). */
+int pods_discover_workloads(struct pods *pods);
+void pods_workload_xattrs(struct pods *pods, struct pod *pod, int fd, uid_t owner);
+
 /* cgroup_watch.c. Close the kept directory fds (n_fds = 0). */
 void pods_fds_close(struct pods *pods);
 /* Room for n pods' kept fds. 0 or -ENOMEM. */
@@ -128,6 +143,9 @@ void pods_watch_close(struct pods *pods);
 /* Must pods_refresh() rediscover (first time, no watching, or a change seen)? When true, the
  * watches are set anew before returning, so a change during the scan is seen next time. */
 bool pods_watch_need_discovery(struct pods *pods);
+/* Watch one more directory a discovery reads (a slice below a workload root), when watching;
+ * a failure turns watching off (every refresh rediscovers). */
+void pods_watch_add(struct pods *pods, const char *dir);
 /* true the first time (kind, key) is seen and its kind's rate allows a line: the caller logs
  * then. A key held back by the rate is not remembered, so it gets its line later. */
 bool pods_first_time(struct pods *pods, const char *kind, const char *key);

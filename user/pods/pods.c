@@ -16,9 +16,10 @@
  * floored at 0; tasks = pids.current. It is re-read on every refresh through stack buffers;
  * metadata is re-parsed only when its source says it changed.
  *
- * This file: the table, discovery of the cgroup tree. join.c: the join with metadata; meta.c:
- * the metadata parsing; file_source.c: the pods file; usage.c: per-pod cgroup files; cgroup_watch.c: when to rediscover (kept
- * directory fds in between); disk.c and crictl.c: disk use.
+ * This file: the table, discovery of the kubepods tree. workloads.c: standalone workloads;
+ * join.c: the join with metadata; meta.c: the metadata parsing; file_source.c: the pods file;
+ * usage.c: per-pod cgroup files; cgroup_watch.c: when to rediscover (kept directory fds in
+ * between); disk.c and crictl.c: disk use.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -30,7 +31,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "core/arith.h"
@@ -160,7 +160,7 @@ void pods_close(struct pods *pods)
 	free(pods);
 }
 
-static struct pod *add_pod(struct pods *pods)
+struct pod *pods_add_pod(struct pods *pods)
 {
 	struct pod *pod;
 
@@ -222,15 +222,13 @@ static bool pod_uid_from_name(const char *name, const char *prefix, const char *
  * while the kernel runs, so a different id at the same path is a new cgroup.
  * Returns 0, or negative errno (gone or not a dir: skip it).
  */
-static void workload_xattrs(struct pods *pods, struct pod *pod, int fd, uid_t owner);
-
 /* workloads: non-NULL for a standalone workload, whose xattrs are read through the same fd
  * (the owner checked is then the owner of the directory the values come from). The fd is
  * kept for the pod's later usage reads (cgroup_watch.c); a rediscovery takes over the fds of
  * a cgroup it already had (same path, same id: ino, readdir's d_ino) instead of opening it
  * again. */
-static int open_cgroup(DIR *d, const char *name, ino_t ino, struct pod *pod, struct pods *pods,
-		       bool workload)
+int pods_open_cgroup(DIR *d, const char *name, ino_t ino, struct pod *pod, struct pods *pods,
+		     bool workload)
 {
 	size_t index = pods->n_items - 1;	/* items[index] is pod: its fds go there */
 	bool kept = pods_fds_reserve(pods, pods->n_items) == 0;
@@ -248,7 +246,7 @@ static int open_cgroup(DIR *d, const char *name, ino_t ino, struct pod *pod, str
 		pod->cgroup_id = (uint64_t)ino;
 		pods_read_usage_fds(pod, fd, &pods->file_fds[index * USAGE_FILES], pods->cheap_usage);
 		if (workload && fstat(fd, &st) == 0)
-			workload_xattrs(pods, pod, fd, st.st_uid);
+			pods_workload_xattrs(pods, pod, fd, st.st_uid);
 		return 0;
 	}
 	fd = openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -262,7 +260,7 @@ static int open_cgroup(DIR *d, const char *name, ino_t ino, struct pod *pod, str
 		pod->cgroup_id = (uint64_t)st.st_ino;
 		pods_read_usage_at(pod, fd, pods->cheap_usage);
 		if (workload)
-			workload_xattrs(pods, pod, fd, st.st_uid);
+			pods_workload_xattrs(pods, pod, fd, st.st_uid);
 	}
 	if (err || !kept) {
 		close(fd);
@@ -273,7 +271,7 @@ static int open_cgroup(DIR *d, const char *name, ino_t ino, struct pod *pod, str
 	return err;
 }
 
-static bool is_directory(DIR *d, const struct dirent *entry)
+bool pods_is_directory(DIR *d, const struct dirent *entry)
 {
 	struct stat st;
 
@@ -303,15 +301,16 @@ static int scan_qos_dir(struct pods *pods, const char *dir, const char *prefix, 
 		struct pod *pod;
 
 		if (!pod_uid_from_name(entry->d_name, prefix, suffix, systemd, uid, sizeof(uid)) ||
-		    !is_directory(d, entry))
+		    !pods_is_directory(d, entry))
 			continue;
-		pod = add_pod(pods);
+		pod = pods_add_pod(pods);
 		if (!pod) {
 			closedir(d);
 			return -ENOMEM;
 		}
 		if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", dir, entry->d_name) >=
-		    (int)sizeof(pod->cgroup_path) || open_cgroup(d, entry->d_name, entry->d_ino, pod, pods, false)) {
+		    (int)sizeof(pod->cgroup_path) ||
+		    pods_open_cgroup(d, entry->d_name, entry->d_ino, pod, pods, false)) {
 			pods_drop_last(pods);
 			continue;
 		}
@@ -364,177 +363,6 @@ static int discover_kubepods(struct pods *pods)
 	if (!found_tree && pods_first_time(pods, "no-kubepods", pods->mount))
 		log_warn("pods: neither %s nor %s exists; no pods yet", pods->kubepods[0],
 			 pods->kubepods[1]);
-	return 0;
-}
-
-/* An xattr of the open cgroup dir fd as a NUL-terminated string with trailing whitespace cut.
- * 1 found, 0 absent, -EILSEQ when the value holds a NUL byte (the C string would silently
- * end early: "1\0garbage" is not "1"), other negative errno. */
-int pods_read_xattr(int fd, const char *name, char *buf, size_t len)
-{
-	ssize_t n = fgetxattr(fd, name, buf, len - 1);
-
-	if (n < 0)
-		return (errno == ENODATA || errno == ENOTSUP) ? 0 : -errno;
-	if (memchr(buf, '\0', (size_t)n))
-		return -EILSEQ;
-	buf[n] = '\0';
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' ' || buf[n - 1] == '\t'))
-		buf[--n] = '\0';
-	return 1;
-}
-
-/*
- * One workload setting: trusted.evictd.<name> on any workload cgroup, else user.evictd.<name>
- * only when root owns the cgroup directory. The owner of a delegated cgroup (systemd
- * Delegate=, a user's session) can write user.* xattrs on it and would otherwise set
- * priority 2147483647 and never be evicted. systemd-oomd guards its user.oomd_avoid and
- * user.oomd_omit the same way (src/oom/oomd-util.c, oomd_fetch_cgroup_oom_preference: read
- * when cg_get_owner() is 0, or the same owner as the monitored prefix cgroup, else the
- * preference is NONE); evictd ranks workloads of every root against each other, so only
- * root's word counts. trusted.* needs CAP_SYS_ADMIN to set (xattr(7)). Sets *used to the
- * name read. 1 found, 0 absent or refused (logged once), negative errno.
- */
-static int workload_xattr(struct pods *pods, struct pod *pod, int fd, uid_t owner,
-			  const char *trusted, const char *user, char *value, size_t len,
-			  const char **used)
-{
-	char key[PATH_MAX + 64];
-	int found;
-
-	*used = trusted;
-	found = pods_read_xattr(fd, trusted, value, len);
-	if (found == 0) {
-		*used = user;
-		found = pods_read_xattr(fd, user, value, len);
-		if (found > 0 && owner != 0) {
-			snprintf(key, sizeof(key), "%s:%s", pod->cgroup_path, user);
-			if (pods_first_time(pods, "xattr-not-root", key))
-				log_warn("workload %s: ignoring %s: the cgroup is owned by uid %u, not "
-					 "root (a delegated cgroup cannot set its own rank; root may set "
-					 "trusted.evictd.*); using 0", pod->cgroup_path, user,
-					 (unsigned int)owner);
-			return 0;
-		}
-	}
-	if (found == -EILSEQ) {
-		snprintf(key, sizeof(key), "%s:%s", pod->cgroup_path, *used);
-		if (pods_first_time(pods, "xattr-nul", key))
-			log_warn("workload %s: %s holds a NUL byte; ignoring it, using 0",
-				 pod->cgroup_path, *used);
-		return 0;
-	}
-	if (found < 0) {
-		snprintf(key, sizeof(key), "%s:%s", pod->cgroup_path, *used);
-		if (pods_first_time(pods, "xattr-error", key)) {
-			errno = -found;
-			log_warn("workload %s: getxattr %s: %m; using 0", pod->cgroup_path, *used);
-		}
-		return 0;
-	}
-	return found;
-}
-
-/* systemd's ManagedOOMPreference (its xattrs, under systemd-oomd's ownership rule) and the
- * configured workloadPreferences (prefs.h). priority_set: an xattr gave the priority. */
-static void workload_preferences(struct pods *pods, struct pod *pod, int fd, uid_t owner,
-				 bool priority_set)
-{
-	const char *base = strrchr(pod->cgroup_path, '/'), *rel = pod->cgroup_path;
-	size_t mount_len = strlen(pods->mount);
-	const char *xattr;
-
-	pod->preference = pods_oomd_preference(fd, owner, pods->scan_root_owner, &xattr);
-	if (xattr)
-		snprintf(pod->preference_from, sizeof(pod->preference_from),
-			 "ManagedOOMPreference=%s (%s)",
-			 pod->preference == POD_PREF_NEVER ? "omit" : "avoid", xattr);
-	if (!strncmp(rel, pods->mount, mount_len) && rel[mount_len] == '/')
-		rel += mount_len + 1;
-	workload_prefs_apply(&pods->prefs, pod, base ? base + 1 : pod->cgroup_path, rel, priority_set);
-}
-
-static void workload_xattrs(struct pods *pods, struct pod *pod, int fd, uid_t owner)
-{
-	char value[128], key[PATH_MAX + 200];
-	const char *name;
-	bool priority_set = false;
-
-	if (workload_xattr(pods, pod, fd, owner, PODS_XATTR_TRUSTED_PRIORITY, PODS_XATTR_PRIORITY,
-			   value, sizeof(value), &name) > 0) {
-		char *end;
-		long long priority;
-
-		errno = 0;
-		priority = strtoll(value, &end, 10);
-		if (errno || end == value || *end || priority < INT32_MIN || priority > INT32_MAX) {
-			snprintf(key, sizeof(key), "%s=%s", pod->cgroup_path, value);
-			if (pods_first_time(pods, "bad-priority", key))
-				log_warn("workload %s: %s \"%s\" is not a 32-bit integer; using 0",
-					 pod->cgroup_path, name, value);
-		} else {
-			pod->priority = (int32_t)priority;
-			priority_set = true;
-		}
-	}
-	workload_preferences(pods, pod, fd, owner, priority_set);
-
-	if (workload_xattr(pods, pod, fd, owner, PODS_XATTR_TRUSTED_MEMORY_REQUEST,
-			   PODS_XATTR_MEMORY_REQUEST, value, sizeof(value), &name) > 0) {
-		int64_t request;
-
-		if (quantity_parse(value, &request) || request < 0) {
-			snprintf(key, sizeof(key), "%s=%s", pod->cgroup_path, value);
-			if (pods_first_time(pods, "bad-request", key))
-				log_warn("workload %s: %s \"%s\" is not a non-negative quantity; using 0",
-					 pod->cgroup_path, name, value);
-		} else {
-			pod->memory_request = request;
-		}
-	}
-	/* No QoS exists outside Kubernetes; name the closest so reports read sensibly. */
-	pod->qos = pod->memory_request > 0 ? POD_QOS_BURSTABLE : POD_QOS_BESTEFFORT;
-}
-
-static int discover_workloads(struct pods *pods)
-{
-	for (size_t r = 0; r < pods->n_workload_roots; r++) {
-		const char *root = pods->workload_roots[r];
-		struct dirent *entry;
-		DIR *d = opendir(root);
-		struct stat st;
-
-		if (!d) {
-			if (pods_first_time(pods, "workload-root", root))
-				log_err("workload root %s: %m", root);
-			continue;
-		}
-		/* systemd-oomd trusts a non-root cgroup's user.oomd_* only when the monitored
-		 * cgroup above it has the same owner (prefs.h); uid -1 matches no cgroup. */
-		pods->scan_root_owner = fstat(dirfd(d), &st) == 0 ? st.st_uid : (uid_t)-1;
-		while ((entry = readdir(d))) {
-			struct pod *pod;
-
-			if (entry->d_name[0] == '.' || !is_directory(d, entry))
-				continue;
-			pod = add_pod(pods);
-			if (!pod) {
-				closedir(d);
-				return -ENOMEM;
-			}
-			if (snprintf(pod->cgroup_path, sizeof(pod->cgroup_path), "%s/%s", root,
-				     entry->d_name) >= (int)sizeof(pod->cgroup_path) ||
-			    open_cgroup(d, entry->d_name, entry->d_ino, pod, pods, true)) {
-				pods_drop_last(pods);
-				continue;
-			}
-			/* The cgroup id is the workload's UID: it is what the BPF side keys its
-			 * counters by, and it changes when the cgroup is recreated. */
-			snprintf(pod->uid, sizeof(pod->uid), "%llu", (unsigned long long)pod->cgroup_id);
-			snprintf(pod->name, sizeof(pod->name), "%s", entry->d_name);
-		}
-		closedir(d);
-	}
 	return 0;
 }
 
@@ -671,7 +499,7 @@ int pods_refresh(struct pods *pods)
 	}
 	if (!pods_watch_need_discovery(pods) && pods->n_fds == pods->n_items)
 		return refresh_in_place(pods);
-	/* The old table's fds, for the cgroups the discovery finds again (open_cgroup). */
+	/* The old table's fds, for the cgroups the discovery finds again (pods_open_cgroup). */
 	pods_fds_retire(pods);
 	/* Keep the last table as prev; the new one is built in prev's old buffer. */
 	swap_items = pods->prev;
@@ -683,7 +511,7 @@ int pods_refresh(struct pods *pods)
 	pods->cap_items = swap_cap;
 	pods->n_items = 0;
 	pods->warn_generation++;
-	err = pods->standalone ? discover_workloads(pods) : discover_kubepods(pods);
+	err = pods->standalone ? pods_discover_workloads(pods) : discover_kubepods(pods);
 	pods_fds_retired_close(pods);	/* cgroups gone, or not found again */
 	if (err) {
 		pods->n_items = 0;

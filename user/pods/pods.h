@@ -170,8 +170,9 @@ struct pods_options {
 	const char *cgroup_dir;
 	/* The kubelet's --cgroup-root relative to the mount; NULL = "/". */
 	const char *kubelet_cgroup_root;
-	/* Standalone mode when n_workload_roots > 0: each child cgroup of each root (a host
-	 * path, joined under root) is a workload and the kubepods tree is not scanned. */
+	/* Standalone mode when n_workload_roots > 0: the units below each root (a host path,
+	 * joined under root; slices and user managers descended into, workloads.c) are the
+	 * workloads and the kubepods tree is not scanned. */
 	const char *const *workload_roots;
 	size_t n_workload_roots;
 	/* Kubernetes mode: where metadata comes from; NULL = none (every pod is "without
