@@ -88,6 +88,10 @@ static void check_configmap(struct docs *docs, struct names *names, struct probl
 	assert_non_null(kubelet);
 	config_init_defaults(ours);
 	config_init_defaults(kubelet);
+	/* A DaemonSet's evictd and the kubelet beside it: the kubelet's profile (the DaemonSet
+	 * passes --kubelet-config, which "auto" reads as Kubernetes; this host has no kubelet). */
+	snprintf(ours->profile, sizeof(ours->profile), "kubernetes");
+	snprintf(kubelet->profile, sizeof(kubelet->profile), "kubernetes");
 	if (config_load_yaml(ours, text, strlen(text), "configmap config.yaml") || config_finalize(ours)) {
 		problem(p, "the ConfigMap's config.yaml is not a valid evictd configuration");
 	} else {

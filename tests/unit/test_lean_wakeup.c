@@ -119,6 +119,7 @@ static void test_unthresholded_signals_not_read(void **state)
 			 "--oom-guard=off", "--kube-api=off", "--metrics-address=off", "--event-log=off",
 			 "--no-psi", "--workload-root=/sys/fs/cgroup/w", NULL };
 	fixture_write(root, CG "/w/cgroup.procs", "%s", "");
+	fixture_write(root, CG "/w/cgroup.events", "populated 0\nfrozen 0\n");
 	config_init_defaults(&config);
 	assert_int_equal(config_parse_args(&config, (int)(sizeof(argv) / sizeof(argv[0])) - 1, argv), 0);
 	assert_int_equal(config_finalize(&config), 0);

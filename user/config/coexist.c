@@ -138,6 +138,8 @@ static int read_kubelet_file(const char *path, const char *unused_for, struct ev
 	if (!kubelet)
 		return -ENOMEM;
 	config_init_defaults(kubelet);
+	/* The kubelet's own defaults, whatever this host looks like to "auto". */
+	snprintf(kubelet->profile, sizeof(kubelet->profile), "kubernetes");
 	err = config_load_file(kubelet, path);
 	if (!err && config_finalize(kubelet))
 		err = -EINVAL;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Refusing nonsense (doc/DESIGN.md §9, "Hostile input"): every child of a workload root is a
+ * Refusing nonsense (doc/DESIGN.md §9, "Hostile input"): every unit below a workload root is a
  * workload evictd may kill whole with cgroup.kill. A root that is a cgroup root, or whose
  * children are the host's own units, would make the machine's init.scope (PID 1, or a user
  * manager), system.slice (every service) or a user's session a workload: --validate and the
@@ -75,8 +75,8 @@ int config_check_host_units(const struct evictd_config *config, const char *dir)
 			 KEY, value_echo(dir).text, why, found[0] ? " (" : "", found, found[0] ? ")" : "");
 		return 0;
 	}
-	log_err("%s: \"%s\" %s%s%s%s: each child is a workload killed whole, so the machine's own "
-		"units would be; expected a slice of workloads (e.g. /sys/fs/cgroup/batch.slice), or "
+	log_err("%s: \"%s\" %s%s%s%s: every unit below a workload root may be killed whole, so the "
+		"machine's own units would be; expected a slice of workloads (e.g. /sys/fs/cgroup/batch.slice), or "
 		"--allow-host-units to mean it", KEY, value_echo(dir).text, why, found[0] ? " (" : "",
 		found, found[0] ? ")" : "");
 	return -EINVAL;
