@@ -268,12 +268,12 @@ static void test_gate_opens_when_zram_has_no_ram(void **state)
 	struct signal_source source = { .root = FIXTURES_DIR "/host-zram-leak" };
 	struct observations obs = { 0 };
 
+	assert_true(host_profile_acts(FIXTURES_DIR "/host-zram-leak"));
 	assert_int_equal(signals_read_swap(&source, &obs), 0);
 	/* 8 MiB x 115/45 of zram swap; zram's room is at most the 8 MiB. */
 	assert_int_equal(obs.signal[EV_SIGNAL_SWAP_AVAILABLE].available,
 			 (int64_t)((double)MI(8) * 120586240 / 47185920));
 	assert_int_equal(obs.signal[EV_SIGNAL_ZRAM_AVAILABLE].available, MI(8));
-	assert_true(host_profile_acts(FIXTURES_DIR "/host-zram-leak"));
 }
 
 /* Decision (DESIGN.md §1 "Swap and zram"): the same numbers with the free swap on a swap file
