@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* swap.available and zram.available (DESIGN.md §1 "Swap and zram"): free swap from
- * /proc/meminfo, and the room left in zram devices from /sys/block/zram* (mm_stat and
- * disksize), every path under the root prefix. */
+ * /proc/meminfo, its zram part (/proc/swaps) counted only as far as MemAvailable can hold it,
+ * and the room left in zram devices from /sys/block/zram* (mm_stat and disksize), every path
+ * under the root prefix. */
 #include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
