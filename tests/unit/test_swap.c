@@ -15,14 +15,15 @@
 
 static void test_swap_meminfo(void **state)
 {
-	int64_t total, free_bytes;
+	struct swap_room room = { 0 };
 
-	assert_int_equal(signals_read_swap_meminfo(HOST_ZRAM, &total, &free_bytes), 0);
-	assert_int_equal(total, 4194300LL * 1024);
-	assert_int_equal(free_bytes, 3145724LL * 1024);
+	assert_int_equal(signals_read_swap_meminfo(HOST_ZRAM, &room), 0);
+	assert_int_equal(room.swap_total, 4194300LL * 1024);
+	assert_int_equal(room.swap_free, 3145724LL * 1024);
+	assert_int_equal(room.mem_available, 2874512LL * 1024);
 	/* node-v2 has no swap: 0 of 0, not an error. */
-	assert_int_equal(signals_read_swap_meminfo(FIXTURES_DIR "/node-v2", &total, &free_bytes), 0);
-	assert_int_equal(total, 0);
+	assert_int_equal(signals_read_swap_meminfo(FIXTURES_DIR "/node-v2", &room), 0);
+	assert_int_equal(room.swap_total, 0);
 }
 
 static void test_mm_stat_parse(void **state)
@@ -50,17 +51,18 @@ static void test_mm_stat_parse(void **state)
 
 static void test_zram_devices_summed(void **state)
 {
-	int64_t room, limit;
-	unsigned n;
+	struct swap_room room = { 0 };
 
-	assert_int_equal(signals_read_zram(HOST_ZRAM, &room, &limit, &n), 0);
-	assert_int_equal(n, 2);	/* sda is no zram device */
+	assert_int_equal(signals_read_zram(HOST_ZRAM, &room), 0);
+	assert_int_equal(room.zram_devices, 2);	/* sda is no zram device */
 	/* zram0: 2 GiB disksize - 272 MiB used; zram1: 144 MiB limit - 136 MiB used. */
-	assert_int_equal(room, GI(2) - MI(272) + MI(8));
-	assert_int_equal(limit, GI(2) + MI(144));
+	assert_int_equal(room.zram_room, GI(2) - MI(272) + MI(8));
+	assert_int_equal(room.zram_limit, GI(2) + MI(144));
+	assert_int_equal(room.zram_orig, GI(1) + MI(512));
+	assert_int_equal(room.zram_compr, MI(256) + MI(128));
 	/* No /sys/block at all: no device, no error. */
-	assert_int_equal(signals_read_zram(FIXTURES_DIR "/node-v2", &room, &limit, &n), 0);
-	assert_int_equal(n, 0);
+	assert_int_equal(signals_read_zram(FIXTURES_DIR "/node-v2", &room), 0);
+	assert_int_equal(room.zram_devices, 0);
 }
 
 static void test_read_swap_observations(void **state)
@@ -175,6 +177,119 @@ static void test_no_gate_without_swap_thresholds(void **state)
 	assert_true(acts(&engine, &obs, 1));
 }
 
+static void test_proc_swaps_parse(void **state)
+{
+	static const char header[] = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
+	char text[512];
+	int64_t zram_free;
+	unsigned n;
+
+	/* A swap file and a zram device: only the zram area is summed. */
+	snprintf(text, sizeof(text), "%s/swapfile file 1048576 0 -2\n"
+		 "/dev/zram0 partition 490492 117760 100\n", header);
+	assert_int_equal(signals_parse_proc_swaps(text, &zram_free, &n), 0);
+	assert_int_equal(n, 1);
+	assert_int_equal(zram_free, (490492LL - 117760) * 1024);
+	/* No swap: the header alone. A line cut short by the read buffer is left out. */
+	assert_int_equal(signals_parse_proc_swaps(header, &zram_free, &n), 0);
+	assert_int_equal(n, 0);
+	snprintf(text, sizeof(text), "%s/dev/zram0 partition 490492 117760 100\n/dev/zr", header);
+	assert_int_equal(signals_parse_proc_swaps(text, &zram_free, &n), 0);
+	assert_int_equal(n, 1);
+	snprintf(text, sizeof(text), "%s/dev/zram0 partition lots 0 100\n", header);
+	assert_int_equal(signals_parse_proc_swaps(text, &zram_free, &n), -EINVAL);
+}
+
+/* The rule on parsed values: zram's free swap counts up to MemAvailable x its ratio. */
+static void test_effective_free_rule(void **state)
+{
+	struct swap_room room = { .swap_total = MI(479), .swap_free = MI(364),
+				  .mem_available = MI(8), .zram_swap_free = MI(364), .zram_swaps = 1,
+				  .zram_orig = MI(120), .zram_compr = MI(40),
+				  .zram_room = MI(429), .zram_limit = MI(479), .zram_devices = 1 };
+
+	/* All swap on zram, ratio 3: 8 MiB of RAM holds 24 MiB of pages. */
+	assert_int_equal(signals_swap_effective_free(&room), MI(24));
+	assert_int_equal(signals_zram_effective_room(&room), MI(8));
+	/* Plenty of RAM: free swap is the limit again. */
+	room.mem_available = GI(1);
+	assert_int_equal(signals_swap_effective_free(&room), MI(364));
+	assert_int_equal(signals_zram_effective_room(&room), MI(429));
+	/* No data yet (ratio unknown), or pages that do not compress: ratio 1. */
+	room.mem_available = MI(8);
+	room.zram_orig = room.zram_compr = 0;
+	assert_int_equal(signals_swap_effective_free(&room), MI(8));
+	room.zram_orig = MI(10);
+	room.zram_compr = MI(12);
+	assert_int_equal(signals_swap_effective_free(&room), MI(8));
+	/* A swap file next to zram counts whole: 100 of the 364 MiB free are on disk. */
+	room.zram_swap_free = MI(264);
+	assert_int_equal(signals_swap_effective_free(&room), MI(100) + MI(8));
+	/* Swap on disk only, or MemAvailable unknown: SwapFree as it is. */
+	room.zram_swaps = 0;
+	assert_int_equal(signals_swap_effective_free(&room), MI(364));
+	room.zram_swaps = 1;
+	room.mem_available = -1;
+	assert_int_equal(signals_swap_effective_free(&room), MI(364));
+	assert_int_equal(signals_zram_effective_room(&room), MI(429));
+	/* A huge ratio does not overflow: all of zram's free swap counts. */
+	room.mem_available = INT64_MAX / 2;
+	room.zram_orig = INT64_MAX;
+	room.zram_compr = 1;
+	assert_int_equal(signals_swap_effective_free(&room), MI(100) + MI(264));
+}
+
+/* The server profile's gate on a host's own files: the guard, memory.available<100Mi and
+ * both swap guards at 10%, MemAvailable as the guard's observation. */
+static bool host_profile_acts(const char *root)
+{
+	static struct eviction_engine engine;
+	struct threshold thresholds[] = {
+		hard(EV_SIGNAL_MEMORY_AVAILABLE, "100Mi"), hard(EV_SIGNAL_OOM_GUARD, "10%"),
+		hard(EV_SIGNAL_SWAP_AVAILABLE, "10%"), hard(EV_SIGNAL_ZRAM_AVAILABLE, "10%"),
+	};
+	struct signal_source source = { .root = root };
+	struct observations obs = { 0 };
+	struct swap_room room = { 0 };
+
+	assert_int_equal(engine_init(&engine, thresholds, 4, 0), 0);
+	assert_int_equal(signals_read_swap_meminfo(root, &room), 0);
+	assert_int_equal(signals_read_swap(&source, &obs), 0);
+	observe(&obs, EV_SIGNAL_OOM_GUARD, room.mem_available, 981384LL * 1024);
+	observe(&obs, EV_SIGNAL_MEMORY_AVAILABLE, MI(40), 981384LL * 1024);
+	return acts(&engine, &obs, 1);
+}
+
+/* The race's session leak (bench/results.md "Host race"): MemAvailable 8 MiB with 364 MiB of
+ * zram swap free. The old rule (SwapFree >= 10%) held the guard for the whole run; zram's
+ * free swap is RAM that is not there, so the gate opens. */
+static void test_gate_opens_when_zram_has_no_ram(void **state)
+{
+	struct signal_source source = { .root = FIXTURES_DIR "/host-zram-leak" };
+	struct observations obs = { 0 };
+
+	assert_true(host_profile_acts(FIXTURES_DIR "/host-zram-leak"));
+	assert_int_equal(signals_read_swap(&source, &obs), 0);
+	/* 8 MiB x 115/45 of zram swap; zram's room is at most the 8 MiB. */
+	assert_int_equal(obs.signal[EV_SIGNAL_SWAP_AVAILABLE].available,
+			 (int64_t)((double)MI(8) * 120586240 / 47185920));
+	assert_int_equal(obs.signal[EV_SIGNAL_ZRAM_AVAILABLE].available, MI(8));
+}
+
+/* Decision (DESIGN.md §1 "Swap and zram"): the same numbers with the free swap on a swap file
+ * keep the gate shut, PSI or not: a page written to disk frees a whole page, and the kernel
+ * does not OOM while it can still swap (mm/vmscan.c can_reclaim_anon_pages). */
+static void test_gate_holds_with_disk_swap(void **state)
+{
+	struct signal_source source = { .root = FIXTURES_DIR "/host-disk-leak" };
+	struct observations obs = { 0 };
+
+	assert_int_equal(signals_read_swap(&source, &obs), 0);
+	assert_int_equal(obs.signal[EV_SIGNAL_SWAP_AVAILABLE].available, 372732LL * 1024);
+	assert_false(obs.signal[EV_SIGNAL_ZRAM_AVAILABLE].present);
+	assert_false(host_profile_acts(FIXTURES_DIR "/host-disk-leak"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +299,10 @@ int main(void)
 		cmocka_unit_test(test_read_swap_observations),
 		cmocka_unit_test(test_gate_holds_memory_while_swap_has_room),
 		cmocka_unit_test(test_no_gate_without_swap_thresholds),
+		cmocka_unit_test(test_proc_swaps_parse),
+		cmocka_unit_test(test_effective_free_rule),
+		cmocka_unit_test(test_gate_opens_when_zram_has_no_ram),
+		cmocka_unit_test(test_gate_holds_with_disk_swap),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

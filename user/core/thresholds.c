@@ -252,7 +252,8 @@ static bool threshold_met(const struct threshold *threshold, const struct observ
  * `m.MemAvailable <= mem_min && m.SwapFree <= swap_min`). Swap is short when free swap is
  * below its threshold, or zram, its backing store, is out of room whatever SwapFree says
  * (zram_drv.c __zram_bvec_write, zram_write_page in later kernels: -ENOMEM once the pool passes
- * limit_pages). No swap at all
+ * limit_pages). Free swap on zram is room only while RAM can hold its compressed copy: the
+ * observation already counts it so (swap.c signals_swap_effective_free). No swap at all
  * (swap.available not present: SwapTotal 0) leaves nothing to wait for: open.
  */
 bool engine_swap_gate_open(const struct eviction_engine *engine, const struct observations *obs)

@@ -69,15 +69,31 @@ int signals_read_allocatable(const struct signal_source *source, struct observat
 /* swap.available and zram.available (swap.c). Either is left !present when the node has no
  * swap (SwapTotal 0) or no sized zram device. */
 int signals_read_swap(const struct signal_source *source, struct observations *obs);
-int signals_read_swap_meminfo(const char *root, int64_t *swap_total, int64_t *swap_free);
+/* What the swap gate weighs, in bytes (DESIGN.md §1 "Swap and zram"). */
+struct swap_room {
+	int64_t swap_total, swap_free;	/* meminfo SwapTotal, SwapFree */
+	int64_t mem_available;		/* meminfo MemAvailable; -1: not printed */
+	int64_t zram_swap_free;		/* /proc/swaps: Size - Used summed over /dev/zram* */
+	unsigned zram_swaps;		/* zram devices swapped on (/proc/swaps) */
+	int64_t zram_orig, zram_compr;	/* mm_stat orig_data_size, compr_data_size summed */
+	int64_t zram_room, zram_limit;	/* sum of limit - mem_used_total, of limit */
+	unsigned zram_devices;		/* sized zram devices */
+};
+int signals_read_swap_meminfo(const char *root, struct swap_room *room);
+int signals_parse_proc_swaps(const char *text, int64_t *zram_free, unsigned *zram_swaps);
+/* The gate's inputs, pure: free swap with zram counted only up to what RAM can still hold
+ * (MemAvailable x the compression ratio), and zram's room capped at MemAvailable. */
+int64_t signals_swap_effective_free(const struct swap_room *room);
+int64_t signals_zram_effective_room(const struct swap_room *room);
 struct zram_device_stat {
 	int64_t orig_data_size, compr_data_size, mem_used_total, mem_limit;	/* mm_stat */
 	int64_t disksize;
 };
 int signals_parse_zram_mm_stat(const char *text, struct zram_device_stat *out);
 int64_t signals_zram_limit(const struct zram_device_stat *stat);
-/* Sum over root/sys/block/zram*: room = limit - mem_used_total. */
-int signals_read_zram(const char *root, int64_t *room, int64_t *limit, unsigned *n_devices);
+/* Sum over root/sys/block/zram* into room: zram_room, zram_limit, zram_orig, zram_compr,
+ * zram_devices. */
+int signals_read_zram(const char *root, struct swap_room *room);
 
 /* The stat/statvfs calls behind the filesystem signals, so tests can fake st_dev and the
  * statvfs numbers. Both behave like the libc calls (-1 and errno on failure). */

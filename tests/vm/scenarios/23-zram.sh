@@ -3,9 +3,11 @@
 # runs the server profile (--profile=server: swap guard 10%, zram guard 10%) over a workload
 # root with memory.available<250Mi.  A: "big" holds 700 MiB, memory.available falls below the
 # threshold, but swap is nearly all free: evictd holds the threshold back, kills nothing for
-# 8 s, and says why.  B: "hog" allocates until swap runs out; once SwapFree is below 10% (or
-# zram's room below 10%) the threshold counts and evictd kills through cgroup.kill before the
-# kernel's OOM killer acts.
+# 8 s, and says why.  B: "hog" allocates until swap is short as evictd counts it: SwapFree below
+# 10%, where zram's free swap counts only up to MemAvailable x its compression ratio (zram
+# stores in RAM), or zram's room below 10%; then the threshold counts and evictd kills through
+# cgroup.kill before the kernel's OOM killer acts (often before zram holds anything: with no
+# data yet the ratio is 1, so the gate opens at MemAvailable < 10% of SwapTotal).
 # vm-mem: 1024M
 # vm-smp: 2
 # vm-timeout: 300
