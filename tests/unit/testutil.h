@@ -53,7 +53,8 @@ fixture_write(const char *root, const char *relpath, const char *fmt, ...)
 	va_list ap;
 	FILE *f;
 
-	snprintf(path, sizeof(path), "%s/%s", root, relpath);
+	if (snprintf(path, sizeof(path), "%s/%s", root, relpath) >= (int)sizeof(path))
+		fail_msg("fixture path too long: %s/%s", root, relpath);
 	slash = strrchr(path, '/');
 	*slash = '\0';
 	fixture_mkdirs(path);
