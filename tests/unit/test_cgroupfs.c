@@ -179,12 +179,48 @@ static void test_populated_and_id(void **state)
 
 #define TT(fn) cmocka_unit_test_setup_teardown(fn, setup_tmp, teardown_tmp)
 
+/* A kernel OOM victim's cgroup chain: the nearest cgroup below the mount with a memory.max it
+ * has hit ("oom" in memory.events) is the limit that killed it; "max" or no oom is none. */
+static void test_memory_limit_hit(void **state)
+{
+	const char *root = *state;
+	char mount[PATH_MAX], path[PATH_MAX + 32], hit[PATH_MAX + 32];
+	int64_t limit = 0;
+
+	snprintf(mount, sizeof(mount), "%s/cg", root);
+	fixture_write(root, "cg/pod/memory.max", "67108864\n");
+	fixture_write(root, "cg/pod/memory.events", "low 0\nhigh 0\nmax 9\noom 1\noom_kill 1\n");
+	fixture_write(root, "cg/pod/ctr/memory.max", "max\n");
+	fixture_write(root, "cg/pod/ctr/memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 1\n");
+	fixture_write(root, "cg/pod/ctr/leaf/memory.max", "max\n");
+	fixture_write(root, "cg/memory.max", "1000\n");	/* the mount itself is never judged */
+	fixture_write(root, "cg/memory.events", "oom 5\n");
+	snprintf(path, sizeof(path), "%s/pod/ctr/leaf", mount);
+	assert_int_equal(cgroupfs_memory_limit_hit(mount, path, hit, sizeof(hit), &limit), 1);
+	assert_int_equal(limit, 67108864);
+	snprintf(path, sizeof(path), "%s/pod", mount);
+	assert_string_equal(hit, path);
+
+	/* Limited, never hit: a node-wide OOM took it. */
+	fixture_write(root, "cg/pod/memory.events", "low 0\nhigh 0\nmax 0\noom 0\noom_kill 1\n");
+	snprintf(path, sizeof(path), "%s/pod/ctr/leaf", mount);
+	assert_int_equal(cgroupfs_memory_limit_hit(mount, path, hit, sizeof(hit), &limit), 0);
+	/* Hit, but no limit of its own left (memory.max raised to max since): none. */
+	fixture_write(root, "cg/pod/memory.events", "oom 1\n");
+	fixture_write(root, "cg/pod/memory.max", "max\n");
+	assert_int_equal(cgroupfs_memory_limit_hit(mount, path, hit, sizeof(hit), &limit), 0);
+	/* Outside the mount: refused. */
+	assert_int_equal(cgroupfs_memory_limit_hit(mount, "/elsewhere/x", hit, sizeof(hit), &limit),
+			 -EINVAL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		TT(test_deep_tree_every_level),
 		TT(test_walk_depth_and_stop),
 		TT(test_populated_and_id),
+		TT(test_memory_limit_hit),
 	};
 
 	log_set_level(LOGLEVEL_ERR - 1);

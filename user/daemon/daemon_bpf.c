@@ -28,35 +28,45 @@ static uint32_t wake_group_mask(enum evictd_wake_group group)
 	}
 }
 
-/*
- * The cgroup v2 id of a kernel OOM victim named by pid alone (mark_victim's TP_PROTO(int pid)
- * on 5.14-5.15 and 6.2-6.8, include/trace/events/oom.h): read now, while the victim is
- * still there. __oom_kill_process() (mm/oom_kill.c) sends SIGKILL before mark_oom_victim();
- * the task keeps its cgroup until it is reaped (cgroup_release() from release_task()), so
- * its /proc/PID/cgroup answers until then. 0 when it is already gone.
- */
-static uint64_t victim_cgroup_id(struct daemon *daemon, pid_t pid)
+/* The cgroup v2 mount the victim's /proc/PID/cgroup path is under, in mount (len PATH_MAX). */
+static const char *cgroup_mount(struct daemon *daemon, char *mount)
 {
 	const struct policy *policy = daemon->policy;
-	char mount[PATH_MAX], path[PATH_MAX];
 	const char *mnt = policy->pods ? pods_cgroup_mount(policy->pods) : NULL;
-	uint64_t id = 0;
-	int fd, err;
 
-	if (pid <= 0)
-		return 0;
-	if (!mnt || !*mnt) {
-		if (pods_detect_cgroup_mount(policy->config.root, mount, sizeof(mount)))
-			return 0;
-		mnt = mount;
-	}
-	err = pods_read_pid_cgroup(policy->config.root, mnt, pid, path, sizeof(path));
-	if (err) {
-		log_debug("OOM victim pid %d: its cgroup is gone with it: %s", (int)pid,
-			  strerror(-err));
-		return 0;
-	}
-	fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mnt && *mnt)
+		return mnt;
+	if (pods_detect_cgroup_mount(policy->config.root, mount, PATH_MAX))
+		return NULL;
+	return mount;
+}
+
+/*
+ * A kernel OOM victim's cgroup v2 directory, read now, while the victim is still there:
+ * __oom_kill_process() (mm/oom_kill.c) sends SIGKILL before mark_oom_victim(), and the task
+ * keeps its cgroup until it is reaped (cgroup_release() from release_task()), so its
+ * /proc/PID/cgroup answers until then. -errno when it is already gone.
+ */
+static int victim_cgroup_path(struct daemon *daemon, pid_t pid, const char *mnt, char *path,
+			      size_t len)
+{
+	int err;
+
+	if (pid <= 0 || !mnt)
+		return -ESRCH;
+	err = pods_read_pid_cgroup(daemon->policy->config.root, mnt, pid, path, len);
+	if (err)
+		log_debug("OOM victim pid %d: its cgroup is gone with it: %s", (int)pid, strerror(-err));
+	return err;
+}
+
+/* The cgroup id of that directory (mark_victim's TP_PROTO(int pid) on 5.14-5.15 and 6.2-6.8,
+ * include/trace/events/oom.h, names the victim by pid alone). 0 when it is gone. */
+static uint64_t victim_cgroup_id(const char *path, pid_t pid)
+{
+	uint64_t id = 0;
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
 	if (fd < 0) {
 		log_debug("OOM victim pid %d: opening %s: %m", (int)pid, path);
 		return 0;
@@ -65,6 +75,40 @@ static uint64_t victim_cgroup_id(struct daemon *daemon, pid_t pid)
 		id = 0;
 	close(fd);
 	return id;
+}
+
+/*
+ * A kernel OOM kill: where the victim's own memory.max was reached (a container over its
+ * limit, the kernel's memcg OOM, cgroupfs_memory_limit_hit) it is said as such, at info: no
+ * node pressure evictd could have acted on. Otherwise the node ran out before evictd acted.
+ */
+static void report_oom_kill(struct daemon *daemon, const struct evictd_wake *wake)
+{
+	uint64_t cgroup_id = wake->cgroup_id;
+	pid_t pid = (pid_t)wake->value;
+	char mount[PATH_MAX], path[PATH_MAX], limited[PATH_MAX];
+	const char *mnt = cgroup_mount(daemon, mount);
+	bool have_path = !victim_cgroup_path(daemon, pid, mnt, path, sizeof(path));
+	int64_t limit = 0;
+
+	daemon->kernel_oom_kills_seen++;
+	if (daemon->oom_pid_only)
+		cgroup_id = EVICTD_CGROUP_ID_UNKNOWN;
+	if (cgroup_id == EVICTD_CGROUP_ID_UNKNOWN && have_path)
+		cgroup_id = victim_cgroup_id(path, pid);
+	if (have_path &&
+	    cgroupfs_memory_limit_hit(mnt, path, limited, sizeof(limited), &limit) == 1) {
+		log_info("the kernel OOM killer chose pid %d (cgroup id %llu) within %s, which reached "
+			 "its memory.max (%lld MiB): a limit of its own, not node pressure", (int)pid,
+			 (unsigned long long)cgroup_id, limited, (long long)(limit >> 20));
+		return;
+	}
+	if (cgroup_id == EVICTD_CGROUP_ID_UNKNOWN)
+		log_warn("the kernel OOM killer chose pid %d (already gone: its cgroup is unknown): "
+			 "evictd did not act in time", (int)pid);
+	else
+		log_warn("the kernel OOM killer chose pid %d (cgroup id %llu): evictd did not act in "
+			 "time", (int)pid, (unsigned long long)cgroup_id);
 }
 
 static int on_wake(void *ctx, const struct evictd_wake *wake)
@@ -78,23 +122,8 @@ static int on_wake(void *ctx, const struct evictd_wake *wake)
 	daemon->last_wake_latency_ns = clock_monotonic_ns() - (int64_t)wake->ktime_ns;
 	if (!daemon->wake_ktime_ns || (int64_t)wake->ktime_ns < daemon->wake_ktime_ns)
 		daemon->wake_ktime_ns = (int64_t)wake->ktime_ns;
-	if (wake->type == EVICTD_WAKE_OOM_KILL) {
-		uint64_t cgroup_id = wake->cgroup_id;
-
-		daemon->kernel_oom_kills_seen++;
-		if (daemon->oom_pid_only)
-			cgroup_id = EVICTD_CGROUP_ID_UNKNOWN;
-		if (cgroup_id == EVICTD_CGROUP_ID_UNKNOWN)
-			cgroup_id = victim_cgroup_id(daemon, (pid_t)wake->value);
-		if (cgroup_id == EVICTD_CGROUP_ID_UNKNOWN)
-			log_warn("the kernel OOM killer chose pid %llu (already gone: its cgroup is "
-				 "unknown): evictd did not act in time",
-				 (unsigned long long)wake->value);
-		else
-			log_warn("the kernel OOM killer chose pid %llu (cgroup id %llu): evictd did "
-				 "not act in time", (unsigned long long)wake->value,
-				 (unsigned long long)cgroup_id);
-	}
+	if (wake->type == EVICTD_WAKE_OOM_KILL)
+		report_oom_kill(daemon, wake);
 	daemon->pending_mask |= wake_group_mask(bpf_loader_wake_group(wake->type));
 	return 0;
 }

@@ -293,3 +293,47 @@ int cgroupfs_keyed_value(const char *buf, const char *key, int64_t *value)
 	}
 	return -ENOENT;
 }
+
+/*
+ * A memcg OOM counts "oom" in the memory.events of the cgroup whose memory.max was reached
+ * (mm/memcontrol.c mem_cgroup_oom: memcg_memory_event(memcg, MEMCG_OOM)), and of its ancestors;
+ * a node-wide OOM (out_of_memory() without a memcg) counts it nowhere. So a kernel OOM victim
+ * inside a limited cgroup that has hit its limit was most likely killed by that limit: a
+ * container's own, not node pressure.
+ */
+int cgroupfs_memory_limit_hit(const char *mount, const char *path, char *hit, size_t len,
+			      int64_t *limit)
+{
+	size_t mount_len = strlen(mount);
+	char dir[PATH_MAX], buf[512];
+
+	if (strncmp(path, mount, mount_len) || (path[mount_len] && path[mount_len] != '/'))
+		return -EINVAL;
+	if (snprintf(dir, sizeof(dir), "%s", path) >= (int)sizeof(dir))
+		return -ENAMETOOLONG;
+	while (strlen(dir) > mount_len) {
+		char *slash;
+		int64_t max, ooms;
+		ssize_t n;
+		int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (fd >= 0) {
+			n = fileio_read_at(fd, "memory.max", buf, sizeof(buf));
+			if (n > 0 && !cgroupfs_parse_u64_text(buf, &max)) {
+				n = fileio_read_at(fd, "memory.events", buf, sizeof(buf));
+				if (n > 0 && !cgroupfs_keyed_value(buf, "oom", &ooms) && ooms > 0) {
+					close(fd);
+					snprintf(hit, len, "%s", dir);
+					*limit = max;
+					return 1;
+				}
+			}
+			close(fd);
+		}
+		slash = strrchr(dir, '/');
+		if (!slash)
+			break;
+		*slash = '\0';
+	}
+	return 0;
+}

@@ -54,5 +54,10 @@ int cgroupfs_read_i64_at(int dir_fd, const char *name, int64_t *value);
 /* The value of key in a flat keyed file held in buf ("key value\n", memory.stat): 0, -ENOENT
  * when absent, -EINVAL. */
 int cgroupfs_keyed_value(const char *buf, const char *key, int64_t *value);
+/* The nearest cgroup from path up to (not including) mount that has a memory.max and has hit it
+ * (memory.events "oom" > 0): 1 with its path in hit and the limit in *limit, 0 when none has,
+ * or -errno. */
+int cgroupfs_memory_limit_hit(const char *mount, const char *path, char *hit, size_t len,
+			      int64_t *limit);
 
 #endif

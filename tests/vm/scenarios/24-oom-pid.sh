@@ -7,14 +7,16 @@
 # what the int-pid program sends, at the same moment of the kill, and the attribution runs on a
 # real kernel OOM kill.  A Burstable pod limited to 64Mi allocates 200 MiB: the memcg OOM
 # killer kills it; evictd must log the kill with the container cgroup's id (its inode number),
-# not "its cgroup is unknown".
+# not "its cgroup is unknown", and say that the pod (or its container) reached its own memory.max
+# (a limit of its own, logged at info), not that evictd "did not act in time" (the node was never
+# short).
 # vm-mem: 1024M
 # vm-smp: 2
 # vm-timeout: 180
 # vm-bins: evictd
 # vm-add: tests/vm/lib/kubepods.sh:/usr/lib/evictd-vm/kubepods.sh
 # vm-add: tests/vm/data:/usr/lib/evictd-vm/data
-# vm-expect: evictd-started pid-only-said oom-killed attributed-from-pid
+# vm-expect: evictd-started pid-only-said oom-killed attributed-from-pid own-limit-said
 . /usr/lib/evictd-vm/vm-lib.sh
 . /usr/lib/evictd-vm/kubepods.sh
 . /usr/lib/evictd-vm/data/evictd-vm.sh
@@ -24,6 +26,7 @@ kp_init systemd || vm_fail evictd-started "kp_init systemd failed"
 kp_pod capped Burstable --request 32Mi --limit 64Mi --priority 0 --grace 30
 kp_podlist $PODS
 CDIR=$(_kp_get capped cpath)
+PDIR=$(kp_path capped)	# both have memory.max 64Mi; the pod, holding a little more, hits it first
 WANT_ID=$(stat -c %i "$CDIR")
 
 export EVICTD_TEST_OOM_PID_ONLY=1
@@ -52,6 +55,12 @@ if echo "$line" | grep -q "chose pid $CAPPED_PID (cgroup id $WANT_ID)"; then
     vm_pass attributed-from-pid
 else
     vm_fail attributed-from-pid "want 'chose pid $CAPPED_PID (cgroup id $WANT_ID)', got '${line:-no line}'"
+fi
+if echo "$line" | grep -q " info: .* within $PDIR[^ ]*, which reached its memory.max (64 MiB): a limit of its own, not node pressure" &&
+    ! grep -q 'did not act in time' "$EV_LOG"; then
+    vm_pass own-limit-said
+else
+    vm_fail own-limit-said "want an info line naming the memory.max (64 MiB) of $PDIR or its container and no 'did not act in time', got '${line:-no line}'"
 fi
 ev_stop
 vm_done
