@@ -1,0 +1,109 @@
+# Shared by the tests against the real control plane (tests/cluster/test_*.sh; sourced after
+# tests/cli/tap.sh). tests/run-all.sh's "cluster" suite starts one control plane and runs every
+# test on it (CLUSTER_DIR in the environment); a test run alone starts its own.
+#
+#   cluster_begin             join the suite's control plane or start one; sets tmp (scratch)
+#   cluster_end               the test's own cleanup (its namespace, nodes, daemons, cgroups)
+#   make_node NAME            a Node object as its kubelet registers it (the node identity's
+#                             client certificate), Ready; $CLUSTER_DIR/node-NAME.kubeconfig
+#   node_heartbeat NAME       renew NAME's Lease and Ready condition every 10 s in the
+#                             background (what the kubelet does; none runs on this host: its
+#                             pods would need the memory controller, and the next issue brings a
+#                             real kubelet in a guest)
+#   evictd_token NAME         a token of evictd's ServiceAccount bound to Node NAME (the node
+#                             claim the admission policy reads), on stdout
+#   deploy_evictd             kubectl apply -k tools/deploy (RBAC, admission policy, FlowSchema)
+#   kn NODE ARGS...           kubectl as the node identity system:node:NODE
+#   wait_for SECONDS CMD...   until CMD succeeds
+#   api_metric NAME [LABELS]  the sum of a kube-apiserver metric (from its /metrics) whose
+#                             labels contain every LABELS substring
+# The evictd binary is $EVICTD (build/evictd).
+
+_cluster_lib_dir=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+. "$_cluster_lib_dir/cluster.sh"
+_cluster_owned=""
+_cluster_nodes=()
+_cluster_bg=()
+
+cluster_begin() {
+	tmp=$(mktemp -d /tmp/evictd-cluster-test-XXXXXX)
+	if [ -n "${CLUSTER_DIR:-}" ] && [ -f "$CLUSTER_DIR/env" ]; then
+		cluster_env "$CLUSTER_DIR"
+	else
+		_cluster_owned=1
+		if ! cluster_up "$tmp/cluster"; then
+			echo "not ok 1 - the control plane did not start (see above)"
+			echo "1..1"
+			cluster_down
+			exit 1
+		fi
+	fi
+	echo "# against Kubernetes $KUBE_VERSION at $API"
+}
+
+cluster_end() {
+	local pid n
+	for pid in "${_cluster_bg[@]}"; do kill -TERM "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
+	for n in "${_cluster_nodes[@]}"; do kc delete node "$n" --wait=false >/dev/null 2>&1; done
+	[ -n "$_cluster_owned" ] && cluster_down
+	[ -n "${KEEP:-}" ] || rm -rf "$tmp"
+}
+
+kn() { local n=$1; shift; "$KUBEBIN" kubectl --kubeconfig "$CLUSTER_DIR/node-$n.kubeconfig" "$@"; }
+
+wait_for() { local n=$(( $1 * 10 )); shift; for _ in $(seq "$n"); do "$@" && return 0; sleep 0.1; done; "$@"; }
+
+# The Node as the kubelet registers it: created by its own identity (NodeRestriction lets a
+# node create only itself), then its status: Ready, with capacity for the scheduler.
+_node_status() { # NAME
+	local now
+	now=$(date -u +%FT%TZ)
+	printf '{"status":{"capacity":{"cpu":"8","memory":"32Gi","pods":"110"},"allocatable":{"cpu":"8","memory":"31Gi","pods":"110"},"conditions":[{"type":"Ready","status":"True","reason":"KubeletReady","message":"kubelet is posting ready status","lastHeartbeatTime":"%s","lastTransitionTime":"%s"},{"type":"MemoryPressure","status":"False","reason":"KubeletHasSufficientMemory","lastHeartbeatTime":"%s","lastTransitionTime":"%s"}]}}' \
+		"$now" "$now" "$now" "$now"
+}
+
+make_node() {
+	local n=$1
+	node_cert "$n" || return 1
+	kn "$n" create -f - >/dev/null <<EOF || return 1
+{"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$n", "labels": {"kubernetes.io/hostname": "$n", "kubernetes.io/os": "linux"}}}
+EOF
+	_cluster_nodes+=("$n")
+	kn "$n" patch node "$n" --subresource=status --type=merge -p "$(_node_status "$n")" >/dev/null
+}
+
+node_heartbeat() {
+	local n=$1
+	(
+		while :; do
+			kn "$n" patch node "$n" --subresource=status --type=merge -p "$(_node_status "$n")" >/dev/null 2>&1
+			kn "$n" apply -f - >/dev/null 2>&1 <<EOF
+{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "$n", "namespace": "kube-node-lease"},
+ "spec": {"holderIdentity": "$n", "leaseDurationSeconds": 40, "renewTime": "$(date -u +%FT%T.000000Z)"}}
+EOF
+			sleep 10
+		done
+	) &
+	_cluster_bg+=("$!")
+}
+
+deploy_evictd() {
+	kc apply -k "$_cluster_lib_dir/../../tools/deploy" >"$tmp/deploy.out" 2>&1 || { cat "$tmp/deploy.out" >&2; return 1; }
+}
+
+evictd_token() {
+	kc -n evictd-system create token evictd --bound-object-kind Node --bound-object-name "$1" \
+		--bound-object-uid "$(kc get node "$1" -o jsonpath='{.metadata.uid}')" --duration 2h
+}
+
+api_metric() {
+	local name=$1; shift
+	curl -sf --cacert "$CA" --cert "$CLUSTER_DIR/pki/admin.crt" --key "$CLUSTER_DIR/pki/admin.key" \
+		"$API/metrics" | awk -v m="$name" -v want="$*" '
+		BEGIN { n = split(want, w, " ") }
+		index($0, m) == 1 && (substr($0, length(m) + 1, 1) == "{" || substr($0, length(m) + 1, 1) == " ") {
+			for (i = 1; i <= n; i++) if (index($0, w[i]) == 0) next
+			s += $NF
+		}
+		END { printf "%d\n", s }'
+}
