@@ -25,6 +25,9 @@
 # killed outright, the component goes too. The timeouts are generous: TCG guests, a busy CI host.
 
 CLUSTER_START_TIMEOUT=${CLUSTER_START_TIMEOUT:-120}
+# CLUSTER_AUDIT=1 (the default): an audit log of every other client's requests, DIR/audit.log;
+# CLUSTER_AUDIT= (empty) turns it off (the fleet benchmark: thousands of clients).
+CLUSTER_AUDIT=${CLUSTER_AUDIT-1}
 _cluster_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 _cluster_pids=()
 # Components die with the shell that started them; `cluster.sh up` detaches them instead.
@@ -126,7 +129,10 @@ _apiserver_args() { # PORT
 		--service-account-key-file="$d/sa.pub" --service-account-signing-key-file="$d/sa.key" \
 		--authorization-mode=Node,RBAC --enable-admission-plugins=NodeRestriction \
 		--allow-privileged=true --service-cluster-ip-range=10.96.0.0/16 \
-		--enable-priority-and-fairness=true --profiling=false ${APISERVER_EXTRA_ARGS:-}
+		--enable-priority-and-fairness=true --profiling=false \
+		${CLUSTER_AUDIT:+--audit-policy-file="$CLUSTER_DIR/audit-policy.yaml" \
+			--audit-log-path="$CLUSTER_DIR/audit.log" --audit-log-format=json \
+			--audit-log-maxsize=0} ${APISERVER_EXTRA_ARGS:-}
 }
 
 _apiserver_ready() { # PORT
@@ -153,6 +159,19 @@ cluster_up() {
 	ETCD_URL=http://127.0.0.1:$etcd_port
 	API=https://127.0.0.1:$API_PORT
 	ADMIN_KUBECONFIG=$CLUSTER_DIR/admin.kubeconfig
+	# The apiserver's own record of who asked what (the tests read it: user, verb, URI, code).
+	# The control plane's components are left out; every other client is logged at Metadata.
+	cat >"$CLUSTER_DIR/audit-policy.yaml" <<EOF
+apiVersion: audit.k8s.io/v1
+kind: Policy
+omitStages: ["RequestReceived"]
+rules:
+- level: None
+  users: ["system:kube-controller-manager", "system:kube-scheduler", "system:apiserver", "kubernetes-admin"]
+- level: None
+  userGroups: ["system:serviceaccounts:kube-system"]
+- level: Metadata
+EOF
 	_kubeconfig admin admin; _kubeconfig controller-manager controller-manager
 	_kubeconfig scheduler scheduler
 

@@ -13,8 +13,11 @@
 #   evictd_token NAME         a token of evictd's ServiceAccount bound to Node NAME (the node
 #                             claim the admission policy reads), on stdout
 #   deploy_evictd             kubectl apply -k tools/deploy (RBAC, admission policy, FlowSchema)
+#   make_namespace NAME       a namespace whose default ServiceAccount exists
 #   kn NODE ARGS...           kubectl as the node identity system:node:NODE
 #   wait_for SECONDS CMD...   until CMD succeeds
+#   audit USER [JQ-FILTER]    the apiserver's audit log of USER's completed requests (JSON
+#                             lines: verb, uri, code, agent, extra), filtered
 #   api_metric NAME [LABELS]  the sum of a kube-apiserver metric (from its /metrics) whose
 #                             labels contain every LABELS substring
 # The evictd binary is $EVICTD (build/evictd).
@@ -69,14 +72,28 @@ make_node() {
 {"apiVersion": "v1", "kind": "Node", "metadata": {"name": "$n", "labels": {"kubernetes.io/hostname": "$n", "kubernetes.io/os": "linux"}}}
 EOF
 	_cluster_nodes+=("$n")
-	kn "$n" patch node "$n" --subresource=status --type=merge -p "$(_node_status "$n")" >/dev/null
+	_node_status_patch "$n"
+}
+
+# The Node authorizer lets a node patch its nodes/status but not get it, which kubectl patch
+# --subresource does first: the kubelet's PATCH, sent as the kubelet sends it.
+_node_status_patch() {
+	curl -sf -o /dev/null --cacert "$CA" --cert "$CLUSTER_DIR/pki/node-$1.crt" --key "$CLUSTER_DIR/pki/node-$1.key" \
+		-X PATCH -H 'Content-Type: application/merge-patch+json' --data "$(_node_status "$1")" \
+		"$API/api/v1/nodes/$1/status"
+}
+
+# make_namespace NAME: a namespace whose default ServiceAccount exists (the controller manager
+# makes it; a pod created before is refused by the ServiceAccount admission plugin).
+make_namespace() {
+	kc create namespace "$1" >/dev/null && wait_for 30 kc -n "$1" get serviceaccount default >/dev/null 2>&1
 }
 
 node_heartbeat() {
 	local n=$1
 	(
 		while :; do
-			kn "$n" patch node "$n" --subresource=status --type=merge -p "$(_node_status "$n")" >/dev/null 2>&1
+			_node_status_patch "$n"
 			kn "$n" apply -f - >/dev/null 2>&1 <<EOF
 {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "$n", "namespace": "kube-node-lease"},
  "spec": {"holderIdentity": "$n", "leaseDurationSeconds": 40, "renewTime": "$(date -u +%FT%T.000000Z)"}}
@@ -106,4 +123,11 @@ api_metric() {
 			s += $NF
 		}
 		END { printf "%d\n", s }'
+}
+
+EVICTD_SA=system:serviceaccount:evictd-system:evictd
+audit() {
+	jq -c --arg u "$1" "select(.stage == \"ResponseComplete\" and .user.username == \$u) |
+		{verb, uri: .requestURI, code: .responseStatus.code, agent: .userAgent, extra: .user.extra} | ${2:-.}" \
+		"$CLUSTER_DIR/audit.log"
 }
