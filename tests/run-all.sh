@@ -1,14 +1,16 @@
 #!/usr/bin/env bash
 # Run every test suite and print one TAP stream per suite, then one figure per kind of check
 # (behaviour, sanitizer reruns, documentation, stand-in self-checks) and "N passed, N failed".
-# Usage: tests/run-all.sh [SUITE...]  suites: unit unit-san fuzz bpf cli vm vm-arm64 (default: all)
+# Usage: tests/run-all.sh [SUITE...]  suites: unit unit-san fuzz bpf cli vm vm-arm64 cluster
+# (default: all). cluster: the tests against the real Kubernetes control plane (tests/cluster),
+# whose components are built in the background from the start of the vm suite (or of cluster).
 # Environment: BUILD (default build), FUZZ_SECONDS (default 20 per target).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 suites=("$@")
-[ ${#suites[@]} -gt 0 ] || suites=(unit unit-san fuzz bpf cli vm vm-arm64)
+[ ${#suites[@]} -gt 0 ] || suites=(unit unit-san fuzz bpf cli vm vm-arm64 cluster)
 
 passed=0 failed=0 skipped=0
 failures=()
@@ -118,8 +120,22 @@ vm_suite() {
 	fi
 }
 
+# The real Kubernetes components (tests/cluster/build.sh): cold, a build of some minutes that
+# needs no test's machine state, so it runs beside the guest suites (a TCG guest keeps one CPU
+# busy; the build gets the other, at the lowest priority); warm, seconds.
+kubebin_pid=""
+kubebin_build() {
+	[ -n "$kubebin_pid" ] && return 0
+	case " ${suites[*]} " in *" cluster "*) ;; *) return 0 ;; esac
+	echo "# building the Kubernetes components in the background ($log_dir/kubebin-build.log)"
+	KUBEBIN_JOBS=${KUBEBIN_JOBS:-1} nice -n 19 tests/cluster/build.sh >"$log_dir/kubebin.path" \
+		2>"$log_dir/kubebin-build.log" &
+	kubebin_pid=$!
+}
+
 for suite in "${suites[@]}"; do
 	echo "# suite: $suite"
+	case "$suite" in vm|vm-arm64|cluster) kubebin_build ;; esac
 	case "$suite" in
 	unit|unit-san)
 		dir="$BUILD/tests"; [ "$suite" = unit-san ] && dir="$BUILD/tests-san"
@@ -184,6 +200,41 @@ for suite in "${suites[@]}"; do
 		ARCH=arm64 run_one bpf-arm64-test_bpf_dataplane bash tests/bpf/run-in-guest.sh
 		vm_n=0
 		ARCH=arm64 vm_suite vm-arm64 00-smoke 10-memory ;;
+	cluster)
+		# One control plane for the suite; each test keeps to its own namespace and nodes.
+		if ! wait "$kubebin_pid"; then
+			tail -30 "$log_dir/kubebin-build.log"
+			echo "not ok - the Kubernetes components did not build (log $log_dir/kubebin-build.log)"
+			tally behaviour fail; failures+=("cluster: the components did not build")
+			continue
+		fi
+		sed -n 's/^build.sh: built/# the Kubernetes components built/p' "$log_dir/kubebin-build.log"
+		cluster_dir="$BUILD/cluster"
+		rm -rf "$cluster_dir"
+		(
+			export KUBEBIN EVICTD=${EVICTD:-$BUILD/evictd} EVICTCTL=${EVICTCTL:-$BUILD/evictctl}
+			KUBEBIN=$(cat "$log_dir/kubebin.path")
+			. tests/cluster/cluster.sh
+			trap cluster_down EXIT
+			start=$SECONDS
+			if ! cluster_up "$cluster_dir" >"$log_dir/cluster-up.log" 2>&1; then
+				cat "$log_dir/cluster-up.log"
+				exit 3
+			fi
+			echo "# control plane: Kubernetes $KUBE_VERSION ($("$KUBEBIN" etcd --version | head -1)) up in $((SECONDS - start))s at $API"
+			export CLUSTER_DIR
+			for script in tests/cluster/test_*.sh; do
+				run_one "cluster-$(basename "$script" .sh)" bash "$script"
+			done
+			# The counts go back to the parent through a file: this is a subshell.
+			declare -p passed failed skipped failures kind_passed kind_failed kind_skipped >"$log_dir/cluster.counts"
+		)
+		case $? in
+		0) . "$log_dir/cluster.counts" ;;
+		3) echo "not ok - the control plane did not start (log $log_dir/cluster-up.log and $cluster_dir/*.log)"
+			tally behaviour fail; failures+=("cluster: the control plane did not start") ;;
+		*) echo "not ok - the cluster suite ended early"; tally behaviour fail; failures+=("cluster: ended early") ;;
+		esac ;;
 	*) echo "run-all: unknown suite $suite" >&2; exit 2 ;;
 	esac
 done

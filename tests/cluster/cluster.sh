@@ -29,7 +29,6 @@ CLUSTER_START_TIMEOUT=${CLUSTER_START_TIMEOUT:-120}
 # CLUSTER_AUDIT= (empty) turns it off (the fleet benchmark: thousands of clients).
 CLUSTER_AUDIT=${CLUSTER_AUDIT-1}
 _cluster_here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-_cluster_pids=()
 # Components die with the shell that started them; `cluster.sh up` detaches them instead.
 _cluster_leash="setpriv --pdeathsig TERM"
 
@@ -48,7 +47,7 @@ _start() {
 	local name=$1; shift
 	$_cluster_leash "$KUBEBIN" "$name" "$@" >>"$CLUSTER_DIR/$name.log" 2>&1 &
 	echo $! >"$CLUSTER_DIR/$name.pid"
-	_cluster_pids+=("$!")
+	disown
 }
 
 _alive() { kill -0 "$(cat "$CLUSTER_DIR/$1.pid" 2>/dev/null)" 2>/dev/null; }
@@ -142,6 +141,8 @@ _apiserver_ready() { # PORT
 
 cluster_env() {
 	CLUSTER_DIR=$(cd "$1" && pwd)
+	# A component this shell restarts belongs to the control plane, not to this shell.
+	_cluster_leash=setsid
 	# shellcheck disable=SC1091
 	. "$CLUSTER_DIR/env"
 }
@@ -219,7 +220,7 @@ apiserver_restart() {
 	local pid
 	pid=$(cat "$CLUSTER_DIR/kube-apiserver.pid")
 	kill -KILL "$pid" 2>/dev/null
-	wait "$pid" 2>/dev/null
+	while kill -0 "$pid" 2>/dev/null; do sleep 0.05; done
 	# shellcheck disable=SC2046
 	_start kube-apiserver $(_apiserver_args "$API_PORT")
 	_wait kube-apiserver _apiserver_ready "$API_PORT"
@@ -235,7 +236,7 @@ apiserver_start_second() {
 	$_cluster_leash "$KUBEBIN" kube-apiserver $(_apiserver_args "$port") \
 		>>"$CLUSTER_DIR/kube-apiserver-2.log" 2>&1 &
 	echo $! >"$CLUSTER_DIR/kube-apiserver-2.pid"
-	_cluster_pids+=("$!")
+	disown
 	ETCD_URL=$saved
 	_wait kube-apiserver-2 _apiserver_ready "$port" || return 1
 	echo "$port"
@@ -247,18 +248,24 @@ etcd_compact() {
 	curl -sf -X POST "$ETCD_URL/v3/kv/compaction" -d "{\"revision\":\"$rev\",\"physical\":true}" >/dev/null
 }
 
+# Every component whose pid file is in CLUSTER_DIR (restarted ones too): TERM, then KILL after
+# 10 s.
 cluster_down() {
-	local pid
-	[ ${#_cluster_pids[@]} -gt 0 ] || return 0
-	for pid in "${_cluster_pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+	local f pids=() pid alive
+	[ -n "${CLUSTER_DIR:-}" ] || return 0
+	for f in "$CLUSTER_DIR"/*.pid; do
+		[ -f "$f" ] && pids+=("$(cat "$f")") && rm -f "$f"
+	done
+	[ ${#pids[@]} -gt 0 ] || return 0
+	kill -TERM "${pids[@]}" 2>/dev/null
 	for _ in $(seq 50); do
-		local alive=0
-		for pid in "${_cluster_pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
-		[ $alive = 0 ] && break
+		alive=0
+		for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null && alive=1; done
+		[ $alive = 0 ] && return 0
 		sleep 0.2
 	done
-	for pid in "${_cluster_pids[@]}"; do kill -KILL "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
-	_cluster_pids=()
+	kill -KILL "${pids[@]}" 2>/dev/null
+	return 0
 }
 
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
@@ -269,12 +276,10 @@ if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 		# The components stay when this shell exits: no pdeathsig for them here.
 		_cluster_leash=setsid
 		cluster_up "$2" || { cluster_down; exit 1; }
-		echo "control plane up: $API (kubeconfig $ADMIN_KUBECONFIG), Kubernetes $KUBE_VERSION"
-		disown -a ;;
+		echo "control plane up: $API (kubeconfig $ADMIN_KUBECONFIG), Kubernetes $KUBE_VERSION" ;;
 	down)
 		[ -n "${2:-}" ] || { echo "usage: cluster.sh down DIR" >&2; exit 2; }
-		for f in "$2"/*.pid; do [ -f "$f" ] && kill -TERM "$(cat "$f")" 2>/dev/null; done
-		exit 0 ;;
+		cluster_env "$2" && cluster_down ;;
 	*) echo "usage: cluster.sh up DIR | down DIR" >&2; exit 2 ;;
 	esac
 fi
