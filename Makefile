@@ -273,7 +273,7 @@ test: WERROR := -Werror
 # The arm64 binaries are for the aarch64 guest (tests/run-all.sh vm-arm64).
 test: deps $(BUILD)/evictd $(BUILD)/evictd-san $(BUILD)/evictctl $(TEST_PROGS) unit fuzz bpftest image \
 	$(ARM64_BINS)
-	@tools/install-deps.sh vm arm64
+	@tools/install-deps.sh vm arm64 cluster
 	@tests/run-all.sh $(TESTS)
 
 # The guest kernel: make vmtest KERNEL=6.12 (the newest linux-image-6.12*-ARCH-unsigned) or

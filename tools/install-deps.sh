@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Install the Debian 12 packages evictd needs to build and test, only those missing (the build
 # group is debian/control's Build-Depends, tests/cli/test_deb.sh checks; test adds the .deb tools).
-# Usage: tools/install-deps.sh [--check] [build|test|vm|bench|image|arm64]...
+# Usage: tools/install-deps.sh [--check] [build|test|vm|bench|image|arm64|cluster]...
 #   --check  report what is missing and exit 1 instead of installing.
 set -euo pipefail
 
@@ -21,6 +21,28 @@ image_pkgs=(buildah umoci skopeo busybox-static ca-certificates)
 arm64_pkgs=(gcc-aarch64-linux-gnu binutils-aarch64-linux-gnu libc6-dev:arm64 libbpf-dev:arm64
 	libelf-dev:arm64 zlib1g-dev:arm64 libsystemd-dev:arm64 libyaml-dev:arm64 libmicrohttpd-dev:arm64
 	libcurl4-openssl-dev:arm64 libjson-c-dev:arm64 libcmocka-dev:arm64 qemu-system-arm)
+
+# The real Kubernetes components of the tests (tests/cluster/build.sh) build from the Go module
+# proxy: they need Go >= 1.24 (tests/cluster/kubebin/go.mod). Debian 12's golang-go is 1.19, too
+# old, and no Debian 12 package is newer than bookworm-backports' golang-1.23; from 1.21 on the go
+# command fetches the toolchain go.mod asks for from the module proxy (GOTOOLCHAIN=auto). So: a
+# go on PATH or in /usr/local/go/bin is used as it is; else backports' golang-1.23-go.
+cluster_pkgs=(openssl curl jq util-linux)
+go_found() {
+	command -v go >/dev/null || [ -x /usr/local/go/bin/go ] || [ -x /usr/lib/go-1.23/bin/go ]
+}
+go_deps() {
+	go_found && return 0
+	if [ "$check_only" = 1 ]; then
+		echo "install-deps: no Go toolchain (go >= 1.21; the tests fetch the one tests/cluster/kubebin/go.mod asks for)" >&2
+		return 1
+	fi
+	[ "$(id -u)" = 0 ] || { echo "install-deps: no Go toolchain: as root, apt-get install -t bookworm-backports golang-1.23-go" >&2; return 1; }
+	backports_source || return 1
+	echo "install-deps: installing golang-1.23-go from bookworm-backports (tests/cluster/build.sh)" >&2
+	DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=900 install -y -qq \
+		--no-install-recommends -t bookworm-backports golang-1.23-go >/dev/null
+}
 
 # The admission policy's CEL test (tests/cli/test_admission_cel.sh) needs the npm packages
 # pinned in tests/admission/package-lock.json, in tests/admission/node_modules (npm ci; no global
@@ -57,13 +79,18 @@ npm_deps() {
 backports_file=/etc/apt/sources.list.d/evictd-bookworm-backports.sources
 kernel612_source() {
 	apt-cache search --names-only '^linux-image-6\.12\.[0-9]+[^-]*-amd64-unsigned$' 2>/dev/null | grep -q . && return 0
+	backports_source "the 6.12 guest kernel (linux-image-6.12*-amd64-unsigned)"
+}
+# backports_source WHAT: bookworm-backports in apt's sources (added when missing, as root).
+backports_source() {
+	local what=${1:-golang-1.23-go}
 	grep -rqs 'bookworm-backports' /etc/apt/sources.list /etc/apt/sources.list.d/ && return 0
 	if [ "$check_only" = 1 ]; then
-		echo "install-deps: no apt source serves linux-image-6.12*-amd64-unsigned (bookworm-backports)" >&2
+		echo "install-deps: no apt source serves $what (bookworm-backports)" >&2
 		return 1
 	fi
-	[ "$(id -u)" = 0 ] || { echo "install-deps: add bookworm-backports to apt (as root) for the 6.12 guest kernel" >&2; return 1; }
-	echo "install-deps: adding $backports_file for the 6.12 guest kernel" >&2
+	[ "$(id -u)" = 0 ] || { echo "install-deps: add bookworm-backports to apt (as root) for $what" >&2; return 1; }
+	echo "install-deps: adding $backports_file for $what" >&2
 	printf 'Types: deb\nURIs: http://deb.debian.org/debian\nSuites: bookworm-backports\nComponents: main\nSigned-By: /usr/share/keyrings/debian-archive-keyring.gpg\n' >"$backports_file"
 	apt-get -o DPkg::Lock::Timeout=900 update -qq
 }
@@ -73,6 +100,7 @@ want=()
 want_kernel612=0
 want_npm=0
 want_arm64=0
+want_go=0
 for arg in "$@"; do
 	case "$arg" in
 	--check) check_only=1 ;;
@@ -82,8 +110,9 @@ for arg in "$@"; do
 	bench) want+=("${bench_pkgs[@]}") ;;
 	image) want+=("${image_pkgs[@]}") ;;
 	arm64) want+=("${arm64_pkgs[@]}"); want_arm64=1 ;;
+	cluster) want+=("${cluster_pkgs[@]}"); want_go=1 ;;
 	-h|--help) sed -n '2,4p' "$0"; exit 0 ;;
-	*) echo "install-deps: unknown argument '$arg' (expected --check, build, test, vm, bench, image or arm64)" >&2; exit 2 ;;
+	*) echo "install-deps: unknown argument '$arg' (expected --check, build, test, vm, bench, image, arm64 or cluster)" >&2; exit 2 ;;
 	esac
 done
 [ ${#want[@]} -gt 0 ] || want=("${build_pkgs[@]}")
@@ -95,6 +124,9 @@ done
 extra_rc=0
 if [ "$want_kernel612" = 1 ]; then
 	kernel612_source || extra_rc=1
+fi
+if [ "$want_go" = 1 ]; then
+	go_deps || extra_rc=1
 fi
 if [ ${#missing[@]} -eq 0 ]; then
 	[ "$want_npm" = 1 ] && { npm_deps || extra_rc=1; }

@@ -20,6 +20,10 @@ bin=$cache/kubebin-$hash
 if [ "${1:-}" = --path ]; then echo "$bin"; exit 0; fi
 if [ -x "$bin" ]; then echo "$bin"; exit 0; fi
 
+# A go outside PATH where tools/install-deps.sh cluster finds or puts one; the toolchain go.mod
+# asks for is fetched when that go is older (Debian's go.env says GOTOOLCHAIN=local).
+PATH=$PATH:/usr/local/go/bin:/usr/lib/go-1.23/bin
+export GOTOOLCHAIN=${GOTOOLCHAIN:-auto}
 if ! command -v go >/dev/null; then
 	echo "build.sh: no Go toolchain (go) on PATH: tools/install-deps.sh cluster installs one" >&2
 	exit 1
