@@ -77,7 +77,8 @@ the kubelet's status manager writes that status, keeping a terminal API phase an
 re-read on every request (a changed file starts its counts again), each {"method": M, "path": P (prefix), "query": Q (substring), "status": S, "times": N,
 "retry_after": SECONDS, "delay": SECONDS, "body": TEXT, "mutate_node": {"taints": [...]}}: the
 first N matching requests get status S (with body TEXT as is, when given: garbage) (or, with mutate_node, the node is changed under the client's feet first, so its
-resourceVersion precondition fails for real). --log-time: each logged request also says "time", time.monotonic() (CLOCK_MONOTONIC, the clock
+resourceVersion precondition fails for real; with "cut_after": SECONDS and no status, a matching
+watch is served and ended cleanly that soon, before its timeoutSeconds). --log-time: each logged request also says "time", time.monotonic() (CLOCK_MONOTONIC, the clock
 evictd's code reads) when it arrived (tools/bench/fleet.c counts requests per second from it).
 --listen-backlog N: the listen queue (default 5, socketserver's): hundreds of clients that
 connect at once (the fleet benchmark) would otherwise wait out SYN retransmits.
@@ -507,7 +508,7 @@ class Handler(BaseHTTPRequestHandler):
 
         if self.command == "GET" and parts == ["api", "v1", "pods"] and \
                 query.get("watch", ["false"])[0] in ("true", "1"):
-            return self.watch(state, query)
+            return self.watch(state, query, rule.get("cut_after") if rule else None)
         with state.lock:
             # GET /api/v1/pods?fieldSelector=spec.nodeName=N&limit=L&continue=T&resourceVersion=RV
             if self.command == "GET" and parts == ["api", "v1", "pods"]:
@@ -675,18 +676,20 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
-    def watch(self, state, query):
+    def watch(self, state, query, cut_after=None):
         try:
-            return self.stream_watch(state, query)
+            return self.stream_watch(state, query, cut_after)
         except (OSError, ssl.SSLError):
             self.close_connection = True    # the client went away: nothing to tell it
 
-    def stream_watch(self, state, query):
+    def stream_watch(self, state, query, cut_after=None):
         matches = self.selector(query)
         if matches is None:
             return self.reply(400, status_body(400, "BadRequest", "unsupported selector"))
         rv_text = query.get("resourceVersion", [""])[0]
         timeout = float(query.get("timeoutSeconds", ["1800"])[0])
+        if cut_after is not None:
+            timeout = min(timeout, cut_after)   # ended early by the server, cleanly
         bookmarks = query.get("allowWatchBookmarks", ["false"])[0] == "true"
         deadline = time.monotonic() + timeout
         with state.lock:

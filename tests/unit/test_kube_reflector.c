@@ -21,6 +21,8 @@
 #include "ops/metrics.h"
 
 #define NODE "node-1"
+#define FLEET 4
+#define FLEET_SPREAD_NS (2 * S)
 #define MS (1000000ll)
 #define S (1000000000ll)
 
@@ -232,14 +234,14 @@ static struct metrics_kube readyz_view(const struct kube_pods_health *h)
 	};
 }
 
-/* An API server restart cuts the watch and starts a new, empty watch cache: a watch from the
- * last resourceVersion would get 410 at once. evictd lists once, served from the new cache
- * (NotOlderThan, no limit), and watches from that list: one list and one watch per restart,
- * no watch that gets 410, not a loop. */
+/* An API server restart cuts the watch and starts a new, empty watch cache. evictd watches
+ * again at once from the last resourceVersion (client-go's reflector does), the new cache
+ * answers 410, and evictd lists once, served from the new cache (NotOlderThan, no limit), and
+ * watches from that list: two watches (one 410) and one list per restart, not a loop. */
 static void test_restart_relists_once(void **state)
 {
 	static struct standin s;
-	char query[4096];
+	char query[4096], before[4096];
 	struct kube_pods_health h;
 
 	SKIP_WITHOUT_STANDIN();
@@ -248,10 +250,10 @@ static void test_restart_relists_once(void **state)
 	assert_true(WAIT_UNTIL(&s, health(&s).listed && health(&s).watching, 10000));
 	assert_int_equal(count_requests(&s, false, query, sizeof(query)), 1);
 	for (int restart = 1; restart <= 2; restart++) {
-		int64_t t0;
+		int64_t t0, first = 0;
 
-		/* A watch cut within 1 s of its start is a failure (backoff), not a restart. */
 		usleep(1200000);
+		count_requests(&s, true, before, sizeof(before));
 		t0 = now_ns();
 		standin_hook(&s, "restart", NULL);
 		if (!WAIT_UNTIL(&s, (h = health(&s)).lists >= (uint64_t)restart + 1 && h.watching, 10000))
@@ -263,11 +265,15 @@ static void test_restart_relists_once(void **state)
 		if (count_requests(&s, false, NULL, 0) != (size_t)restart + 1)
 			fail_msg("restart %d: %zu lists, %llu relists (a relist loop)", restart,
 				 count_requests(&s, false, NULL, 0), (unsigned long long)h.relists);
-		/* One watch after the restart, from the list: none that got 410. */
-		if (count_node_requests(&s, NULL, true, t0, NULL, NULL, 0) != 1)
-			fail_msg("restart %d: %zu watches after it (a re-watch that got 410 before the list?)",
+		/* The watch made again at once from the last resourceVersion (410 from the new
+		 * cache), then the one from the list. */
+		if (count_node_requests(&s, NULL, true, t0, &first, query, sizeof(query)) != 2)
+			fail_msg("restart %d: %zu watches after it (want the one that got 410 and the one from the list)",
 				 restart, count_node_requests(&s, NULL, true, t0, NULL, NULL, 0));
-		assert_int_equal(h.relists, 0);	/* no 410 */
+		if (first - t0 > 1 * S)
+			fail_msg("restart %d: watched again %.3f s after the cut, not at once", restart,
+				 (double)(first - t0) / S);
+		assert_int_equal(h.relists, restart);	/* the 410 */
 		assert_true(h.watching);
 		assert_false(h.failing);
 		assert_false(h.resuming);
@@ -277,18 +283,108 @@ static void test_restart_relists_once(void **state)
 		assert_null(strstr(query, "limit="));
 		assert_null(strstr(query, "continue="));
 	}
-	assert_int_equal(count_requests(&s, true, NULL, 0), 3);
+	assert_int_equal(count_requests(&s, true, NULL, 0), 5);
 	standin_stop(&s);
 }
 
-#define FLEET 4
-#define FLEET_SPREAD_NS (2 * S)
+/* The resourceVersion=N of a query, or -1. */
+static long long query_rv(const char *query)
+{
+	const char *rv = strstr(query, "resourceVersion=");
 
-/* A fleet through an API server restart: every source waits its own random spread (an
- * injected seed each), then lists (NotOlderThan) and watches: 2 requests a node, none before
- * its spread, the spreads apart; while a source waits, /readyz stays ready past the watch
- * grace (it is resuming, not failing), and still fails once the pods are older than the
- * progress bound. */
+	return rv ? strtoll(rv + strlen("resourceVersion="), NULL, 10) : -1;
+}
+
+/* A watch the server (or a proxy) ends before its timeoutSeconds, the API server still up: it
+ * is made again at once from the last resourceVersion, as client-go's reflector does; nothing
+ * is listed, no spread is waited, the source never fails. */
+static void test_cut_rewatches_at_once(void **state)
+{
+	static struct standin s;
+	char before[4096], after[4096];
+	struct kube_pods_health h;
+	int64_t t0, first = 0;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL);
+	/* A spread long enough to see that it is not waited. */
+	s.source = new_source(&s, NODE, 0, 20 * S, 3);
+	assert_true(WAIT_UNTIL(&s, (h = health(&s)).watching && h.bookmarks >= 2, 10000));
+	usleep(1200000);
+	count_requests(&s, true, before, sizeof(before));
+	t0 = now_ns();
+	standin_hook(&s, "drop-watches", NULL);
+	assert_true(WAIT_UNTIL(&s, (h = health(&s)).watches >= 2 && h.watching, 5000));
+	assert_int_equal(count_node_requests(&s, NODE, true, t0, &first, after, sizeof(after)), 1);
+	if (first - t0 > 1 * S)
+		fail_msg("watched again %.3f s after the cut, not at once", (double)(first - t0) / S);
+	/* From where the cut watch was (its bookmarks moved it), not older. */
+	assert_true(query_rv(after) >= query_rv(before));
+	assert_int_equal(count_requests(&s, false, NULL, 0), 1);	/* no list */
+	assert_false(h.failing);
+	assert_int_equal(h.failures, 0);
+	assert_int_equal(h.relists, 0);
+	standin_stop(&s);
+}
+
+/* A second early end in quick succession: the watch made again at once is itself ended within
+ * 1 s with nothing on it (a proxy that cuts every stream at once), or refused by a server that
+ * is going away (503): then the source waits its random spread, resuming (ready, not failing),
+ * and lists from the watch cache, so such a proxy is not hammered. */
+static void test_cut_again_spreads(void **state)
+{
+	static const char *const faults[] = {
+		"[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"watch=true\",\"cut_after\":0.1,\"times\":1}]",
+		"[{\"method\":\"GET\",\"path\":\"/api/v1/pods\",\"query\":\"watch=true\",\"status\":503,\"times\":1}]",
+	};
+	static struct standin s;
+	struct kube_pods_health h;
+	struct metrics_kube view;
+	const char *why = NULL;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL);
+	s.source = new_source(&s, NODE, 0, FLEET_SPREAD_NS, 9);
+	assert_true(WAIT_UNTIL(&s, health(&s).watching, 10000));
+	for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+		uint64_t lists = health(&s).lists, watches = health(&s).watches;
+		int64_t t0, listed = 0;
+		bool seen = false;
+
+		usleep(1200000);
+		fixture_write(s.dir, "faults.json", "%s", faults[i]);
+		t0 = now_ns();
+		standin_hook(&s, "drop-watches", NULL);
+		/* Waiting its spread: resuming, ready past the watch grace, not failing. */
+		for (int64_t end = now_ns() + 5 * S; !seen && now_ns() < end; usleep(5000)) {
+			h = health(&s);
+			seen = h.resuming && !h.watching && h.lists == lists;
+		}
+		if (!seen)
+			fail_msg("case %zu: the source was not seen waiting a spread", i);
+		assert_false(h.failing);
+		view = readyz_view(&h);
+		assert_true(metrics_kube_ready(&view, h.not_watching_since_ns + KUBE_WATCH_READY_GRACE_NS + S, &why));
+		if (!WAIT_UNTIL(&s, (h = health(&s)).lists == lists + 1 && h.watching, 10000))
+			fail_msg("case %zu: not listed and watching again", i);
+		assert_false(h.resuming);
+		assert_int_equal(h.relists, 0);
+		/* The watch made again at once, then the one from the list: two; one list. */
+		assert_int_equal(h.watches, watches + (i == 0 ? 2 : 1));
+		assert_int_equal(count_node_requests(&s, NODE, false, t0, &listed, NULL, 0), 1);
+		if (listed - t0 < h.spread_ns)
+			fail_msg("case %zu: listed %.3f s after the cut, before its %.3f s spread", i,
+				 (double)(listed - t0) / S, (double)h.spread_ns / S);
+		fixture_write(s.dir, "faults.json", "[]");
+	}
+	standin_stop(&s);
+}
+
+/* A fleet through an API server restart: every source watches again at once (the new cache
+ * answers 410), then waits its own random spread (an injected seed each), lists
+ * (NotOlderThan) and watches: 3 requests a node, the list not before its spread, the spreads
+ * apart; while a source waits, /readyz stays ready past the watch grace (it is resuming, not
+ * failing), and still fails once the pods are older than the progress bound. */
 static void test_restart_spread(void **state)
 {
 	static struct standin s;
@@ -309,7 +405,7 @@ static void test_restart_spread(void **state)
 	}
 	for (int i = 0; i < FLEET; i++)
 		assert_true(WAIT_UNTIL(&s, (kube_pods_source_health(fleet[i], &h[i]), h[i].watching), 10000));
-	usleep(1200000);	/* a watch cut within 1 s of its start is a failure, not a restart */
+	usleep(1200000);
 	t0 = now_ns();
 	standin_hook(&s, "restart", NULL);
 	/* Catch the source with the longest wait during it. */
@@ -329,26 +425,29 @@ static void test_restart_spread(void **state)
 	assert_non_null(why);
 	assert_non_null(strstr(why, "stale"));
 	for (int i = 0; i < FLEET; i++) {
-		int64_t first = 0;
+		int64_t first = 0, rewatch = 0;
 
 		if (!WAIT_UNTIL(&s, (kube_pods_source_health(fleet[i], &h[i]), h[i].watching && h[i].lists >= 2), 10000))
 			fail_msg("%s: not watching again after the restart", nodes[i]);
 		assert_true(h[i].spread_ns >= 0 && h[i].spread_ns < FLEET_SPREAD_NS);
 		lo = h[i].spread_ns < lo ? h[i].spread_ns : lo;
 		hi = h[i].spread_ns > hi ? h[i].spread_ns : hi;
-		/* One list (from the watch cache) and one watch after the restart; no 410'd watch. */
+		/* The watch at once (410), one list (from the watch cache) and one watch. */
 		if (count_node_requests(&s, nodes[i], false, t0, &first, query, sizeof(query)) != 1 ||
-		    count_node_requests(&s, nodes[i], true, t0, NULL, NULL, 0) != 1)
-			fail_msg("%s: %zu lists and %zu watches after the restart (want 1 and 1)", nodes[i],
+		    count_node_requests(&s, nodes[i], true, t0, &rewatch, NULL, 0) != 2)
+			fail_msg("%s: %zu lists and %zu watches after the restart (want 1 and 2)", nodes[i],
 				 count_node_requests(&s, nodes[i], false, t0, NULL, NULL, 0),
 				 count_node_requests(&s, nodes[i], true, t0, NULL, NULL, 0));
 		assert_non_null(strstr(query, "&resourceVersionMatch=NotOlderThan"));
-		/* Not before its spread. */
+		if (rewatch - t0 > 1 * S)
+			fail_msg("%s: watched again %.3f s after the restart, not at once", nodes[i],
+				 (double)(rewatch - t0) / S);
+		/* The list not before its spread. */
 		if (first - t0 < h[i].spread_ns)
 			fail_msg("%s: listed %.3f s after the restart, before its %.3f s spread", nodes[i],
 				 (double)(first - t0) / S, (double)h[i].spread_ns / S);
 		assert_false(h[i].resuming);
-		assert_int_equal(h[i].relists, 0);
+		assert_int_equal(h[i].relists, 1);
 	}
 	/* The seeds' spreads are apart, not one instant for all. */
 	if (hi - lo < FLEET_SPREAD_NS / 4)
@@ -358,9 +457,10 @@ static void test_restart_spread(void **state)
 	standin_stop(&s);
 }
 
-/* The list that resumes a cut watch gets 429 (the fleet it was spread from overloads the
- * server): the source waits Retry-After plus a new random part of the spread and stays
- * resuming (ready, not failing) meanwhile; then it lists and watches. */
+/* The list that resumes after a restart (its watch made again got 410) gets 429 (the fleet
+ * it was spread from overloads the server): the source waits Retry-After plus a new random
+ * part of the spread and stays resuming (ready, not failing) meanwhile; then it lists and
+ * watches. */
 static void test_resume_deferred(void **state)
 {
 	static struct standin s;
@@ -374,9 +474,9 @@ static void test_resume_deferred(void **state)
 			  "\"retry_after\":1,\"times\":1}]");
 	s.source = new_source(&s, NODE, 0, FLEET_SPREAD_NS, 5);
 	assert_true(WAIT_UNTIL(&s, health(&s).watching, 10000));
-	usleep(1200000);	/* a watch cut within 1 s of its start is a failure, not a cut */
+	usleep(1200000);
 	t0 = now_ns();
-	standin_hook(&s, "drop-watches", NULL);
+	standin_hook(&s, "restart", NULL);
 	assert_true(WAIT_UNTIL(&s, health(&s).failures == 1, 10000));
 	h = health(&s);
 	assert_int_equal(h.last_status, 429);
@@ -386,7 +486,7 @@ static void test_resume_deferred(void **state)
 	assert_true(h.delay_ns >= 1 * S + h.spread_ns);
 	view = readyz_view(&h);
 	assert_true(metrics_kube_ready(&view, h.not_watching_since_ns + KUBE_WATCH_READY_GRACE_NS + S, &why));
-	assert_true(WAIT_UNTIL(&s, (h = health(&s)).watching, 10000));
+	assert_true(WAIT_UNTIL(&s, (h = health(&s)).watching && h.lists == 2, 10000));
 	assert_false(h.resuming);
 	assert_false(h.failing);
 	/* The refused list, then the one after the wait; no watch in between. */
@@ -394,7 +494,9 @@ static void test_resume_deferred(void **state)
 	count_node_requests(&s, NODE, false, first + 1, &second, NULL, 0);
 	if (second - first < 1 * S + health(&s).spread_ns)
 		fail_msg("listed again %.3f s after the 429, before Retry-After and its spread", (double)(second - first) / S);
-	assert_int_equal(count_node_requests(&s, NODE, true, t0, NULL, NULL, 0), 1);
+	/* The watch at once (410), then the one from the list. */
+	assert_int_equal(count_node_requests(&s, NODE, true, t0, NULL, NULL, 0), 2);
+	assert_int_equal(count_node_requests(&s, NODE, true, first, NULL, NULL, 0), 1);
 	standin_stop(&s);
 }
 
@@ -518,6 +620,8 @@ int main(void)
 		T(test_stale_readyz),
 		T(test_retry_after_jitter),
 		TS(test_restart_relists_once),
+		TS(test_cut_rewatches_at_once),
+		TS(test_cut_again_spreads),
 		TS(test_restart_spread),
 		TS(test_resume_deferred),
 		TS(test_retry_after_spread),

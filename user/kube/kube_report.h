@@ -304,11 +304,12 @@ struct kube_pods_source_options {
 	/* A watch that brings no event and no bookmark for this long is cut and made again, and
 	 * the pods count as stale; 0 = KUBE_WATCH_PROGRESS_TIMEOUT_NS. */
 	int64_t progress_timeout_ns;
-	/* After a watch the server ended early (not at its timeoutSeconds): a random wait in
-	 * [0, this), then a list from the watch cache and a watch from it; the relist after a
-	 * 410 that no such wait preceded waits the same beside the backoff. 0 =
-	 * KUBE_RELIST_SPREAD_NS (or EVICTD_TEST_KUBE_RELIST_SPREAD_MS, tests only), negative:
-	 * none. */
+	/* Before the list that resumes a watch after a 410 that no such wait preceded (a
+	 * restarted server's answer to the watch made again at once after its cut), after a
+	 * very short watch (ended within 1 s, nothing on it) or after a watch made again at once
+	 * that failed: a random wait in [0, this), beside the backoff, then a list from the watch
+	 * cache and a watch from it. 0 = KUBE_RELIST_SPREAD_NS (or
+	 * EVICTD_TEST_KUBE_RELIST_SPREAD_MS, tests only), negative: none. */
 	int64_t relist_spread_ns;
 	/* The thread's jitter (spread, backoff, Retry-After); 0 = from the clock and the
 	 * source's address. Tests inject it. */
@@ -316,10 +317,11 @@ struct kube_pods_source_options {
 };
 /* An API server restart cuts every node's watch at once. client-go's reflector watches again
  * at once (its new cache answers 410) and relists after 0.8-1.6 s (tools/cache/reflector.go),
- * so 5,000 nodes send some 15,000 requests in two seconds. evictd waits a random part of this,
- * then lists (from the watch cache) and watches: 2 N requests over 50 s, N / 25 a second on
- * average, the busiest second under N / 10 (bench/results.md "Fleet"), every node watching
- * again within a minute. The pods keep their last metadata meanwhile. */
+ * so 5,000 nodes send some 15,000 requests in two seconds, 5,000 of them lists. evictd watches
+ * again at once as well (the 410 comes from the new cache, no etcd read), then waits a random
+ * part of this before it lists (from the watch cache) and watches: 2 N requests over 50 s,
+ * N / 25 a second on average (bench/results.md "Fleet"), every node watching again within a
+ * minute. The pods keep their last metadata meanwhile. */
 #define KUBE_RELIST_SPREAD_NS (50ll * 1000000000)
 /* The API server sends a watch a bookmark about once a minute (apiserver cacher.go,
  * bookmarkFrequency = time.Minute): 90 s without one (or an event) is a dead watch. */
@@ -334,10 +336,11 @@ struct kube_pods_source_options {
  *  watch  GET /api/v1/pods?allowWatchBookmarks=true&fieldSelector=spec.nodeName%3D<node>
  *         &resourceVersion=<the list's, then the last event's or bookmark's>&timeoutSeconds=T
  *         &watch=true; ADDED/MODIFIED/DELETED applied as they come, BOOKMARK moves the
- *         resourceVersion. A watch that ends at its timeoutSeconds, or is cut by the
- *         progress check, resumes from the last resourceVersion: nothing is listed again. One
- *         the server ends early (a restart, a proxy) waits a random spread (relist_spread_ns),
- *         then lists as below and watches from the list. 410 Gone (an ERROR event or
+ *         resourceVersion. A watch that ends at its timeoutSeconds, is ended early by the
+ *         server or a proxy, or is cut by the progress check, resumes from the last
+ *         resourceVersion at once: nothing is listed again. A very short one (under 1 s,
+ *         nothing on it), or one made again after a cut that fails too, waits a random spread
+ *         (relist_spread_ns), then lists as below and watches from the list. 410 Gone (an ERROR event or
  *         the status) relists with resourceVersion=<last>&resourceVersionMatch=NotOlderThan
  *         and no limit (from the watch cache), and a list that gets 410 itself with no
  *         resourceVersion (a consistent read). Relists and failures back off as the

@@ -68,6 +68,8 @@ struct watch_ctx {
 	char error[160];
 	int64_t progress_ns;	/* this watch's start, last event or bookmark */
 	bool stalled;		/* cut: nothing within s->progress_timeout_ns */
+	uint64_t events;	/* events and bookmarks this watch brought */
+	int64_t lasted_ns;	/* how long this watch lasted */
 };
 
 static bool stopping(struct kube_pods_source *s)
@@ -345,6 +347,7 @@ static bool apply_event(struct watch_ctx *w, const char *line, size_t len)
 		return false;
 	}
 	if (!strcmp(type, "BOOKMARK")) {
+		w->events++;
 		w->progress_ns = clock_monotonic_ns();
 		take_rv(w, object);
 		kube_pods_health_update(s, count_event, (void *)1);
@@ -376,6 +379,7 @@ static bool apply_event(struct watch_ctx *w, const char *line, size_t len)
 			}
 			pod_meta_list_free(&one);
 		}
+		w->events++;
 		w->progress_ns = clock_monotonic_ns();
 		take_rv(w, object);
 		kube_pods_health_update(s, count_event, NULL);
@@ -455,10 +459,12 @@ static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn
 	w->gone = w->bad = w->stalled = false;
 	w->progress_ns = started;
 	w->error_code = 0;
+	w->events = 0;
 	w->len = 0;
 	w->error[0] = '\0';
 	err = kube_conn_request(s->client, conn, "GET", path, NULL, NULL,
 				(timeout_s + WATCH_TIMEOUT_SLACK_S) * 1000000000ll, &ops, &response);
+	w->lasted_ns = clock_monotonic_ns() - started;
 	kube_pods_health_update(s, set_not_watching, NULL);
 	kube_pods_store_publish(s);
 	*status = response.status;
@@ -489,6 +495,7 @@ struct loop_state {
 	bool warned;
 	bool stall_warned;
 	bool spread_taken;	/* the list and watch now under way came after a spread */
+	bool rewatch;		/* the watch now under way was made at once after a cut */
 	uint64_t random;
 };
 
@@ -555,6 +562,28 @@ static void resume_deferred(struct kube_pods_source *s, struct loop_state *st, l
 	sleep_ns(s, delay);
 }
 
+/* Wait a random part of the spread (KUBE_RELIST_SPREAD_NS), "resuming" meanwhile, before the
+ * list from the watch cache (LIST_RV_LAST) that resumes the watch: the pods are only as old as
+ * the cut, /readyz stays ready and their age still counts towards the progress bound. */
+static void resume_after_spread(struct kube_pods_source *s, struct loop_state *st, const char *why)
+{
+	int64_t spread = pick_spread(s, st);
+
+	log_info("kube: pods of %s: %s; listing from the watch cache in %.1fs", s->node, why, (double)spread / 1e9);
+	kube_pods_health_update(s, set_resuming, &spread);
+	sleep_ns(s, spread);
+	st->spread_taken = true;
+}
+
+/* How a restarting API server, or the load balancer in front of it, answers the watch made at
+ * once after its cut: no connection, a broken stream, 429 from a watch cache still
+ * initialising (apiserver pkg/storage/cacher/cacher.go Watch: ResilientWatchCacheInitialization,
+ * "storage is (re)initializing"), 5xx. A 401, 403 or other 4xx is an answer of its own. */
+static bool server_going(long status)
+{
+	return status < 400 || status == 429 || status >= 500;
+}
+
 static void *watch_main(void *arg)
 {
 	struct kube_pods_source *s = arg;
@@ -562,7 +591,7 @@ static void *watch_main(void *arg)
 	struct loop_state st = { .random = s->random_seed ? s->random_seed :
 					   (uint64_t)clock_monotonic_ns() ^ (uint64_t)(uintptr_t)s };
 	enum list_rv mode = LIST_RV_ZERO;
-	bool have_list = false, relisting = false, after_spread;
+	bool have_list = false, relisting = false, after_spread, was_rewatch, very_short;
 	struct kube_conn conn;
 	int64_t retry_after_ns;
 	char error[320];
@@ -612,7 +641,24 @@ static void *watch_main(void *arg)
 			    WATCH_MIN_TIMEOUT_S + (int64_t)(kube_next_random(&st.random) % WATCH_MIN_TIMEOUT_S);
 		result = watch_once(s, &conn, &w, timeout_s, &status, &retry_after_ns, error, sizeof(error));
 		after_spread = st.spread_taken;
+		was_rewatch = st.rewatch;
 		st.spread_taken = false;
+		st.rewatch = false;
+		/* client-go's handleWatch: a watch that lasted less than a second and brought no
+		 * event is a VeryShortWatchError, which ends the round: the reflector lists again. */
+		very_short = w.events == 0 && w.lasted_ns < WATCH_MIN_HEALTHY_NS;
+		if (result == WATCH_FAILED && was_rewatch && server_going(status)) {
+			/* The watch made again at once after a cut failed as well: the server that cut
+			 * it is most likely restarting, and every node it served is asking now. */
+			if (st.warned)
+				log_info("kube: pods of %s: watching works again", s->node);
+			st.warned = false;
+			log_debug("kube: pods of %s: the watch after the cut: %s", s->node, error);
+			resume_after_spread(s, &st, "the watch made again after the cut failed too");
+			have_list = false;
+			mode = LIST_RV_LAST;
+			continue;
+		}
 		switch (result) {
 		case WATCH_STOPPED:
 			break;
@@ -624,45 +670,49 @@ static void *watch_main(void *arg)
 			int64_t spread = after_spread ? 0 : pick_spread(s, &st);
 			int64_t delay = kube_delay_next(&s->delay, clock_monotonic_ns(), kube_next_random(&st.random));
 
-			log_info("kube: pods of %s: watch at resourceVersion %s is gone (410): listing again",
-				 s->node, w.rv);
+			log_info("kube: pods of %s: watch at resourceVersion %s is gone (410): listing again in %.1fs",
+				 s->node, w.rv, (double)(spread > delay ? spread : delay) / 1e9);
 			have_list = false;
 			relisting = true;
 			mode = LIST_RV_LAST;
-			/* Not at once with every other node of the fleet (KUBE_RELIST_SPREAD_NS), unless
-			 * this node has just waited its spread (the watch from the list it made then). */
-			kube_pods_health_update(s, set_spread, &spread);
+			/* Not at once with every other node of the fleet (KUBE_RELIST_SPREAD_NS): a
+			 * restarted API server's new watch cache answers every node's watch with 410 in
+			 * the same second. Unless this node has just waited its spread (the watch from
+			 * the list it made then). Resuming meanwhile, as after a cut: the pods are as old
+			 * as the last event. */
+			if (!after_spread && s->relist_spread_ns > 0) {
+				kube_pods_health_update(s, set_resuming, &spread);
+				st.spread_taken = true;
+			} else {
+				kube_pods_health_update(s, set_spread, &spread);
+			}
 			sleep_ns(s, spread > delay ? spread : delay);
 			break;
 		}
-		case WATCH_CUT: {
-			/* The server ended the stream before its timeoutSeconds: an API server restart
-			 * (every node's at once) or a proxy. Watching again at once, as client-go's
-			 * reflector does (watch(): a closed watch is made again), would after a restart
-			 * get 410 from the new watch cache (it starts at etcd's current revision) on
-			 * every node in the same second. Instead: a random wait in [0, S), then a list
-			 * with resourceVersion=<last>&resourceVersionMatch=NotOlderThan, which the
-			 * server answers from its watch cache, never from etcd (apiserver
-			 * pkg/storage/cacher/delegator/interface.go ShouldDelegateList: NotOlderThan is
-			 * not delegated; watch_cache.go waitUntilFreshAndBlock: not older than asked),
-			 * and a watch from the list: 2 requests a node per restart, spread over S. The
-			 * pods are only as old as the cut meanwhile: "resuming" keeps /readyz ready, and
-			 * their age still counts towards the progress bound. */
-			int64_t spread = pick_spread(s, &st);
-
+		case WATCH_CUT:
+			/* The server (or a proxy) ended the stream before its timeoutSeconds. As
+			 * client-go's reflector does (watch(): a closed watch is made again), watched
+			 * again at once from the last resourceVersion: no pod is unknown longer than a
+			 * round trip. After an API server restart its new watch cache answers that watch
+			 * with 410 (watch_cache.go getAllEventsSinceLocked: "too old resource version"),
+			 * and the 410 path spreads the fleet's lists (above). A very short watch (below
+			 * 1 s, nothing on it), such as a proxy that cuts every stream at once, or a
+			 * watch made again that fails as well (above), waits the spread and lists from
+			 * the watch cache instead, so such a proxy is not hammered. */
 			if (st.warned)
 				log_info("kube: pods of %s: watching works again", s->node);
 			st.warned = false;
 			st.stall_warned = false;
-			log_info("kube: pods of %s: the watch was ended early; listing from the watch cache in %.1fs",
-				 s->node, (double)spread / 1e9);
-			kube_pods_health_update(s, set_resuming, &spread);
-			sleep_ns(s, spread);
-			have_list = false;
-			mode = LIST_RV_LAST;
-			st.spread_taken = true;
+			if (very_short) {
+				resume_after_spread(s, &st, "the watch was ended within 1s of its start, with nothing on it");
+				have_list = false;
+				mode = LIST_RV_LAST;
+			} else {
+				log_info("kube: pods of %s: the watch was ended early; watching again from resourceVersion %s",
+					 s->node, w.rv);
+				st.rewatch = true;
+			}
 			break;
-		}
 		case WATCH_STALLED:
 			kube_pods_health_update(s, count_stall, NULL);
 			if (!st.stall_warned)
