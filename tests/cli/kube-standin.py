@@ -76,7 +76,9 @@ finalizers only gets its deletionTimestamp. POST /standin/kubelet-status/NS/NAME
 the kubelet's status manager writes that status, keeping a terminal API phase and its reason. --faults FILE: a JSON list of rules,
 re-read on every request (a changed file starts its counts again), each {"method": M, "path": P (prefix), "query": Q (substring), "status": S, "times": N,
 "retry_after": SECONDS, "delay": SECONDS, "body": TEXT, "mutate_node": {"taints": [...]}}: the
-first N matching requests get status S (with body TEXT as is, when given: garbage) (or, with mutate_node, the node is changed under the client's feet first, so its
+first N matching requests get status S (with body TEXT as is, when given: garbage or a Status
+of its own, with Retry-After when given; "watch_error": STATUS instead serves a watch, 200, that
+ends with one ERROR event of that Status) (or, with mutate_node, the node is changed under the client's feet first, so its
 resourceVersion precondition fails for real; with "cut_after": SECONDS and no status, a matching
 watch is served and ended cleanly that soon, before its timeoutSeconds). --log-time: each logged request also says "time", time.monotonic() (CLOCK_MONOTONIC, the clock
 evictd's code reads) when it arrived (tools/bench/fleet.c counts requests per second from it).
@@ -487,11 +489,23 @@ class Handler(BaseHTTPRequestHandler):
                     spec = node.setdefault("spec", {})
                     spec["taints"] = spec.get("taints", []) + rule["mutate_node"].get("taints", [])
                     node["metadata"]["resourceVersion"] = state.bump()
+            elif rule.get("watch_error") is not None:
+                # A watch served (200) that ends with one ERROR event carrying this Status, as
+                # cacher.go Watch answers through newErrWatcher.
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Transfer-Encoding", "chunked")
+                self.end_headers()
+                self.chunk({"type": "ERROR", "object": rule["watch_error"]})
+                self.end_chunks()
+                return
             elif rule.get("body") is not None:
                 data = rule["body"].encode()
                 self.send_response(rule.get("status", 200))
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                if rule.get("retry_after"):
+                    self.send_header("Retry-After", str(rule["retry_after"]))
                 self.end_headers()
                 self.wfile.write(data)
                 return
@@ -676,6 +690,10 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self.wfile.flush()
 
+    def end_chunks(self):
+        self.wfile.write(b"0\r\n\r\n")
+        self.wfile.flush()
+
     def watch(self, state, query, cut_after=None):
         try:
             return self.stream_watch(state, query, cut_after)
@@ -705,7 +723,7 @@ class Handler(BaseHTTPRequestHandler):
             # watch_cache.go getAllEventsSinceLocked: older than the cache's oldest event.
             self.chunk({"type": "ERROR", "object": status_body(
                 410, "Expired", "too old resource version: %d (%d)" % (since, oldest))})
-            self.wfile.write(b"0\r\n\r\n")
+            self.end_chunks()
             return
         next_bookmark = time.monotonic() + self.server.bookmark_seconds
         while True:
@@ -736,8 +754,7 @@ class Handler(BaseHTTPRequestHandler):
                     self.chunk({"type": kind, "object": dict(pod, kind="Pod", apiVersion="v1")})
             now = time.monotonic()
             if now >= deadline:
-                self.wfile.write(b"0\r\n\r\n")
-                self.wfile.flush()
+                self.end_chunks()
                 return
             if bookmarks and now >= next_bookmark:
                 since = max(since, revision)

@@ -500,6 +500,147 @@ static void test_resume_deferred(void **state)
 	standin_stop(&s);
 }
 
+/* What kube-apiserver answers a list whose resourceVersion its watch cache has not reached
+ * within 3 s (apiserver pkg/storage/cacher/watch_cache.go waitUntilFreshAndBlock ->
+ * pkg/storage/errors.go NewTooLargeResourceVersionError, written by
+ * endpoints/handlers/responsewriters ErrorNegotiated with Retry-After: 1). */
+#define TOO_LARGE_STATUS                                                                                        \
+	"{\"kind\":\"Status\",\"apiVersion\":\"v1\",\"metadata\":{},\"status\":\"Failure\","                    \
+	"\"message\":\"Timeout: Too large resource version: 1012, current: 1008\",\"reason\":\"Timeout\","     \
+	"\"details\":{\"causes\":[{\"reason\":\"ResourceVersionTooLarge\",\"message\":\"Too large resource version\"}]," \
+	"\"retryAfterSeconds\":1},\"code\":504}"
+
+/* client-go's isTooLargeResourceVersionError on the forms API servers have sent. */
+static void test_too_large_status(void **state)
+{
+	assert_true(kube_status_too_large_rv(TOO_LARGE_STATUS));
+	/* HasStatusCause alone (any code). */
+	assert_true(kube_status_too_large_rv("{\"kind\":\"Status\",\"code\":500,\"details\":{\"causes\":"
+					     "[{\"reason\":\"ResourceVersionTooLarge\"}]}}"));
+	/* 1.17.0-1.18.5: the cause's message, with reason Timeout. */
+	assert_true(kube_status_too_large_rv("{\"reason\":\"Timeout\",\"code\":504,\"details\":{\"causes\":"
+					     "[{\"message\":\"Too large resource version\"}]}}"));
+	/* Before 1.17: the message, with reason Timeout. */
+	assert_true(kube_status_too_large_rv("{\"reason\":\"Timeout\",\"code\":504,"
+					     "\"message\":\"Timeout: Too large resource version: 7, current: 5\"}"));
+	assert_false(kube_status_too_large_rv("{\"reason\":\"InternalError\",\"code\":500,"
+					      "\"message\":\"Too large resource version\"}"));
+	assert_false(kube_status_too_large_rv("{\"reason\":\"Timeout\",\"code\":504,\"message\":\"request timed out\"}"));
+	assert_false(kube_status_too_large_rv("{\"reason\":\"Expired\",\"code\":410,\"message\":\"too old resource version\"}"));
+	assert_false(kube_status_too_large_rv("<html>504 Gateway Timeout</html>"));
+	assert_false(kube_status_too_large_rv(NULL));
+}
+
+/* A faults file: the first `times` requests matching query get the 504 as a status with
+ * Retry-After 1 (kind "status") or, for a watch, as its ERROR event (kind "event"). */
+static void write_too_large_faults(struct standin *s, const char *query, const char *kind, int times)
+{
+	struct json_object *rules = json_object_new_array(), *rule = json_object_new_object();
+
+	json_object_object_add(rule, "method", json_object_new_string("GET"));
+	json_object_object_add(rule, "path", json_object_new_string("/api/v1/pods"));
+	json_object_object_add(rule, "query", json_object_new_string(query));
+	json_object_object_add(rule, "times", json_object_new_int(times));
+	if (!strcmp(kind, "event")) {
+		json_object_object_add(rule, "watch_error", json_tokener_parse(TOO_LARGE_STATUS));
+	} else {
+		json_object_object_add(rule, "status", json_object_new_int(504));
+		json_object_object_add(rule, "retry_after", json_object_new_int(1));
+		json_object_object_add(rule, "body", json_object_new_string(TOO_LARGE_STATUS));
+	}
+	json_object_array_add(rules, rule);
+	fixture_write(s->dir, "faults.json", "%s", json_object_to_json_string_ext(rules, JSON_C_TO_STRING_PLAIN));
+	json_object_put(rules);
+}
+
+/* A consistent list: limit, no resourceVersion (relistResourceVersion ""). */
+static bool consistent_list(const char *query)
+{
+	return strstr(query, "&limit=") && !strstr(query, "resourceVersion");
+}
+
+/* An HA API server whose watch cache lags the one the watch was on: the list that resumes
+ * after a restart (NotOlderThan the last resourceVersion) gets 504 ResourceVersionTooLarge.
+ * As client-go's reflector list(): a consistent list at once (the server falls back to etcd
+ * for it), not Retry-After, not the backoff, not a failure; then a watch from that list. */
+static void test_list_too_large(void **state)
+{
+	static struct standin s;
+	struct kube_pods_health h;
+	int64_t t0, refused = 0, next = 0;
+	char query[4096];
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL);
+	standin_source(&s, 0);
+	assert_true(WAIT_UNTIL(&s, health(&s).watching, 10000));
+	write_too_large_faults(&s, "NotOlderThan", "status", 1);
+	usleep(1200000);
+	t0 = now_ns();
+	standin_hook(&s, "restart", NULL);
+	assert_true(WAIT_UNTIL(&s, (h = health(&s)).lists == 2 && h.watching, 10000));
+	assert_int_equal(count_node_requests(&s, NODE, false, t0, &refused, query, sizeof(query)), 2);
+	assert_true(consistent_list(query));
+	count_node_requests(&s, NODE, false, refused + 1, &next, NULL, 0);
+	if (next - refused > 900 * MS)
+		fail_msg("the consistent list came %.3f s after the 504, not at once", (double)(next - refused) / S);
+	assert_int_equal(h.failures, 0);
+	assert_false(h.failing);
+	/* The watch from the consistent list's resourceVersion. */
+	assert_int_equal(count_node_requests(&s, NODE, true, next, NULL, query, sizeof(query)), 1);
+	assert_true(query_rv(query) > 0);
+	standin_stop(&s);
+}
+
+/* The same 504 to a watch (kube-apiserver sends it to a watch-list as an ERROR event, and a
+ * server may answer it as a status): a consistent list at once, then a watch from it; a
+ * server that says it to every watch gets consistent lists after the growing delay, not a
+ * loop. */
+static void test_watch_too_large(void **state)
+{
+	static const char *const kinds[] = { "event", "status" };
+	static struct standin s;
+	struct kube_pods_health h;
+	size_t lists;
+
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL);
+	standin_source(&s, 0);
+	assert_true(WAIT_UNTIL(&s, health(&s).watching, 10000));
+	for (size_t i = 0; i < 2; i++) {
+		int64_t t0, first = 0;
+		char query[4096];
+
+		usleep(1200000);
+		lists = count_requests(&s, false, NULL, 0);
+		write_too_large_faults(&s, "watch=true", kinds[i], 1);
+		t0 = now_ns();
+		standin_hook(&s, "drop-watches", NULL);
+		if (!WAIT_UNTIL(&s, count_requests(&s, false, NULL, 0) == lists + 1 && health(&s).watching, 10000))
+			fail_msg("%s: no consistent list and watch after the 504", kinds[i]);
+		count_node_requests(&s, NODE, false, t0, &first, query, sizeof(query));
+		assert_true(consistent_list(query));
+		if (first - t0 > 900 * MS)
+			fail_msg("%s: the consistent list came %.3f s after the cut, not at once", kinds[i],
+				 (double)(first - t0) / S);
+		assert_int_equal(health(&s).failures, 0);
+	}
+	/* Every watch refused so: lists after the delay (20 ms doubling to 200 ms here). */
+	usleep(1200000);
+	lists = count_requests(&s, false, NULL, 0);
+	write_too_large_faults(&s, "watch=true", "event", 100000);
+	standin_hook(&s, "drop-watches", NULL);
+	usleep(1500000);
+	h = health(&s);
+	if (count_requests(&s, false, NULL, 0) - lists > 15)
+		fail_msg("%zu consistent lists in 1.5 s: a loop", count_requests(&s, false, NULL, 0) - lists);
+	assert_true(count_requests(&s, false, NULL, 0) - lists >= 2);
+	assert_true(h.delay_ns > 0);
+	fixture_write(s.dir, "faults.json", "[]");
+	assert_true(WAIT_UNTIL(&s, (h = health(&s)).watching, 5000));
+	standin_stop(&s);
+}
+
 /* A 429 with Retry-After 1 s to a fleet's first lists: each waits Retry-After plus its own
  * random extra (an injected seed each), [1 s, 2 s), and lists again no sooner. */
 static void test_retry_after_spread(void **state)
@@ -623,6 +764,9 @@ int main(void)
 		TS(test_cut_rewatches_at_once),
 		TS(test_cut_again_spreads),
 		TS(test_restart_spread),
+		T(test_too_large_status),
+		TS(test_list_too_large),
+		TS(test_watch_too_large),
 		TS(test_resume_deferred),
 		TS(test_retry_after_spread),
 		TS(test_retry_after),

@@ -96,6 +96,15 @@ struct kube_delay {
 /* The next delay, in [step, 2 * step) (Jitter 1.0); step doubles to cap_ns. */
 int64_t kube_delay_next(struct kube_delay *d, int64_t now_ns, uint64_t random_value);
 
+/* A Status (the body of a refused request, or a watch's ERROR event object) that says the
+ * resourceVersion asked for is newer than the API server's watch cache has (504 Timeout with
+ * details.causes[].reason ResourceVersionTooLarge: apiserver pkg/storage/errors.go
+ * NewTooLargeResourceVersionError), as client-go's reflector isTooLargeResourceVersionError
+ * reads it, older servers' message forms included. */
+bool kube_status_too_large_rv(const char *body);
+struct json_object;
+bool kube_status_object_too_large_rv(struct json_object *status);
+
 int kube_conn_init(struct kube_conn *conn);
 void kube_conn_cleanup(struct kube_conn *conn);
 /* kube_request() on conn, with its own timeout (0 = the client's request timeout) and,

@@ -126,6 +126,55 @@ void kube_status_message(const char *body, char *buf, size_t len)
 	json_object_put(doc);
 }
 
+bool kube_status_object_too_large_rv(struct json_object *status)
+{
+	static const char too_large[] = "Too large resource version";
+	struct json_object *details, *causes, *message;
+	const char *reason = NULL;
+	bool timeout;
+	size_t n;
+
+	if (!status || !json_object_is_type(status, json_type_object))
+		return false;
+	if (json_object_object_get_ex(status, "reason", &message) && json_object_is_type(message, json_type_string))
+		reason = json_object_get_string(message);
+	timeout = reason && !strcmp(reason, "Timeout");	/* apierrors.IsTimeout */
+	if (json_object_object_get_ex(status, "details", &details) &&
+	    json_object_object_get_ex(details, "causes", &causes) && json_object_is_type(causes, json_type_array)) {
+		n = json_object_array_length(causes);
+		for (size_t i = 0; i < n; i++) {
+			struct json_object *cause = json_object_array_get_idx(causes, i), *field;
+
+			/* metav1.StatusCause's Type is "reason" on the wire (HasStatusCause). */
+			if (json_object_object_get_ex(cause, "reason", &field) &&
+			    json_object_is_type(field, json_type_string) &&
+			    !strcmp(json_object_get_string(field), "ResourceVersionTooLarge"))
+				return true;
+			/* API servers 1.17.0-1.18.5: the cause's message only. */
+			if (timeout && json_object_object_get_ex(cause, "message", &field) &&
+			    json_object_is_type(field, json_type_string) &&
+			    !strcmp(json_object_get_string(field), too_large))
+				return true;
+		}
+	}
+	/* Before 1.17: the Status message. */
+	return timeout && json_object_object_get_ex(status, "message", &message) &&
+	       json_object_is_type(message, json_type_string) && strstr(json_object_get_string(message), too_large);
+}
+
+bool kube_status_too_large_rv(const char *body)
+{
+	struct json_object *doc;
+	bool result;
+
+	if (!body)
+		return false;
+	doc = json_tokener_parse(body);
+	result = kube_status_object_too_large_rv(doc);
+	json_object_put(doc);
+	return result;
+}
+
 int kube_escape(const char *text, char *buf, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";

@@ -342,8 +342,9 @@ struct kube_pods_source_options {
  *         nothing on it), or one made again after a cut that fails too, waits a random spread
  *         (relist_spread_ns), then lists as below and watches from the list. 410 Gone (an ERROR event or
  *         the status) relists with resourceVersion=<last>&resourceVersionMatch=NotOlderThan
- *         and no limit (from the watch cache), and a list that gets 410 itself with no
- *         resourceVersion (a consistent read). Relists and failures back off as the
+ *         and no limit (from the watch cache), and a list that gets 410 itself, or 504
+ *         ResourceVersionTooLarge (a lagging API server's cache), with no resourceVersion (a
+ *         consistent read) at once; so does a watch answered 504 ResourceVersionTooLarge. Relists and failures back off as the
  *         reflector does (options); a watch with no event nor bookmark within
  *         progress_timeout_ns is cut and made again. Nothing is listed periodically.
  * refresh() swaps in the list the thread published last (never waits). Each published list

@@ -35,26 +35,11 @@
 #define WATCH_EARLY_MARGIN_NS (1000000000ll)
 #define SLEEP_SLICE_NS (200000000ll)
 
-/* Which list, and where the API server serves it from (apiserver
- * staging/src/k8s.io/apiserver/pkg/storage/cacher/delegator.go shouldDelegateList, mirrored in
- * pkg/util/flowcontrol/request/list_work_estimator.go shouldListFromStorage). */
-enum list_rv {
-	/* "0" with limit: the watch cache (it ignores limit at "0"), the first list. */
-	LIST_RV_ZERO,
-	/* The last synced resourceVersion with resourceVersionMatch=NotOlderThan and NO limit:
-	 * the watch cache, at its newest revision, after a watch's 410. With a limit and no
-	 * match it would be the "legacy exact match": a read from etcd AT that old revision,
-	 * whose resourceVersion the new watch cache of a restarted server refuses at once (410)
-	 * -- a relist loop. client-go's reflector list() turns paging off for this reason. */
-	LIST_RV_LAST,
-	/* none: a consistent (paged) read, after a list's own 410 (relistResourceVersion ""). */
-	LIST_RV_CONSISTENT,
-};
-
 enum watch_result {
 	WATCH_ENDED,	/* at its timeoutSeconds */
 	WATCH_CUT,	/* ended by the server (or a proxy) before it: a restart, a cut stream */
 	WATCH_GONE, WATCH_FAILED, WATCH_STALLED, WATCH_STOPPED,
+	WATCH_TOO_LARGE,	/* 504 ResourceVersionTooLarge: a status or an ERROR event */
 };
 
 struct watch_ctx {
@@ -63,6 +48,7 @@ struct watch_ctx {
 	size_t len, cap;
 	char rv[64];
 	bool gone;		/* an ERROR event with 410 */
+	bool too_large;		/* an ERROR event with 504 ResourceVersionTooLarge */
 	long error_code;	/* another ERROR event's code */
 	bool bad;		/* garbage or an over-long line */
 	char error[160];
@@ -72,14 +58,14 @@ struct watch_ctx {
 	int64_t lasted_ns;	/* how long this watch lasted */
 };
 
-static bool stopping(struct kube_pods_source *s)
+bool kube_pods_stopping(struct kube_pods_source *s)
 {
 	return atomic_load(&s->stopping) || kube_client_stopping(s->client);
 }
 
-static bool should_stop(void *ctx)
+static bool stopping(struct kube_pods_source *s)
 {
-	return stopping(((struct watch_ctx *)ctx)->s);
+	return kube_pods_stopping(s);
 }
 
 /* The watch's progress check, polled by libcurl about once a second even on a silent
@@ -201,114 +187,6 @@ static void count_event(struct kube_pods_health *h, void *ctx)
 		h->watch_events++;
 }
 
-/* ---- the list ----------------------------------------------------------------------------- */
-
-struct page {
-	struct pod_meta_list pods;
-	char rv[64];
-	char next[4096];
-};
-
-static int list_page(struct kube_pods_source *s, struct kube_conn *conn, const char *path, struct page *page,
-		     struct kube_response *response, struct watch_ctx *stop_ctx)
-{
-	const struct kube_stream_ops stop_only = { .should_stop = should_stop, .ctx = stop_ctx };
-	struct json_object *doc, *metadata;
-	char errbuf[256];
-	const char *text;
-	int err;
-
-	err = kube_conn_request(s->client, conn, "GET", path, NULL, NULL, 0, &stop_only, response);
-	if (err || response->status != 200)
-		return err ? err : -EIO;
-	doc = json_tokener_parse(response->body ? response->body : "");
-	if (!doc || !json_object_object_get_ex(doc, "metadata", &metadata)) {
-		json_object_put(doc);
-		snprintf(response->error, sizeof(response->error), "not a PodList");
-		return -EINVAL;
-	}
-	text = kube_json_member_string(metadata, "resourceVersion");
-	snprintf(page->rv, sizeof(page->rv), "%s", text ? text : "");
-	text = kube_json_member_string(metadata, "continue");
-	snprintf(page->next, sizeof(page->next), "%s", text ? text : "");
-	json_object_put(doc);
-	err = pods_parse_podlist(response->body, response->body_len, "apiserver", s->node, &page->pods, errbuf,
-				 sizeof(errbuf));
-	if (err)
-		snprintf(response->error, sizeof(response->error), "%s", errbuf);
-	return err;
-}
-
-/* The whole list into the store, page by page; rv gets the list's resourceVersion. 0 or
- * negative errno with *status (410: the resourceVersion or a continue token expired). */
-static int list_all(struct kube_pods_source *s, struct kube_conn *conn, enum list_rv mode, char *rv, size_t rv_len,
-		    long *status, int64_t *retry_after_ns, char *error, size_t error_len, struct watch_ctx *stop_ctx)
-{
-	char node[800], token[4200] = "", path[6000], rv_param[300] = "", escaped_rv[200];
-	struct pod_meta *all = NULL;
-	size_t n_all = 0;
-	int err = 0;
-
-	kube_escape(s->node, node, sizeof(node));
-	if (mode == LIST_RV_LAST && rv[0] && kube_escape(rv, escaped_rv, sizeof(escaped_rv)) >= 0)
-		snprintf(rv_param, sizeof(rv_param), "&resourceVersion=%s&resourceVersionMatch=NotOlderThan",
-			 escaped_rv);
-	else if (mode == LIST_RV_ZERO)
-		snprintf(rv_param, sizeof(rv_param), "&limit=%u&resourceVersion=0", s->page_limit);
-	else
-		snprintf(rv_param, sizeof(rv_param), "&limit=%u", s->page_limit);
-	*retry_after_ns = 0;
-	for (;;) {
-		struct kube_response response;
-		struct page page = { 0 };
-		struct pod_meta *grown;
-
-		/* fieldSelector=spec.nodeName=<node>, escaped as client-go does; a continue token
-		 * carries its own resourceVersion, which must not be sent with it. */
-		if (token[0])
-			snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s&limit=%u&continue=%s",
-				 node, s->page_limit, token);
-		else
-			snprintf(path, sizeof(path), "/api/v1/pods?fieldSelector=spec.nodeName%%3D%s%s", node, rv_param);
-		err = list_page(s, conn, path, &page, &response, stop_ctx);
-		*status = response.status;
-		*retry_after_ns = response.retry_after_ns;
-		snprintf(error, error_len, "%s", response.error);
-		kube_response_free(&response);
-		if (err) {
-			pod_meta_list_free(&page.pods);
-			break;
-		}
-		grown = realloc(all, (n_all + page.pods.n_items + 1) * sizeof(*all));
-		if (!grown) {
-			pod_meta_list_free(&page.pods);
-			err = -ENOMEM;
-			break;
-		}
-		all = grown;
-		if (page.pods.n_items)	/* an empty page has no items array: memcpy(NULL) is UB */
-			memcpy(all + n_all, page.pods.items, page.pods.n_items * sizeof(*all));
-		n_all += page.pods.n_items;
-		pod_meta_list_free(&page.pods);
-		if (!page.next[0]) {
-			snprintf(rv, rv_len, "%s", page.rv);
-			break;
-		}
-		if (kube_escape(page.next, token, sizeof(token)) < 0) {
-			snprintf(error, error_len, "continue token too long");
-			err = -ENAMETOOLONG;
-			break;
-		}
-	}
-	if (!err) {
-		kube_pods_store_clear(s);
-		for (size_t i = 0; i < n_all && !err; i++)
-			err = kube_pods_store_put(s, &all[i]);
-	}
-	free(all);
-	return err;
-}
-
 /* ---- the watch ---------------------------------------------------------------------------- */
 
 static void take_rv(struct watch_ctx *w, struct json_object *object)
@@ -342,6 +220,7 @@ static bool apply_event(struct watch_ctx *w, const char *line, size_t len)
 
 		w->error_code = json_object_object_get_ex(object, "code", &code) ? json_object_get_int(code) : 0;
 		w->gone = w->error_code == 410;
+		w->too_large = kube_status_object_too_large_rv(object);
 		snprintf(w->error, sizeof(w->error), "ERROR event %ld: %s", w->error_code, message ? message : "");
 		json_object_put(doc);
 		return false;
@@ -456,7 +335,7 @@ static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn
 	kube_escape(w->rv, rv, sizeof(rv));
 	snprintf(path, sizeof(path), "/api/v1/pods?allowWatchBookmarks=true&fieldSelector=spec.nodeName%%3D%s"
 		 "&resourceVersion=%s&timeoutSeconds=%lld&watch=true", node, rv, (long long)timeout_s);
-	w->gone = w->bad = w->stalled = false;
+	w->gone = w->bad = w->stalled = w->too_large = false;
 	w->progress_ns = started;
 	w->error_code = 0;
 	w->events = 0;
@@ -470,11 +349,15 @@ static enum watch_result watch_once(struct kube_pods_source *s, struct kube_conn
 	*status = response.status;
 	*retry_after_ns = response.retry_after_ns;
 	snprintf(error, error_len, "%s", w->error[0] ? w->error : response.error);
+	if (response.status != 200 && kube_status_too_large_rv(response.body))
+		w->too_large = true;
 	kube_response_free(&response);
 	if (stopping(s))
 		return WATCH_STOPPED;
 	if (w->stalled)
 		return WATCH_STALLED;
+	if (w->too_large)
+		return WATCH_TOO_LARGE;
 	if (w->gone || *status == 410)
 		return WATCH_GONE;
 	if (w->bad || w->error_code) {
@@ -496,6 +379,8 @@ struct loop_state {
 	bool stall_warned;
 	bool spread_taken;	/* the list and watch now under way came after a spread */
 	bool rewatch;		/* the watch now under way was made at once after a cut */
+	bool too_large_relist;	/* the list before it was a consistent one after a 504
+				 * ResourceVersionTooLarge to a watch; no watch since brought anything */
 	uint64_t random;
 };
 
@@ -608,14 +493,25 @@ static void *watch_main(void *arg)
 		int err;
 
 		if (!have_list) {
-			err = list_all(s, &conn, mode, w.rv, sizeof(w.rv), &status, &retry_after_ns, error,
-				       sizeof(error), &w);
+			struct kube_list_result listed;
+
+			err = kube_pods_list(s, &conn, mode, w.rv, sizeof(w.rv), &listed);
+			status = listed.status;
+			retry_after_ns = listed.retry_after_ns;
+			snprintf(error, sizeof(error), "%s", listed.error);
 			if (stopping(s))
 				break;
-			if (err && status == 410 && mode != LIST_RV_CONSISTENT) {
-				/* reflector list(): isExpiredError -> relistResourceVersion "" at once. */
-				log_info("kube: pods of %s: list at resourceVersion %s expired; a consistent list",
-					 s->node, mode == LIST_RV_ZERO ? "0" : w.rv);
+			if (err && (status == 410 || listed.too_large) && mode != LIST_RV_CONSISTENT) {
+				/* reflector list(): isExpiredError or isTooLargeResourceVersionError ->
+				 * setIsLastSyncResourceVersionUnavailable, relistResourceVersion "" at
+				 * once. The 504 is a lagging API server's watch cache (an HA peer behind
+				 * the one the watch was on): watch_cache.go waitUntilFreshAndBlock gave
+				 * up after 3 s. A consistent read falls back to etcd when the cache is
+				 * behind (cacher/delegator.go CacheDelegator.GetList), so it answers;
+				 * its Retry-After (1 s) is not waited for, nor the backoff. */
+				log_info("kube: pods of %s: list at resourceVersion %s %s; a consistent list", s->node,
+					 mode == LIST_RV_ZERO ? "0" : w.rv, status == 410 ? "expired" :
+					 "is newer than the API server's watch cache (504 ResourceVersionTooLarge)");
 				mode = LIST_RV_CONSISTENT;
 				continue;
 			}
@@ -647,6 +543,8 @@ static void *watch_main(void *arg)
 		/* client-go's handleWatch: a watch that lasted less than a second and brought no
 		 * event is a VeryShortWatchError, which ends the round: the reflector lists again. */
 		very_short = w.events == 0 && w.lasted_ns < WATCH_MIN_HEALTHY_NS;
+		if (w.events)
+			st.too_large_relist = false;
 		if (result == WATCH_FAILED && was_rewatch && server_going(status)) {
 			/* The watch made again at once after a cut failed as well: the server that cut
 			 * it is most likely restarting, and every node it served is asking now. */
@@ -687,6 +585,33 @@ static void *watch_main(void *arg)
 				kube_pods_health_update(s, set_spread, &spread);
 			}
 			sleep_ns(s, spread > delay ? spread : delay);
+			break;
+		}
+		case WATCH_TOO_LARGE: {
+			/* The resourceVersion is newer than this API server's watch cache (an HA peer
+			 * that lags the one the last watch was on). A plain watch does not get this
+			 * from kube-apiserver (cacher.go Watch serves it, 200, and sends nothing until
+			 * the cache catches up: the progress check cuts it); a watch-list
+			 * (sendInitialEvents) gets it as an ERROR event (waitUntilFreshAndBlock ->
+			 * newErrWatcher). Either way, as the reflector's watchList does
+			 * (isTooLargeResourceVersionError -> setIsLastSyncResourceVersionUnavailable):
+			 * a consistent list at once; after the delay when the last one was for the
+			 * same reason and nothing came since, so a server that says this to every
+			 * watch is not asked in a loop. */
+			int64_t delay = st.too_large_relist ?
+					kube_delay_next(&s->delay, clock_monotonic_ns(), kube_next_random(&st.random)) : 0;
+
+			if (st.too_large_relist)
+				log_debug("kube: pods of %s: watch at resourceVersion %s: 504 ResourceVersionTooLarge "
+					  "again; a consistent list in %.1fs", s->node, w.rv, (double)delay / 1e9);
+			else
+				log_info("kube: pods of %s: watch at resourceVersion %s is newer than the API server's "
+					 "watch cache (504 ResourceVersionTooLarge); a consistent list at once", s->node, w.rv);
+			have_list = false;
+			mode = LIST_RV_CONSISTENT;
+			kube_pods_health_update(s, set_delay, &delay);
+			sleep_ns(s, delay);
+			st.too_large_relist = true;
 			break;
 		}
 		case WATCH_CUT:

@@ -49,6 +49,37 @@ void kube_pods_store_publish(struct kube_pods_source *s);
 /* Change the health under the lock; posts KUBE_EVENT_HEALTH when it changed. */
 void kube_pods_health_update(struct kube_pods_source *s, void (*change)(struct kube_pods_health *, void *),
 			     void *ctx);
+/* Which list, and where the API server serves it from (apiserver
+ * staging/src/k8s.io/apiserver/pkg/storage/cacher/delegator.go shouldDelegateList, mirrored in
+ * pkg/util/flowcontrol/request/list_work_estimator.go shouldListFromStorage). */
+enum list_rv {
+	/* "0" with limit: the watch cache (it ignores limit at "0"), the first list. */
+	LIST_RV_ZERO,
+	/* The last synced resourceVersion with resourceVersionMatch=NotOlderThan and NO limit:
+	 * the watch cache, at its newest revision, after a watch's 410. With a limit and no
+	 * match it would be the "legacy exact match": a read from etcd AT that old revision,
+	 * whose resourceVersion the new watch cache of a restarted server refuses at once (410)
+	 * -- a relist loop. client-go's reflector list() turns paging off for this reason. */
+	LIST_RV_LAST,
+	/* none: a consistent (paged) read, after a list's own 410 or a 504 ResourceVersionTooLarge
+	 * (the reflector's relistResourceVersion "": setIsLastSyncResourceVersionUnavailable). */
+	LIST_RV_CONSISTENT,
+};
+
+/* What a list that failed said (kube/pods_list.c). */
+struct kube_list_result {
+	long status;			/* the last page's HTTP status; 0: no answer */
+	int64_t retry_after_ns;
+	bool too_large;			/* 504 ResourceVersionTooLarge (kube_status_too_large_rv) */
+	char error[320];
+};
+/* The node's pods, every page, into the store (cleared first when the whole list came); rv
+ * gives LIST_RV_LAST's resourceVersion and gets the list's. 0 or negative errno with result
+ * filled in. Watch thread. */
+int kube_pods_list(struct kube_pods_source *s, struct kube_conn *conn, enum list_rv mode, char *rv, size_t rv_len,
+		   struct kube_list_result *result);
+/* The source or its client is stopping. */
+bool kube_pods_stopping(struct kube_pods_source *s);
 /* The thread (kube/pods_watch.c): start takes a reference; stop only asks it to end (it never
  * waits: the loop calls it on a reload) and it drops its reference when it has. */
 int kube_pods_watch_start(struct kube_pods_source *s);
