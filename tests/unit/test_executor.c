@@ -4,8 +4,10 @@
  * cgroup.kill, cgroup.events through the loop, the grace deadline, identity, escalation, and
  * that the loop keeps serving other sources while a kill is in its grace.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +21,7 @@
 #include "testutil.h"
 
 #include "act/executor.h"
+#include "sys/cgroupfs.h"
 #include "sys/clock.h"
 #include "sys/fileio.h"
 #include "sys/log.h"
@@ -30,6 +33,92 @@
 static char mount_dir[256];
 static char test_root[512];
 static const char *roots[1];
+
+/* The workloads started and not reaped yet: a failed assertion leaves them to the teardown. */
+static pid_t started[32];
+static size_t n_started;
+
+/* Wait for the kernel to say the cgroup is empty: its cgroup.events' POLLPRI, no sleeping and
+ * hoping. 0 empty (or the cgroup is gone), -ETIMEDOUT still populated after timeout_ms, or
+ * negative errno. */
+static int wait_unpopulated(const char *cgroup, int64_t timeout_ms)
+{
+	char events[600];
+	int64_t end = clock_monotonic_ns() + timeout_ms * 1000000;
+	int fd, populated;
+
+	snprintf(events, sizeof(events), "%s/cgroup.events", cgroup);
+	fd = open(events, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : -errno;
+	/* Read, then poll: kernfs arms the next POLLPRI on each read. */
+	while ((populated = cgroupfs_read_populated(fd)) == 1) {
+		int64_t left = (end - clock_monotonic_ns()) / 1000000;
+		struct pollfd pfd = { .fd = fd, .events = POLLPRI };
+
+		if (left <= 0 || poll(&pfd, 1, (int)left + 1) == 0) {
+			populated = -ETIMEDOUT;
+			break;
+		}
+	}
+	close(fd);
+	return populated == 0 || populated == -ENODEV ? 0 : populated;
+}
+
+/* rmdir once the cgroup is empty: 0 or negative errno. */
+static int remove_cgroup(const char *cgroup)
+{
+	int err = wait_unpopulated(cgroup, 5000);
+
+	if (err)
+		return err;
+	return rmdir(cgroup) ? -errno : 0;
+}
+
+static void forget_started(pid_t pid)
+{
+	for (size_t i = 0; i < n_started; i++)
+		if (started[i] == pid) {
+			started[i] = started[--n_started];
+			return;
+		}
+}
+
+/* After every test, passed or failed (cmocka runs it after a failed assertion too): kill and
+ * reap what it left running, empty and remove its cgroups, so a failure leaves no
+ * evictd-test-executor-* cgroup behind. */
+static int cleanup_test(void **state)
+{
+	DIR *dir;
+	struct dirent *entry;
+
+	for (size_t i = 0; i < n_started; i++) {
+		kill(started[i], SIGKILL);
+		waitpid(started[i], NULL, 0);
+	}
+	n_started = 0;
+	if (!test_root[0] || !(dir = opendir(test_root)))
+		return 0;
+	while ((entry = readdir(dir))) {
+		char cgroup[900];
+		struct stat st;
+		int fd, err;
+
+		if (entry->d_name[0] == '.' ||
+		    snprintf(cgroup, sizeof(cgroup), "%s/%s", test_root, entry->d_name) >= (int)sizeof(cgroup) ||
+		    stat(cgroup, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		fd = open(cgroup, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (fd >= 0) {
+			fileio_write_at(fd, "cgroup.kill", "1");
+			close(fd);
+		}
+		if ((err = remove_cgroup(cgroup)))
+			print_message("# cleanup: cannot remove %s: %s\n", cgroup, strerror(-err));
+	}
+	closedir(dir);
+	return 0;
+}
 
 struct done_record {
 	int calls;
@@ -81,8 +170,9 @@ static int setup(void **state)
 
 static int teardown(void **state)
 {
-	if (test_root[0])
-		rmdir(test_root);
+	cleanup_test(state);
+	if (test_root[0] && rmdir(test_root))
+		print_message("# cannot remove %s: %s\n", test_root, strerror(errno));
 	return 0;
 }
 
@@ -134,6 +224,8 @@ static pid_t start_workload(const char *name, struct pod *pod, bool ignore_term)
 		for (;;)
 			pause();
 	}
+	assert_true(n_started < sizeof(started) / sizeof(started[0]));
+	started[n_started++] = pid;
 	close(ready[1]);
 	assert_int_equal(read(ready[0], &c, 1), 1);
 	close(ready[0]);
@@ -145,6 +237,7 @@ static void reap(pid_t pid, int expect_signal)
 	int status;
 
 	assert_int_equal(waitpid(pid, &status, 0), pid);
+	forget_started(pid);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), expect_signal);
 }
@@ -382,7 +475,10 @@ static int rig_start_held(struct rig *rig, const struct pod *pod, int64_t grace_
 
 static bool alive(pid_t pid)
 {
-	return waitpid(pid, NULL, WNOHANG) == 0;
+	if (waitpid(pid, NULL, WNOHANG) == 0)
+		return true;
+	forget_started(pid);	/* reaped (or not ours): the teardown must not signal its pid */
+	return false;
 }
 
 /* The status report's answer ends the hold: no SIGTERM before it, however many loop
@@ -522,10 +618,9 @@ static void test_recreated_cgroup_is_refused(void **state)
 
 	NEED_CGROUP2();
 	pid = start_workload("recreated", &pod, false);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	for (int i = 0; i < 100 && rmdir(pod.cgroup_path); i++)
-		usleep(10000);	/* the exit is visible to rmdir a moment later */
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	reap(pid, SIGKILL);
+	assert_int_equal(remove_cgroup(pod.cgroup_path), 0);
 	{
 		struct pod fresh;
 		uint64_t old_id = pod.cgroup_id;
@@ -538,11 +633,10 @@ static void test_recreated_cgroup_is_refused(void **state)
 	assert_int_equal(rig.done.calls, 0);
 	/* The new workload is untouched. */
 	assert_int_equal(kill(second, 0), 0);
-	kill(second, SIGKILL);
-	waitpid(second, NULL, 0);
+	assert_int_equal(kill(second, SIGKILL), 0);
+	reap(second, SIGKILL);
 	rig_close(&rig);
-	for (int i = 0; i < 100 && rmdir(pod.cgroup_path); i++)
-		usleep(10000);
+	assert_int_equal(remove_cgroup(pod.cgroup_path), 0);
 }
 
 static void test_never_evict_unless_shutdown(void **state)
@@ -578,10 +672,9 @@ static void test_vanished_cgroup(void **state)
 
 	NEED_CGROUP2();
 	pid = start_workload("vanished", &pod, false);
-	kill(pid, SIGKILL);
-	waitpid(pid, NULL, 0);
-	for (int i = 0; i < 100 && rmdir(pod.cgroup_path); i++)
-		usleep(10000);
+	assert_int_equal(kill(pid, SIGKILL), 0);
+	reap(pid, SIGKILL);
+	assert_int_equal(remove_cgroup(pod.cgroup_path), 0);
 	rig_open(&rig);
 	assert_int_equal(rig_start(&rig, &pod, KILL_HARD, 0, false), -ENOENT);
 	assert_int_equal(executor_in_flight(rig.executor), 0);
@@ -604,19 +697,19 @@ static void test_outside_roots_refused(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_hard_kill_writes_first),
-		cmocka_unit_test(test_hard_kill_ends_through_cgroup_events),
-		cmocka_unit_test(test_soft_kill_grace_does_not_block_the_loop),
-		cmocka_unit_test(test_soft_kill_exits_in_grace),
-		cmocka_unit_test(test_escalate_cuts_the_grace),
-		cmocka_unit_test(test_hold_ends_when_its_fd_fires),
-		cmocka_unit_test(test_hold_is_bounded),
-		cmocka_unit_test(test_escalate_cuts_the_hold),
-		cmocka_unit_test(test_hold_ended_by_itself),
-		cmocka_unit_test(test_recreated_cgroup_is_refused),
-		cmocka_unit_test(test_never_evict_unless_shutdown),
-		cmocka_unit_test(test_outside_roots_refused),
-		cmocka_unit_test(test_vanished_cgroup),
+		cmocka_unit_test_teardown(test_hard_kill_writes_first, cleanup_test),
+		cmocka_unit_test_teardown(test_hard_kill_ends_through_cgroup_events, cleanup_test),
+		cmocka_unit_test_teardown(test_soft_kill_grace_does_not_block_the_loop, cleanup_test),
+		cmocka_unit_test_teardown(test_soft_kill_exits_in_grace, cleanup_test),
+		cmocka_unit_test_teardown(test_escalate_cuts_the_grace, cleanup_test),
+		cmocka_unit_test_teardown(test_hold_ends_when_its_fd_fires, cleanup_test),
+		cmocka_unit_test_teardown(test_hold_is_bounded, cleanup_test),
+		cmocka_unit_test_teardown(test_escalate_cuts_the_hold, cleanup_test),
+		cmocka_unit_test_teardown(test_hold_ended_by_itself, cleanup_test),
+		cmocka_unit_test_teardown(test_recreated_cgroup_is_refused, cleanup_test),
+		cmocka_unit_test_teardown(test_never_evict_unless_shutdown, cleanup_test),
+		cmocka_unit_test_teardown(test_outside_roots_refused, cleanup_test),
+		cmocka_unit_test_teardown(test_vanished_cgroup, cleanup_test),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);

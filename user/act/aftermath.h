@@ -15,10 +15,12 @@
  * (dir_fd; a removed cgroup leaves them -1). */
 void aftermath_measure(int dir_fd, struct kill_result *result);
 
-/* The tracked processes still alive: outside the cgroup now (it is empty). Each is
- * SIGKILLed through its pidfd when kill_them (exactly the process that was signalled);
- * counts in result->escaped and escaped_killed; the first one's new cgroup in escaped_to
- * (read from proc_root/<pid>/cgroup). */
+/* The tracked processes still alive: outside the cgroup now (it is empty). One whose every
+ * thread is exiting (PF_EXITING: out of its cgroup since cgroup_exit, not a zombie yet) is
+ * dying, not escaped. Each other is SIGKILLed through its pidfd when kill_them (exactly the
+ * process that was signalled); counts in result->escaped and escaped_killed; the first one's
+ * new cgroup in escaped_to (read from proc_root/proc/<pid>/cgroup; proc_root/proc/<pid>/task
+ * for the threads). */
 void aftermath_escaped(struct kill_tracked *tracked, const char *proc_root, bool kill_them,
 		       struct kill_result *result);
 
