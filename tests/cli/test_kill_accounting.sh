@@ -8,7 +8,10 @@
 #      controller. One crossing: the hog alone is killed (its usage estimated from its
 #      processes), the start-up log says usage is unreadable.
 #   b. Churn: 300 generations of a workload killed and its cgroup removed at once (as
-#      systemd removes an emptied unit's cgroup): 300 completions, none lost or failed.
+#      systemd removes an emptied unit's cgroup): 300 completions, none lost or failed. The
+#      daemon is woken by the "populated 0" itself and nearly always reads it before the
+#      rmdir here; the other order (removed before it is read: ENODEV, a completed kill) is
+#      reached every time by tests/unit/test_executor.c test_removed_before_its_empty_event.
 #   c. PIDs: a 2,000-process hog under a subreaper that reaps its zombies 2 s late (as a
 #      container shim may), beside an idle workload: only the hog is killed.
 #   d. Escape: a victim that moves itself out of its cgroup on SIGTERM is found through its
@@ -135,7 +138,8 @@ if run_daemon b --oom-guard=off --kill-timeout=3s --housekeeping-interval=100ms 
 		spawn "g$g"
 		wait_populated "g$g"
 		for _ in $(seq 1 500); do populated "g$g" || break; sleep 0.01; done
-		# Removed the moment it is empty, before evictd has read its cgroup.events.
+		# Removed the moment it is empty (whether or not evictd has read its cgroup.events
+		# by then is a race this script does not control: see the header).
 		for _ in $(seq 1 200); do rmdir "$root/g$g" 2>/dev/null && break; sleep 0.005; done
 		[ -d "$root/g$g" ] && stuck=$((stuck + 1))
 	done

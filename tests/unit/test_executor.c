@@ -681,6 +681,65 @@ static void test_vanished_cgroup(void **state)
 	rig_close(&rig);
 }
 
+/*
+ * The kill empties the cgroup and it is removed before the executor has read its "populated
+ * 0" (as a service manager removes an emptied unit's cgroup at once): reading cgroup.events
+ * then fails with ENODEV, and that is a completed kill, not a failed one. The loop does not
+ * run between the cgroup.kill write and the rmdir, so the executor's first read after the kill
+ * is of a removed cgroup, every time (tests/cli/test_kill_accounting.sh part b can only race
+ * for this).
+ */
+static void test_removed_before_its_empty_event(void **state)
+{
+	struct rig rig;
+	struct pod pod;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("removed", &pod, true);
+	rig_open(&rig);
+	assert_int_equal(rig_start(&rig, &pod, KILL_HARD, 0, false), 0);
+	reap(pid, SIGKILL);
+	assert_int_equal(remove_cgroup(pod.cgroup_path), 0);
+	assert_int_equal(rig.done.calls, 0);
+	assert_int_equal(executor_in_flight(rig.executor), 1);
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.result.used_cgroup_kill);
+	assert_true(rig.done.result.kill_to_empty_ns >= 0);
+	assert_int_equal(rig.done.result.escaped, 0);
+	assert_int_equal(executor_in_flight(rig.executor), 0);
+	rig_close(&rig);
+}
+
+/* The same in a grace: the victim exits on its SIGTERM and its cgroup is removed before the
+ * executor reads it empty; it emptied within its grace, and the process it signalled (held by
+ * pidfd, reaped now) did not escape. */
+static void test_removed_in_grace_before_its_empty_event(void **state)
+{
+	struct rig rig;
+	struct pod pod;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("removed-grace", &pod, false);
+	rig_open(&rig);
+	assert_int_equal(rig_start(&rig, &pod, KILL_SOFT, 10000 * MS, false), 0);
+	reap(pid, SIGTERM);
+	assert_int_equal(remove_cgroup(pod.cgroup_path), 0);
+	assert_int_equal(rig.done.calls, 0);
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.result.exited_in_grace);
+	assert_false(rig.done.result.used_cgroup_kill);
+	assert_int_equal(rig.done.result.n_sigterm, 1);
+	assert_int_equal(rig.done.result.escaped, 0);
+	assert_int_equal(executor_in_flight(rig.executor), 0);
+	rig_close(&rig);
+}
+
 /* A target outside the allowed roots is refused before anything is written. */
 static void test_outside_roots_refused(void **state)
 {
@@ -710,6 +769,8 @@ int main(void)
 		cmocka_unit_test_teardown(test_never_evict_unless_shutdown, cleanup_test),
 		cmocka_unit_test_teardown(test_outside_roots_refused, cleanup_test),
 		cmocka_unit_test_teardown(test_vanished_cgroup, cleanup_test),
+		cmocka_unit_test_teardown(test_removed_before_its_empty_event, cleanup_test),
+		cmocka_unit_test_teardown(test_removed_in_grace_before_its_empty_event, cleanup_test),
 	};
 
 	return cmocka_run_group_tests(tests, setup, teardown);
