@@ -49,8 +49,8 @@ done
 (cd "$src" && GOFLAGS=-mod=readonly go build -trimpath -ldflags "$ldflags" \
 	${KUBEBIN_JOBS:+-p "$KUBEBIN_JOBS"} -o "$bin.tmp" .) >&2
 mv "$bin.tmp" "$bin"
-# One binary a cache: those of earlier sources go (each is ~250 MB).
-find "$cache" -maxdepth 1 -name 'kubebin-*' ! -name "kubebin-$hash" -delete
+# Binaries of earlier sources go after a day (each is ~250 MB; a run may still use one).
+find "$cache" -maxdepth 1 -name "kubebin-*" ! -name "kubebin-$hash" -mmin +1440 -delete
 secs=$(( $(date +%s) - start ))
 echo "$(date -u +%FT%TZ) $hash $kind ${secs}s jobs=${KUBEBIN_JOBS:-$(nproc)}" >>"$cache/build-times.log"
 echo "build.sh: built in ${secs}s" >&2

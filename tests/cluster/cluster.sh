@@ -13,7 +13,7 @@
 #   cluster_env DIR               load a running control plane's variables (started elsewhere)
 #   kc ARGS...                    kubectl as the cluster admin (the built kubectl)
 #   apiserver_restart             kill kube-apiserver and start it again on the same etcd
-#   apiserver_start_second        a second kube-apiserver on the same etcd (an HA pair)
+#   apiserver_start_second URL    a second kube-apiserver on etcd at URL (an HA pair): API2_PORT
 #   node_cert NAME                a client certificate of the node identity system:node:NAME
 #   etcd_compact                  compact etcd at its current revision (real 410s)
 # As a command (make demo, the benches):
@@ -116,7 +116,7 @@ _pki() {
 		openssl rsa -in "$d/sa.key" -pubout -out "$d/sa.pub" 2>/dev/null
 }
 
-_apiserver_args() { # PORT
+_apiserver_args() { # PORT [AUDIT-LOG]
 	local d=$CLUSTER_DIR/pki
 	echo --etcd-servers="$ETCD_URL" --bind-address=127.0.0.1 --secure-port="$1" \
 		--advertise-address=127.0.0.1 --endpoint-reconciler-type=none \
@@ -130,7 +130,7 @@ _apiserver_args() { # PORT
 		--allow-privileged=true --service-cluster-ip-range=10.96.0.0/16 \
 		--enable-priority-and-fairness=true --profiling=false \
 		${CLUSTER_AUDIT:+--audit-policy-file="$CLUSTER_DIR/audit-policy.yaml" \
-			--audit-log-path="$CLUSTER_DIR/audit.log" --audit-log-format=json \
+			--audit-log-path="${2:-$CLUSTER_DIR/audit.log}" --audit-log-format=json \
 			--audit-log-maxsize=0} ${APISERVER_EXTRA_ARGS:-}
 }
 
@@ -226,20 +226,21 @@ apiserver_restart() {
 	_wait kube-apiserver _apiserver_ready "$API_PORT"
 }
 
-# apiserver_start_second ETCD_URL: a second kube-apiserver (log kube-apiserver-2.log) on ETCD_URL
-# (a proxy in front of the same etcd, say); prints its port.
+# apiserver_start_second ETCD_URL: a second kube-apiserver (log kube-apiserver-2.log, audit log
+# audit-2.log) on ETCD_URL (a proxy in front of the same etcd, say); sets API2_PORT. Not in a
+# subshell ($(...)): the component would die with it.
 apiserver_start_second() {
-	local port saved=$ETCD_URL
+	local saved=$ETCD_URL port
 	port=$(_free_port)
+	API2_PORT=$port
 	ETCD_URL=$1
 	# shellcheck disable=SC2046
-	$_cluster_leash "$KUBEBIN" kube-apiserver $(_apiserver_args "$port") \
+	$_cluster_leash "$KUBEBIN" kube-apiserver $(_apiserver_args "$port" "$CLUSTER_DIR/audit-2.log") \
 		>>"$CLUSTER_DIR/kube-apiserver-2.log" 2>&1 &
 	echo $! >"$CLUSTER_DIR/kube-apiserver-2.pid"
 	disown
 	ETCD_URL=$saved
-	_wait kube-apiserver-2 _apiserver_ready "$port" || return 1
-	echo "$port"
+	_wait kube-apiserver-2 _apiserver_ready "$port"
 }
 
 etcd_compact() {
