@@ -70,7 +70,12 @@ export function checkFlowSchema({ root, yaml, ok, evictdUser, saNamespace }) {
 	const role = rbac.find((d) => d?.kind === 'ClusterRole');
 	const user = { name: evictdUser, groups: ['system:serviceaccounts', `system:serviceaccounts:${saNamespace}`, 'system:authenticated'] };
 	const requests = [];
-	for (const rule of role.rules)
+	// The base reads pods as the kubelet (system:nodes: the bootstrap system-nodes schema);
+	// tools/overlays/cluster-wide-pod-read adds list and watch of pods for the token.
+	const podReads = { apiGroups: [''], resources: ['pods'], verbs: ['list', 'watch'] };
+	ok(!role.rules.some((r) => r.resources.includes('pods') && r.verbs.some((v) => v === 'list' || v === 'watch')),
+		"rbac.yaml's ClusterRole grants no pod list or watch (the overlay does)");
+	for (const rule of [...role.rules, podReads])
 		for (const apiGroup of rule.apiGroups)
 			for (const resource of rule.resources)
 				for (const verb of rule.verbs) {
@@ -81,7 +86,12 @@ export function checkFlowSchema({ root, yaml, ok, evictdUser, saNamespace }) {
 						(base === 'pods' && (verb === 'list' || verb === 'watch')) ? '' : 'shop';
 					requests.push({ user, verb, apiGroup, resource, namespace });
 				}
-	ok(requests.length >= 7, `rbac.yaml's ClusterRole gives ${requests.length} requests to classify`);
+	ok(requests.length >= 7, `rbac.yaml's ClusterRole and the overlay give ${requests.length} requests to classify`);
+	// The kubelet's identity's pod reads: the kubelet's own schema, one flow per node.
+	const node = { name: 'system:node:node-1', groups: ['system:nodes', 'system:authenticated'] };
+	for (const verb of ['list', 'watch'])
+		ok(classify({ user: node, verb, apiGroup: '', resource: 'pods', namespace: '' }, [...bootstrap, ...ours])
+			?.metadata.name === 'system-nodes', `${verb} pods as the kubelet's certificate: system-nodes (system)`);
 	for (const req of requests) {
 		const want = req.resource === 'nodes' ? 'node-high' : 'system';
 		const fs = classify(req, [...bootstrap, ...ours]);

@@ -85,7 +85,14 @@ evictd's code reads) when it arrived (tools/bench/fleet.c counts requests per se
 --listen-backlog N: the listen queue (default 5, socketserver's): hundreds of clients that
 connect at once (the fleet benchmark) would otherwise wait out SYN retransmits.
 --token-file: the only bearer token accepted
-(re-read per request); others get 401. --state-dump FILE: the nodes, pods and events are
+(re-read per request); others get 401. --client-ca CA: client certificates are asked for and
+verified against CA; one authenticates its request as its subject (CN the user, O the groups;
+--make-certs makes kubelet-node-1.pem, kubelet-node-1-rotated.pem and kubelet-node-2.pem,
+certificate and key in one file, CN=system:node:<node>, O=system:nodes), logged as "user" and
+"cert" (its serial), with no token needed, and a node identity may list and watch only the pods
+of its node (fieldSelector spec.nodeName=<node>), else 403 as the Node authorizer says it.
+POST /standin/reject-cert with a PEM file's path: that certificate gets 401 from then on (an
+expired one). --rbac-no-pod-read: the token may not list or watch pods (403, RBAC). --state-dump FILE: the nodes, pods and events are
 written there (atomically) on SIGUSR1 and on exit.
 """
 import argparse
@@ -118,6 +125,22 @@ def make_certs(directory):
         f.write("subjectAltName=DNS:localhost,IP:127.0.0.1\n")
     run("x509", "-req", "-in", "server.csr", "-CA", "ca.crt", "-CAkey", "ca.key",
         "-CAcreateserial", "-out", "server.crt", "-days", "2", "-extfile", "san.ext")
+    # Kubelet client certificates as the kubelet's certificate manager keeps them
+    # (<cert-dir>/kubelet-client-current.pem: certificate and key in one file), signed by the
+    # cluster CA: subject CN=system:node:<name>, O=system:nodes (the Node authorizer's node
+    # identity). node-1 twice (a rotation), node-2 once.
+    with open(os.path.join(directory, "client.ext"), "w") as f:
+        f.write("extendedKeyUsage=clientAuth\n")
+    for name, node in (("kubelet-node-1", "node-1"), ("kubelet-node-1-rotated", "node-1"),
+                       ("kubelet-node-2", "node-2")):
+        run("req", *ec, "-keyout", name + ".key", "-out", name + ".csr",
+            "-subj", "/O=system:nodes/CN=system:node:" + node)
+        run("x509", "-req", "-in", name + ".csr", "-CA", "ca.crt", "-CAkey", "ca.key",
+            "-CAcreateserial", "-out", name + ".crt", "-days", "2", "-extfile", "client.ext")
+        with open(os.path.join(directory, name + ".pem"), "w") as out:
+            for part in (".crt", ".key"):
+                with open(os.path.join(directory, name + part)) as f:
+                    out.write(f.read())
 
 
 def merge_patch(target, patch):
@@ -160,6 +183,7 @@ class State:
         self.compacted = 0          # exact reads from an older revision get 410
         self.cache_oldest = 0       # watches from an older resourceVersion get 410
         self.blackhole = False      # watches send nothing
+        self.rejected_certs = set()  # client certificate serials answered 401
         self.history = []           # (revision, type, pod) of every pod change
         self.base = []              # the pods at self.base_revision, before self.history
         self.drop_generation = 0    # /standin/drop-watches cuts watches of older generations
@@ -406,6 +430,23 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, fmt, *args):
         pass
 
+    def identity(self):
+        """(user, groups, serial) of the TLS client certificate, or (None, [], None)."""
+        try:
+            cert = self.connection.getpeercert()
+        except (AttributeError, ValueError):
+            cert = None
+        if not cert:
+            return None, [], None
+        user, groups = None, []
+        for rdn in cert.get("subject", ()):
+            for key, value in rdn:
+                if key == "commonName":
+                    user = value
+                elif key == "organizationName":
+                    groups.append(value)
+        return user, groups, cert.get("serialNumber")
+
     def record(self, body_text):
         url = urllib.parse.urlsplit(self.path)
         try:
@@ -420,6 +461,10 @@ class Handler(BaseHTTPRequestHandler):
                         if k.lower() in ("authorization", "content-type", "accept", "user-agent")},
             "body": body,
         }
+        user, _, serial = self.identity()
+        if user is not None:
+            entry["user"] = user            # authenticated by its client certificate
+            entry["cert"] = serial
         if self.server.log_time:
             entry["time"] = self.arrived
         with self.server.log_lock:
@@ -470,11 +515,35 @@ class Handler(BaseHTTPRequestHandler):
             return self.hook(state, parts, body_text)
         self.record(body_text)
 
-        if self.server.token_file:
+        # Authentication (a union, x509 first, as kube-apiserver's): a client certificate the
+        # CA signed, unless rejected (expired: /standin/reject-cert), else the bearer token.
+        user, groups, serial = self.identity()
+        if user is not None and serial in state.rejected_certs:
+            return self.reply(401, status_body(401, "Unauthorized", "Unauthorized"))
+        if user is None and self.server.token_file:
             with open(self.server.token_file) as f:
                 valid = f.read().strip()
             if self.headers.get("Authorization") != "Bearer " + valid:
                 return self.reply(401, status_body(401, "Unauthorized", "Unauthorized"))
+        # Authorization of pod lists and watches: the Node authorizer for a node identity
+        # (plugin/pkg/auth/authorizer/node/node_authorizer.go authorizePod: list/watch only with
+        # the fieldSelector spec.nodeName=<its node>), RBAC for the token (--rbac-no-pod-read:
+        # the ClusterRole without list and watch of pods, tools/deploy/rbac.yaml).
+        if self.command == "GET" and parts == ["api", "v1", "pods"]:
+            verb = "watch" if query.get("watch", ["false"])[0] in ("true", "1") else "list"
+            node = user[len("system:node:"):] if user and user.startswith("system:node:") and \
+                "system:nodes" in groups else None
+            who = user or "system:serviceaccount:evictd-system:evictd"
+            denied = None
+            if node is not None:
+                if ("spec.nodeName=" + node) not in query.get("fieldSelector", []):
+                    denied = "can only list/watch pods with spec.nodeName field selector"
+            elif user is None and self.server.rbac_no_pod_read:
+                denied = ""
+            if denied is not None:
+                return self.reply(403, status_body(403, "Forbidden", 'pods is forbidden: User "%s" cannot %s '
+                                                   'resource "pods" in API group "" at the cluster scope%s'
+                                                   % (who, verb, ": " + denied if denied else "")))
 
         with state.lock:
             rule = self.fault(state, url.path)
@@ -811,6 +880,10 @@ class Handler(BaseHTTPRequestHandler):
                 node["metadata"]["resourceVersion"] = state.bump()
                 state.node_updated(parts[2])
                 state.daemonset_pass()
+            elif parts == ["standin", "reject-cert"]:
+                # The client certificate in this PEM file is no longer accepted (expired):
+                # requests on connections made with it get 401.
+                state.rejected_certs.add(ssl._ssl._test_decode_cert(body_text.strip())["serialNumber"])
             elif parts == ["standin", "drop-watches"]:
                 state.drop_generation += 1
                 state.changed.notify_all()
@@ -831,6 +904,9 @@ def main():
     parser.add_argument("--fixtures")
     parser.add_argument("--faults")
     parser.add_argument("--token-file")
+    parser.add_argument("--client-ca", help="verify client certificates against this CA (optional ones)")
+    parser.add_argument("--rbac-no-pod-read", action="store_true",
+                        help="the token may not list or watch pods (403), a node's certificate may its own")
     parser.add_argument("--state-dump", help="write the nodes, pods and events here on exit")
     parser.add_argument("--max-seconds", type=float, default=300)
     parser.add_argument("--bookmark-seconds", type=float, default=60)
@@ -848,6 +924,9 @@ def main():
     server.daemon_threads = True
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.cert, args.key)
+    if args.client_ca:
+        context.verify_mode = ssl.CERT_OPTIONAL
+        context.load_verify_locations(args.client_ca)
     server.socket = context.wrap_socket(server.socket, server_side=True)
     server.state = State(args.fixtures)
     server.state.node_controller = args.node_lifecycle_controller
@@ -855,6 +934,7 @@ def main():
     server.log_lock = threading.Lock()
     server.faults = args.faults
     server.token_file = args.token_file
+    server.rbac_no_pod_read = args.rbac_no_pod_read
     server.bookmark_seconds = args.bookmark_seconds
     server.log_time = args.log_time
 

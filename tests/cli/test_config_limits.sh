@@ -67,7 +67,7 @@ fi
 # Every path option, at PATH_MAX bytes: one line each, echo truncated.
 path=/$(printf 'p%.0s' {1..4095})
 for flag in root root-dir imagefs-dir containerfs-dir bpf-pin-dir state-dir logind-dropin-dir \
-	pods-file cgroup-root kube-api-server kube-token-file kube-ca-file metrics-address \
+	pods-file cgroup-root kube-api-server kube-token-file kube-ca-file kube-pods-client-cert metrics-address \
 	event-log control-socket workload-root reclaim-command config; do
 	"$EVICTD" --validate --"$flag"="$path" >/dev/null 2>"$tmp/err"; rc=$?
 	n=$(value_errors "$tmp/err" | wc -l)

@@ -54,7 +54,7 @@ selfcheck "the stand-in makes a throwaway CA and server certificate" \
 "$PYTHON" "$STANDIN" --cert "$tmp/certs/server.crt" --key "$tmp/certs/server.key" \
 	--port-file "$tmp/port" --log "$tmp/requests.jsonl" --fixtures "$tmp/fixtures" \
 	--token-file "$tmp/token" --state-dump "$tmp/state.json" --max-seconds 120 \
-	--faults "$tmp/faults.json" --bookmark-seconds 1 &
+	--faults "$tmp/faults.json" --bookmark-seconds 1 --client-ca "$tmp/certs/ca.crt" &
 standin_pid=$!
 for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
 port=$(cat "$tmp/port" 2>/dev/null)
@@ -114,6 +114,16 @@ for _ in $(seq 50); do [ -s "$tmp/state.json" ] && break; sleep 0.1; done
 selfcheck "the state dump shows the applied taint" \
 	jqtest --arg n "$node" '.nodes[$n].spec.taints == [{"key": "a", "effect": "NoSchedule"}]' "$tmp/state.json"
 
+# The kubelet's client certificate: its node's pods, not another's (the Node authorizer).
+kubelet=(--cert "$tmp/certs/kubelet-node-1.pem")
+code=$(curl -s -o /dev/null -w '%{http_code}' --cacert "$tmp/certs/ca.crt" "${kubelet[@]}" \
+	"$api/api/v1/pods?fieldSelector=spec.nodeName%3D$node")
+selfcheck "the kubelet's certificate lists its node's pods without a token" test "$code" = 200
+code=$(curl -s -o "$tmp/patch.out" -w '%{http_code}' --cacert "$tmp/certs/ca.crt" "${kubelet[@]}" \
+	"$api/api/v1/pods?fieldSelector=spec.nodeName%3Dnode-2")
+selfcheck "and gets 403 for another node's (the Node authorizer's field-selector scope)" \
+	jqtest '.code == 403 and (.message | contains("can only list/watch pods with spec.nodeName field selector"))' "$tmp/patch.out"
+
 # ---- evictd against the stand-in -----------------------------------------------------------
 if [ ! -x "$EVICTD" ] || ! "$EVICTD" --help 2>&1 | grep -q -- '--kube-api-server'; then
 	pass "# SKIP $EVICTD has no --kube-api-server yet (the daemon integration of issue 6)"
@@ -135,7 +145,7 @@ is_ready() { test "$(readyz)" = "$1"; }
 # fleet; 1.5 s here, doc/DESIGN.md §8) before a list from the watch cache and a watch from it.
 EVICTD_TEST_KUBE_RELIST_SPREAD_MS=1500 "$EVICTD" --dry-run --no-bpf --state-dir="$tmp/state" --node-name "$node" --kube-api-server "$api" \
 	--kube-token-file "$tmp/token" --kube-ca-file "$tmp/certs/ca.crt" \
-	--eviction-hard "memory.available<$((mem_total + 1))" --metrics-address "127.0.0.1:$mport" \
+	--kube-pods-client-cert "$tmp/certs/kubelet-node-1.pem" --eviction-hard "memory.available<$((mem_total + 1))" --metrics-address "127.0.0.1:$mport" \
 	--control-socket "$tmp/evictd.sock" --event-log off >"$tmp/evictd.out" 2>&1 &
 daemon_pid=$!
 wait_for 10 grep -q 'watch=true' "$tmp/requests.jsonl"
@@ -144,10 +154,13 @@ check "evictd_kube_ready is 1 and the watch is open" \
 	test "$(metric evictd_kube_ready)$(metric evictd_kube_pods_watch_open)" = 11
 # Let the watch run past the old 10 s list period's share: bookmarks arrive every second.
 sleep 3
-check "evictd lists this node's pods once (fieldSelector, limit, resourceVersion=0), with the token" \
+check "evictd lists this node's pods once (fieldSelector, limit, resourceVersion=0)" \
 	jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods" and (.query | contains("watch=") | not))) |
-		length == 1 and .[0].query == "fieldSelector=spec.nodeName%3D" + $n + "&limit=500&resourceVersion=0"
-		and .[0].headers.authorization == "Bearer token-for-evictd"' "$tmp/requests.jsonl"
+		length == 1 and .[0].query == "fieldSelector=spec.nodeName%3D" + $n + "&limit=500&resourceVersion=0"' \
+	"$tmp/requests.jsonl"
+check "the pod list and watch present the kubelet's client certificate, no token" \
+	jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods")) | length >= 2 and
+		all(.user == "system:node:" + $n and (.headers | has("authorization") | not))' "$tmp/requests.jsonl"
 check "then watches from the list's resourceVersion with bookmarks; nothing is listed again" \
 	jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods")) | .[1:] | length >= 1 and
 		all(.query | test("^allowWatchBookmarks=true&fieldSelector=spec.nodeName%3D" + $n +
@@ -168,6 +181,8 @@ echo '[{"method": "GET", "path": "/api/v1/pods", "status": 403, "times": 100000}
 hook drop-watches
 check "a 403 on the next attempt makes /readyz fail (503) and says so" wait_for 10 is_ready 503
 check "/readyz names the 403" grep -q '403' "$tmp/readyz.out"
+check "/readyz says the kubelet's certificate was refused and names the overlay" \
+	grep -q "kubelet's client certificate.*cluster-wide-pod-read" "$tmp/readyz.out"
 check "evictd_kube_api_forbidden is 1" test "$(metric evictd_kube_api_forbidden)" = 1
 check "/healthz (liveness) stays 200" test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/healthz")" = 200
 echo '[]' >"$tmp/faults.json"

@@ -123,7 +123,7 @@ run_daemon() {
 	"$EVICTD" --no-bpf --node-name=n1 --cgroup-root="$rel" --oom-guard=off --housekeeping-interval=200ms \
 		--state-dir="$tmp/state-$name" --metrics-address=off --control-socket="$tmp/$name.sock" \
 		--event-log=off --log-level=info --kube-api-server "$api" --kube-token-file "$tmp/token" \
-		--kube-ca-file "$tmp/certs/ca.crt" "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
+		--kube-ca-file "$tmp/certs/ca.crt" --kube-pods-client-cert=none "$@" >"$tmp/$name.out" 2>"$tmp/$name.err" &
 	dpid=$!
 }
 stop_daemon() {

@@ -2,7 +2,9 @@
 # tools/deploy as a kustomize base and the overlays in tools/overlays: `kubectl kustomize`
 # renders each; the base holds every manifest's objects; dry-run adds --dry-run;
 # no-node-claim runs with --kube-api=read-only: list/watch of pods only, no API write access,
-# and not the policy that needs the node-name claim. The monitoring base renders its PodMonitor.
+# and not the policy that needs the node-name claim; the base grants no pod reads (evictd
+# reads its node's pods as the kubelet) and cluster-wide-pod-read adds them back, with
+# --kube-pods-client-cert=none. The monitoring base renders its PodMonitor.
 set -u
 cd "$(dirname "$0")/../.."
 . tests/cli/tap.sh
@@ -24,6 +26,28 @@ for f in namespace rbac admission-policy flowschema configmap daemonset; do
 	[ "$n" -gt 0 ] || fail "$f.yaml has objects"
 done
 check "the base's DaemonSet does not run dry" bash -c "! grep -qx -- '--dry-run' <<<'$(args base)'"
+
+# The ClusterRole's rules of a rendering, as (group, resource, verb) triples, one a line.
+grants() { python3 -c '
+import sys, yaml
+for d in yaml.safe_load_all(sys.stdin):
+    if d and d.get("kind") == "ClusterRole":
+        for r in d["rules"]:
+            for g in r["apiGroups"]:
+                for res in r["resources"]:
+                    for v in r["verbs"]:
+                        print("%s/%s:%s" % (g, res, v))' <"$tmp/$1.yaml" | sort; }
+check "the base grants no list or watch of pods (the kubelet's identity reads them)" \
+	bash -c "! grep -qE '^/pods:(list|watch)$' <<<'$(grants base)'"
+check "the base's DaemonSet reads pods as the kubelet (no --kube-pods-client-cert=none)" \
+	bash -c "! grep -q -- '--kube-pods-client-cert=none' <<<'$(args base)'"
+
+check "kubectl kustomize tools/overlays/cluster-wide-pod-read renders" render tools/overlays/cluster-wide-pod-read cwpr
+check "cluster-wide-pod-read: the base's grants plus list and watch of pods, nothing else" \
+	[ "$(grants cwpr)" = "$(printf '%s\n' $(grants base) /pods:list /pods:watch | sort)" ]
+check "cluster-wide-pod-read: the DaemonSet reads pods with the token (--kube-pods-client-cert=none)" \
+	grep -qx -- '--kube-pods-client-cert=none' <<<"$(args cwpr)"
+check "cluster-wide-pod-read: every base object is kept" [ "$(kinds cwpr)" = "$(kinds base)" ]
 
 check "kubectl kustomize tools/overlays/dry-run renders" render tools/overlays/dry-run dry
 check "dry-run: the DaemonSet runs with --dry-run" grep -qx -- '--dry-run' <<<"$(args dry)"

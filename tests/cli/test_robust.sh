@@ -64,7 +64,7 @@ trap cleanup EXIT
 echo token > "$tmp/token"
 printf -- '-----BEGIN CERTIFICATE-----\nMIIBkTCB+wIJAKHHIG+pLYZ5MA0GCSqGSIb3DQEBCwUAMA0xCzAJBgNVBAYTAlVT\n-----END CERTIFICATE-----\n' > "$tmp/ca.crt"
 kube_args=(--kube-api=on --kube-api-server=https://127.0.0.1:1 --kube-token-file="$tmp/token"
-	--kube-ca-file="$tmp/ca.crt" --node-name=n1)
+	--kube-ca-file="$tmp/ca.crt" --kube-pods-client-cert=none --node-name=n1)
 
 # ---- a. SIGHUP in Kubernetes mode ------------------------------------------------------------
 port=$(free_port)

@@ -27,6 +27,7 @@ struct standin {
 	char dump[PATH_MAX + 16];	/* state.json, written on SIGUSR1 */
 	char token[PATH_MAX + 16];
 	char ca[PATH_MAX + 16];
+	char certs[PATH_MAX];		/* the CA, the server's and the kubelets' certificates */
 	pid_t pid;
 	int port;
 	struct kube_config config;	/* the server, its CA and (with a token) the token file */
@@ -46,6 +47,12 @@ struct standin_options {
 	const char *token;		/* the token file's text, put in config; NULL: no token */
 	const char *const *args;	/* more stand-in arguments, NULL-terminated, or NULL */
 };
+
+/* A kubelet client certificate the stand-in made (kubelet-node-1.pem, ...), into buf. */
+static inline void standin_kubelet_cert(const struct standin *s, const char *name, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/%s.pem", s->certs, name);
+}
 
 /* Made once per test program (openssl is slow); main removes it with standin_cleanup(). */
 static char standin_certs[PATH_MAX];
@@ -115,6 +122,7 @@ static inline void standin_launch(struct standin *s, const struct standin_option
 	snprintf(s->dump, sizeof(s->dump), "%s/state.json", s->dir);
 	snprintf(s->token, sizeof(s->token), "%s/token", s->dir);
 	snprintf(s->ca, sizeof(s->ca), "%s/ca.crt", standin_certs);
+	snprintf(s->certs, sizeof(s->certs), "%s", standin_certs);
 	snprintf(port_file, sizeof(port_file), "%s/port", s->dir);
 	snprintf(fixtures, sizeof(fixtures), "%s/fixtures", s->dir);
 	snprintf(cert, sizeof(cert), "%s/server.crt", standin_certs);
@@ -133,7 +141,7 @@ static inline void standin_launch(struct standin *s, const struct standin_option
 
 	const char *common[] = { PYTHON, STANDIN, "--cert", cert, "--key", key, "--port-file", port_file,
 				 "--log", s->log, "--fixtures", fixtures, "--faults", s->faults,
-				 "--state-dump", s->dump, "--max-seconds", "120" };
+				 "--state-dump", s->dump, "--max-seconds", "120", "--client-ca", s->ca };
 	for (size_t i = 0; i < sizeof(common) / sizeof(common[0]); i++)
 		argv[n++] = common[i];
 	for (size_t i = 0; o->args && o->args[i]; i++) {

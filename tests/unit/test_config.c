@@ -745,6 +745,7 @@ static const struct string_option string_options[] = {
 	STRING_OPTION("kube-api-server", "kubeAPIServer", kube_api_server),
 	STRING_OPTION("kube-token-file", "kubeTokenFile", kube_token_file),
 	STRING_OPTION("kube-ca-file", "kubeCAFile", kube_ca_file),
+	STRING_OPTION("kube-pods-client-cert", "kubePodsClientCert", kube_pods_client_cert),
 	STRING_OPTION("metrics-address", "metricsAddress", metrics_address),
 	STRING_OPTION("event-log", "eventLog", event_log),
 	STRING_OPTION("control-socket", "controlSocket", control_socket),

@@ -10,9 +10,10 @@
 #include "config/coexist.h"
 #include "config/config.h"
 
-/* What the Kubernetes code paths call (tools/deploy/rbac.yaml says which uses what). */
+/* What the Kubernetes code paths call with the token (tools/deploy/rbac.yaml says which uses
+ * what). Not pod list and watch: evictd reads its node's pods as the kubelet (the Node
+ * authorizer's scope); tools/overlays/cluster-wide-pod-read grants them where it cannot. */
 static const char *const expected_grants[] = {
-	"/pods:list", "/pods:watch",
 	"/pods/status:patch",
 	"/events:create", "/events:patch",
 	"/nodes:get", "/nodes:patch",
@@ -275,6 +276,44 @@ static void check_config_source(yaml_document_t *doc, yaml_node_t *pod, yaml_nod
 		problem(p, "--kubelet-config=%s is not in the mounted kubelet dir", kubelet_config);
 }
 
+/* The pod list and watch present the kubelet's client certificate (--kube-pods-client-cert=auto,
+ * the default: <--root-dir>/pki/kubelet-client-current.pem): the base grants the token no pod
+ * reads, so the file must be in a volume of the container and readable (the kubelet keeps it
+ * 0600 root: the container runs as root). */
+static void check_pods_identity(yaml_document_t *doc, yaml_node_t *pod, yaml_node_t *container,
+				struct problems *p)
+{
+	yaml_node_t *args = child(doc, container, "args"), *mounts = child(doc, container, "volumeMounts");
+	const char *mode = "auto", *root_dir = "/var/lib/kubelet", *user;
+	char cert[PATH_MAX];
+	bool mounted = false;
+
+	arg_present(doc, args, "--kube-pods-client-cert=", &mode);
+	arg_present(doc, args, "--root-dir=", &root_dir);
+	if (!strcmp(mode, "none")) {
+		problem(p, "--kube-pods-client-cert=none: the base ClusterRole grants the token no pod reads "
+			"(that is tools/overlays/cluster-wide-pod-read)");
+		return;
+	}
+	if (!strcmp(mode, "auto"))
+		snprintf(cert, sizeof(cert), "%s/pki/kubelet-client-current.pem", root_dir);
+	else
+		snprintf(cert, sizeof(cert), "%s", mode);
+	for (size_t i = 0; i < seq_len(mounts); i++) {
+		const char *path = scalar(child(doc, seq_at(doc, mounts, i), "mountPath"));
+		size_t len = path ? strlen(path) : 0;
+
+		mounted |= len && !strncmp(cert, path, len) && cert[len] == '/';
+	}
+	if (!mounted)
+		problem(p, "the kubelet's client certificate %s is in no volume of the container: evictd could "
+			"not read its node's pods", cert);
+	user = path_scalar(doc, container, "securityContext.runAsUser") ?:
+	       path_scalar(doc, pod, "securityContext.runAsUser");
+	if (user && strcmp(user, "0"))
+		problem(p, "runAsUser %s: the kubelet's client certificate (0600 root) is not readable", user);
+}
+
 static void check_daemonset(struct docs *docs, const struct names *names, struct problems *p)
 {
 	yaml_node_t *root, *pod, *container, *tolerations, *env;
@@ -364,6 +403,7 @@ static void check_daemonset(struct docs *docs, const struct names *names, struct
 			problem(p, "args lack %s: the probe could not reach a loopback-only server", wanted);
 	}
 	check_mounts(doc, pod, container, p);
+	check_pods_identity(doc, pod, container, p);
 	check_config_source(doc, pod, container, names, p);
 }
 
@@ -417,7 +457,10 @@ static void check_rbac(struct docs *docs, const char **sa_name, const char **sa_
 
 		for (size_t e = 0; e < sizeof(expected_grants) / sizeof(expected_grants[0]); e++)
 			expected |= !strcmp(granted[i], expected_grants[e]);
-		if (!expected)
+		if (!expected && (!strcmp(granted[i], "/pods:list") || !strcmp(granted[i], "/pods:watch")))
+			problem(p, "grants %s cluster-wide: evictd reads its node's pods with the kubelet's client "
+				"certificate, tools/overlays/cluster-wide-pod-read adds it where it cannot", granted[i]);
+		else if (!expected)
 			problem(p, "grants %s, which no evictd code path uses", granted[i]);
 	}
 	for (size_t e = 0; e < sizeof(expected_grants) / sizeof(expected_grants[0]); e++) {
@@ -540,10 +583,21 @@ static void test_checkers_catch_breakage(void **state)
 		{ CONFIGMAP, "    shutdownGracePeriod: 30s\n    shutdownGracePeriodCriticalPods: 10s\n", "", "neither" },
 		{ CONFIGMAP, "oomGuard: \"10%\"", "oomGuard: \"lots\"", "not a valid evictd configuration" },
 		{ CONFIGMAP, "  config.yaml: |", "  evictd.yaml: |", "no data config.yaml" },
-		{ RBAC, "verbs: [\"list\", \"watch\"]", "verbs: [\"list\", \"watch\", \"update\"]", "/pods:update" },
+		{ RBAC, "resources: [\"pods/status\"]\n    verbs: [\"patch\"]",
+		  "resources: [\"pods/status\", \"pods\"]\n    verbs: [\"patch\", \"update\"]", "/pods:update" },
 		/* evictd deletes no pod (doc/DESIGN.md §8): granting it again is caught. */
-		{ RBAC, "verbs: [\"list\", \"watch\"]", "verbs: [\"list\", \"watch\", \"delete\"]", "/pods:delete" },
-		{ RBAC, "verbs: [\"list\", \"watch\"]", "verbs: [\"list\"]", "/pods:watch" },
+		{ RBAC, "resources: [\"pods/status\"]\n    verbs: [\"patch\"]",
+		  "resources: [\"pods/status\", \"pods\"]\n    verbs: [\"patch\", \"delete\"]", "/pods:delete" },
+		/* Pod reads cluster-wide are the overlay's, not the base's. */
+		{ RBAC, "  - apiGroups: [\"apps\"]",
+		  "  - apiGroups: [\"\"]\n    resources: [\"pods\"]\n    verbs: [\"list\", \"watch\"]\n  - apiGroups: [\"apps\"]",
+		  "cluster-wide-pod-read" },
+		{ RBAC, "resources: [\"pods/status\"]\n    verbs: [\"patch\"]",
+		  "resources: [\"pods/status\"]\n    verbs: [\"list\"]", "/pods/status:patch" },
+		{ DAEMONSET, "- --root-dir=/var/lib/kubelet", "- --root-dir=/srv/kubelet", "client certificate /srv/kubelet" },
+		{ DAEMONSET, "- --root-dir=/var/lib/kubelet", "- --root-dir=/var/lib/kubelet\n            - --kube-pods-client-cert=none",
+		  "cluster-wide-pod-read" },
+		{ DAEMONSET, "            privileged: true", "            privileged: true\n            runAsUser: 1000", "runAsUser" },
 		{ RBAC, "resources: [\"pods/status\"]", "resources: [\"pods/*\"]", "wildcard" },
 		{ RBAC, "resources: [\"nodes\"]\n    verbs: [\"get\", \"patch\"]", "resources: [\"nodes\"]\n    verbs: [\"*\"]",
 		  "wildcard" },

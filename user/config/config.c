@@ -44,6 +44,7 @@ void config_init_defaults(struct evictd_config *config)
 	config->on_evict_timeout_ns = 10LL * 1000000000;
 	config->warn_interval_ns = 60LL * 1000000000;	/* earlyoom -r's report interval */
 	strcpy(config->kube_api, "auto");
+	strcpy(config->kube_pods_client_cert, "auto");	/* the kubelet's identity when readable */
 	config->kube_pods_refresh_ns = 10LL * 1000000000;
 	config->kube_eviction_status_wait_ns = 100LL * 1000000;	/* KUBE_EVICTION_STATUS_WAIT_NS */
 	/* On: nothing else tells the scheduler that evictd acted (the kubelet's own condition

@@ -128,6 +128,7 @@ struct evictd_config {
 	char kube_api_server[512];		/* "" = in-cluster */
 	char kube_token_file[PATH_MAX];
 	char kube_ca_file[PATH_MAX];
+	char kube_pods_client_cert[PATH_MAX];	/* auto, none or a PEM file (cert and key) */
 	int64_t kube_pods_refresh_ns;
 	int64_t kube_eviction_status_wait_ns;	/* a soft kill held for its status patch, at most */
 	bool kube_pressure_taints;

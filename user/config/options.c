@@ -124,6 +124,9 @@ const struct option_spec config_options[] = {
 	  "bearer token (default: the service account's)" },
 	{ "kube-ca-file", NULL, "kubeCAFile", OPT_PATH, FIELD(kube_ca_file), "FILE",
 	  "CA bundle for the API server (default: the service account's ca.crt)" },
+	{ "kube-pods-client-cert", NULL, "kubePodsClientCert", OPT_PATH, FIELD(kube_pods_client_cert), "auto|none|FILE",
+	  "list and watch this node's pods with this PEM client certificate and key, not the token "
+	  "(auto: the kubelet's <root-dir>/pki/kubelet-client-current.pem when readable)" },
 	{ "kube-pods-refresh", NULL, "kubePodsRefreshPeriod", OPT_DURATION, FIELD(kube_pods_refresh_ns),
 	  "DURATION", "ignored: pod metadata is listed once, then watched" },
 	{ "kube-eviction-status-wait", NULL, "kubeEvictionStatusWait", OPT_DURATION,

@@ -34,8 +34,8 @@ static const char *const group_node[] = {
 	"daemonset-last", NULL,
 };
 static const char *const group_kube[] = {
-	"kube-api", "kube-api-server", "kube-token-file", "kube-ca-file", "kube-pods-refresh",
-	"kube-pressure-taints", "kube-eviction-status-wait", NULL,
+	"kube-api", "kube-api-server", "kube-token-file", "kube-ca-file", "kube-pods-client-cert",
+	"kube-pods-refresh", "kube-pressure-taints", "kube-eviction-status-wait", NULL,
 };
 static const char *const group_shutdown[] = {
 	"shutdown-grace-period", "shutdown-grace-period-critical-pods",

@@ -49,6 +49,7 @@ void daemon_kube_update_metrics(struct daemon *daemon)
 		return;
 	kube_pods_source_health(policy->api_meta, &health);
 	view.enabled = true;
+	view.pods_client_cert = kube_client_config(daemon->kube)->pods_client_cert[0] != '\0';
 	view.listed = health.listed;
 	view.watching = health.watching;
 	view.failing = health.failing;
@@ -129,6 +130,8 @@ void daemon_kube_setup(struct daemon *daemon, const struct evictd_config *config
 		.api_server = config->kube_api_server[0] ? config->kube_api_server : NULL,
 		.token_file = config->kube_token_file[0] ? config->kube_token_file : NULL,
 		.ca_file = config->kube_ca_file[0] ? config->kube_ca_file : NULL,
+		.pods_client_cert = config->kube_pods_client_cert,
+		.kubelet_root_dir = config->kubelet_dir,
 	});
 	if (!err)
 		err = kube_client_new(&daemon->kube, &(struct kube_client_options){ .config = &kube_config });

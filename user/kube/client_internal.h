@@ -14,6 +14,8 @@
 #include "kube/kube.h"
 
 #define KUBE_TOKEN_MAX_BYTES 65536
+/* A client certificate PEM (certificate chain and key) read to check it holds both. */
+#define KUBE_CLIENT_CERT_MAX_BYTES (256u << 10)
 #define KUBE_WHAT_LEN 192
 
 struct kube_job {
@@ -51,6 +53,10 @@ struct kube_token {
 struct kube_conn {
 	CURL *curl;
 	struct kube_token token;
+	/* Set by the owner after kube_conn_init: a PEM file (certificate and key) presented
+	 * instead of the token (kube_config.pods_client_cert); NULL: the token. libcurl reads it
+	 * on every new connection, so a rotated file is used from the next TLS handshake on. */
+	const char *client_cert;
 };
 
 /* A streamed response (a watch): the 2xx body goes to on_data as it arrives instead of

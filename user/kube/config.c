@@ -88,6 +88,71 @@ static int explicit_server(struct kube_config *config, const char *url)
 	return 0;
 }
 
+/* Whether path reads as a PEM certificate and private key in one file (the kubelet's
+ * -current.pem: client-go util/certificate certificate_store.go writes both). Cheap: no
+ * parse, libcurl parses it on each new connection. */
+static bool pem_cert_and_key(const char *path)
+{
+	char *text = malloc(KUBE_CLIENT_CERT_MAX_BYTES);
+	bool ok;
+
+	if (!text || kube_read_trimmed(path, text, KUBE_CLIENT_CERT_MAX_BYTES)) {
+		free(text);
+		return false;
+	}
+	ok = strstr(text, "-----BEGIN CERTIFICATE-----") && strstr(text, "PRIVATE KEY-----");
+	explicit_bzero(text, KUBE_CLIENT_CERT_MAX_BYTES);
+	free(text);
+	return ok;
+}
+
+/* --kube-pods-client-cert: which identity lists and watches the pods (doc/DESIGN.md §8,
+ * "Read scope"). Logged once. */
+static int pods_identity(struct kube_config *config, const struct kube_config_options *options)
+{
+	const char *want = options->pods_client_cert && options->pods_client_cert[0] ? options->pods_client_cert :
+			   "auto";
+	const char *root_dir = options->kubelet_root_dir && options->kubelet_root_dir[0] ?
+			       options->kubelet_root_dir : "/var/lib/kubelet";
+	char relative[PATH_MAX], path[PATH_MAX];
+	int err;
+
+	if (!strcmp(want, "none")) {
+		log_info("kube: pods are listed and watched with the token (--kube-pods-client-cert=none)");
+		return 0;
+	}
+	if (strcmp(want, "auto")) {
+		if (copy_path(config->pods_client_cert, sizeof(config->pods_client_cert), want)) {
+			log_err("kube: --kube-pods-client-cert: the path is too long");
+			return -ENAMETOOLONG;
+		}
+		if (access(want, R_OK)) {
+			err = -errno;
+			log_err("kube: --kube-pods-client-cert %s: %s", want, strerror(-err));
+			return err;
+		}
+		if (!pem_cert_and_key(want))
+			log_warn("kube: --kube-pods-client-cert %s: no PEM certificate and private key found in it", want);
+		log_info("kube: pods are listed and watched as the client certificate %s; every other request "
+			 "with the token", want);
+		return 0;
+	}
+	if (snprintf(relative, sizeof(relative), "%s/%s", root_dir, KUBE_KUBELET_CLIENT_CERT) >= (int)sizeof(relative) ||
+	    fileio_join_root(path, sizeof(path), options->root, relative)) {
+		log_err("kube: the kubelet's client certificate path under %s is too long", root_dir);
+		return -ENAMETOOLONG;
+	}
+	if (access(path, R_OK) == 0 && pem_cert_and_key(path)) {
+		snprintf(config->pods_client_cert, sizeof(config->pods_client_cert), "%s", path);
+		log_info("kube: pods are listed and watched as the kubelet's client certificate %s (the Node "
+			 "authorizer's scope: this node's pods only); every other request with the token", path);
+	} else {
+		log_info("kube: pods are listed and watched with the token: no readable kubelet client certificate "
+			 "and key at %s (--kube-pods-client-cert)", path);
+	}
+	return 0;
+}
+
 int kube_config_load(struct kube_config *config, const struct kube_config_options *options)
 {
 	char sa_token[PATH_MAX], sa_ca[PATH_MAX], sa_namespace[PATH_MAX];
@@ -140,5 +205,5 @@ int kube_config_load(struct kube_config *config, const struct kube_config_option
 		 config->in_cluster ? "in-cluster" : "--kube-api-server",
 		 config->token_path[0] ? config->token_path : "none",
 		 config->ca_path[0] ? config->ca_path : "the system's");
-	return 0;
+	return pods_identity(config, options);
 }

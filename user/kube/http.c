@@ -419,13 +419,15 @@ static int request_once(struct kube_client *client, struct kube_conn *conn, cons
 		snprintf(line, sizeof(line), "Content-Type: %s", content_type);
 		headers = curl_slist_append(headers, line);
 	}
-	if (token->value && token->value[0]) {
+	/* A client certificate authenticates on its own: no Authorization header with it (the
+	 * API server's authenticators are a union; the x509 one would win anyway). */
+	if (!conn->client_cert && token->value && token->value[0]) {
 		if (asprintf(&auth, "Authorization: Bearer %s", token->value) < 0)
 			auth = NULL;
 		if (auth)
 			headers = curl_slist_append(headers, auth);
 	}
-	if (!headers || (token->value && token->value[0] && !auth)) {
+	if (!headers || (!conn->client_cert && token->value && token->value[0] && !auth)) {
 		err = -ENOMEM;
 		snprintf(response->error, sizeof(response->error), "out of memory");
 		goto out;
@@ -437,6 +439,17 @@ static int request_once(struct kube_client *client, struct kube_conn *conn, cons
 	curl_easy_setopt(curl, CURLOPT_SSL_VERIFYHOST, 2L);
 	if (client->config.ca_path[0])
 		curl_easy_setopt(curl, CURLOPT_CAINFO, client->config.ca_path);
+	if (conn->client_cert) {
+		/* One PEM file with both (the kubelet's -current.pem), read at each new
+		 * connection's handshake. No TLS session resumption: a resumed session keeps the
+		 * certificate of the handshake it came from, so a rotated file would not be sent
+		 * until the session cache let go of the old one. */
+		curl_easy_setopt(curl, CURLOPT_SSLCERT, conn->client_cert);
+		curl_easy_setopt(curl, CURLOPT_SSLCERTTYPE, "PEM");
+		curl_easy_setopt(curl, CURLOPT_SSLKEY, conn->client_cert);
+		curl_easy_setopt(curl, CURLOPT_SSLKEYTYPE, "PEM");
+		curl_easy_setopt(curl, CURLOPT_SSL_SESSIONID_CACHE, 0L);
+	}
 	curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, (long)(timeout_ns / 1000000));
 	curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
 			 (long)(client->request_timeout_ns / 1000000 < 5000 ? client->request_timeout_ns / 1000000 : 5000));
@@ -506,6 +519,18 @@ out:
 	return err;
 }
 
+/* A new libcurl handle for conn: its cached connections (and their TLS sessions) closed. */
+static int conn_reconnect(struct kube_conn *conn)
+{
+	CURL *fresh = curl_easy_init();
+
+	if (!fresh)
+		return -ENOMEM;
+	curl_easy_cleanup(conn->curl);
+	conn->curl = fresh;
+	return 0;
+}
+
 int kube_conn_request(struct kube_client *client, struct kube_conn *conn, const char *method,
 		      const char *path, const char *content_type, const char *body, int64_t timeout_ns,
 		      const struct kube_stream_ops *stream, struct kube_response *response)
@@ -516,10 +541,22 @@ int kube_conn_request(struct kube_client *client, struct kube_conn *conn, const 
 	if (timeout_ns <= 0)
 		timeout_ns = client->request_timeout_ns;
 	memset(response, 0, sizeof(*response));
-	token_refresh(client, &conn->token, false);
+	if (!conn->client_cert)
+		token_refresh(client, &conn->token, false);
 	err = request_once(client, conn, method, path, content_type, body, timeout_ns, stream, response);
 	if (conn == &client->conn)
 		client->retry_after_ns = response->retry_after_ns;
+	if (!err && response->status == 401 && conn->client_cert) {
+		/* The certificate this connection was made with is no longer accepted (expired:
+		 * the kubelet rotated the file meanwhile). Only a new TLS handshake sends the
+		 * file as it is now: close the connection and send once more at once. */
+		log_info("kube: %s %s: 401 with the client certificate of this connection; reconnecting with %s "
+			 "as it is now", method, path, conn->client_cert);
+		if (conn_reconnect(conn) == 0)
+			err = request_once(client, conn, method, path, content_type, body, timeout_ns, stream,
+					   response);
+		return err;
+	}
 	if (err || response->status != 401 || !client->config.token_path[0])
 		return err;
 	/* A 401 just as the kubelet rotates the token: read the file again and, when it is a

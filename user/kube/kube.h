@@ -65,7 +65,17 @@ struct kube_config {
 	char ca_path[PATH_MAX];		/* "" = the system's CA store */
 	char namespace_[64];		/* the service account's namespace, "" if unknown */
 	bool in_cluster;
+	/* The PEM file (certificate and key) the pod list and watch present instead of the
+	 * token: the kubelet's client certificate (a node identity, system:node:<name>, which the
+	 * Node authorizer lets list and watch exactly this node's pods); "" = the token. Every
+	 * other request uses the token. */
+	char pods_client_cert[PATH_MAX];
 };
+
+/* The kubelet's rotating client certificate and key, below its --root-dir
+ * (pkg/kubelet/certificate/kubelet.go NewKubeletClientCertificateManager: pairNamePrefix
+ * "kubelet-client" in <root-dir>/pki, certificate.FileStore's "-current.pem" symlink). */
+#define KUBE_KUBELET_CLIENT_CERT "pki/kubelet-client-current.pem"
 
 struct kube_config_options {
 	/* Prefix of the service-account paths (tests); NULL, "" or "/" = this machine. */
@@ -79,6 +89,11 @@ struct kube_config_options {
 	/* KUBERNETES_SERVICE_HOST / _PORT; NULL = getenv(). */
 	const char *service_host;
 	const char *service_port;
+	/* --kube-pods-client-cert: "auto" (NULL, ""): <kubelet_root_dir>/KUBE_KUBELET_CLIENT_CERT
+	 * below root when it is readable and holds a certificate and a key, else the token;
+	 * "none": the token; else a PEM file with both, which must be readable. */
+	const char *pods_client_cert;
+	const char *kubelet_root_dir;	/* --root-dir; NULL or "" = /var/lib/kubelet */
 };
 
 /*

@@ -413,7 +413,12 @@ static void failed(struct kube_pods_source *s, struct loop_state *st, const char
 	if (!st->warned)
 		log_warn("kube: pods of %s: %s: %s; retrying with backoff%s", s->node, what,
 			 error[0] ? error : strerror(-f.err),
-			 status == 403 ? " (RBAC: evictd's service account needs list and watch on pods)" : "");
+			 status != 403 ? "" : kube_client_config(s->client)->pods_client_cert[0] ?
+			 " (as the kubelet's client certificate: the API server's Node authorizer lets a node list "
+			 "and watch its own pods, --authorization-mode=Node; or --kube-pods-client-cert=none with "
+			 "tools/overlays/cluster-wide-pod-read)" :
+			 " (with the token: evictd's service account needs list and watch on pods, "
+			 "tools/overlays/cluster-wide-pod-read, or --kube-pods-client-cert with the kubelet's certificate)");
 	if (retry_after_ns > 0 && (status == 429 || status == 503))
 		log_debug("kube: pods of %s: %s: Retry-After %llds", s->node, what,
 			  (long long)(retry_after_ns / 1000000000));
@@ -487,6 +492,10 @@ static void *watch_main(void *arg)
 		log_err("kube: pods of %s: out of memory; no pod metadata from the API server", s->node);
 		goto out;
 	}
+	/* The pod list and watch only: the kubelet's identity, scoped to this node's pods by the
+	 * Node authorizer, when configured (kube/config.c pods_identity). */
+	if (kube_client_config(s->client)->pods_client_cert[0])
+		conn.client_cert = kube_client_config(s->client)->pods_client_cert;
 	while (!stopping(s)) {
 		enum watch_result result;
 		int64_t timeout_s;

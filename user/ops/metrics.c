@@ -209,11 +209,21 @@ bool metrics_kube_ready(const struct metrics_kube *kube, int64_t now_ns, const c
 	if (!kube->enabled)
 		reason = NULL;
 	else if (!kube->listed)
-		reason = kube->last_status == 403 ? "the API server refuses to list pods (403)" :
-			 "no pod list from the API server yet";
+		reason = kube->last_status != 403 ? "no pod list from the API server yet" :
+			 kube->pods_client_cert ? "the API server refuses to list pods (403) to the kubelet's client "
+			 "certificate: is its Node authorizer on? (else --kube-pods-client-cert=none and "
+			 "tools/overlays/cluster-wide-pod-read)" :
+			 "the API server refuses to list pods (403) to the service account's token: grant it list "
+			 "and watch on pods (tools/overlays/cluster-wide-pod-read) or read them as the kubelet "
+			 "(--kube-pods-client-cert)";
 	else if (kube->failing)
-		reason = kube->last_status == 403 ? "the API server refuses the pod watch (403)" :
-			 "the pod watch is lost and cannot be re-established";
+		reason = kube->last_status != 403 ? "the pod watch is lost and cannot be re-established" :
+			 kube->pods_client_cert ? "the API server refuses the pod watch (403) to the kubelet's client "
+			 "certificate: is its Node authorizer on? (else --kube-pods-client-cert=none and "
+			 "tools/overlays/cluster-wide-pod-read)" :
+			 "the API server refuses the pod watch (403) to the service account's token: grant it list "
+			 "and watch on pods (tools/overlays/cluster-wide-pod-read) or read them as the kubelet "
+			 "(--kube-pods-client-cert)";
 	else if (!kube->watching && !kube->resuming && now_ns - kube->not_watching_since_ns > kube->ready_grace_ns)
 		reason = "no pod watch open";
 	else if (metrics_kube_stale_seconds(kube, now_ns) > 0)

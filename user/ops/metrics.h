@@ -116,6 +116,7 @@ struct metrics_snapshot {
  * not depend on kube). */
 struct metrics_kube {
 	bool enabled;			/* pod metadata comes from the API server */
+	bool pods_client_cert;		/* listed and watched as the kubelet's certificate */
 	bool listed;
 	bool watching;
 	bool failing;
