@@ -22,11 +22,13 @@
 #              services; evictd, earlyoom, nohang, systemd-oomd with their packaged defaults and at
 #              matched thresholds, against a fast hog, a slow leak, a tmpfs filler and a thrashing
 #              working set (tools/bench/plain-host-race.sh; PHR_* there)
-#   fleet      500 simulated nodes (the real pods source each) against the stand-in API server
-#              through a restart, a partition and a 429 storm, beside a model of client-go's
-#              reflector (tools/bench/fleet.sh; FLEET_NODES and the others there)
+#   fleet      500 nodes' pod sources (the real pods source of libevictd.a each, its own node
+#              identity) against a real kube-apiserver (tests/cluster) through a real restart and
+#              an etcd compaction, beside as many client-go reflectors in the same run, measured by
+#              the apiserver's /metrics (tools/bench/fleet.sh; FLEET_NODES and the others there)
 # Environment: FOOTPRINT_SECONDS (60), RACE_RUNS (12), RACE_SYSTEMD_RUNS (7), HOST_RACE_RUNS (20),
-# and those of each part's script. Parts not run keep nothing: results.md describes this run only.
+# FLEET_SMOKE=1 (the fleet part's --smoke: 20 nodes, under 3 min), and those of each part's
+# script. Parts not run keep nothing: results.md describes this run only.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
 mkdir -p bench
@@ -91,7 +93,7 @@ run_part() {	# run_part NAME COMMAND...: print and keep its output
 	race) rm -rf bench/memory-race; run_part race tools/bench/memory-race.sh bench/memory-race ;;
 	race-systemd) rm -rf bench/memory-race-systemd; run_part race-systemd tools/bench/memory-race-systemd.sh bench/memory-race-systemd ;;
 	plain-host) rm -rf bench/plain-host; run_part plain-host tools/bench/plain-host-race.sh bench/plain-host ;;
-	fleet) run_part fleet tools/bench/fleet.sh ;;
+	fleet) run_part fleet tools/bench/fleet.sh ${FLEET_SMOKE:+--smoke} ;;
 	*) echo "bench: unknown part $part" >&2; exit 2 ;;
 	esac
 done
