@@ -8,7 +8,7 @@ set -euo pipefail
 build_pkgs=(make gcc clang llvm pkg-config libbpf-dev bpftool libelf-dev zlib1g-dev
 	libsystemd-dev libyaml-dev libmicrohttpd-dev libcurl4-openssl-dev libjson-c-dev)
 test_pkgs=(libcmocka-dev prometheus libclang-rt-14-dev attr jq e2fsprogs util-linux curl systemd groff-base man-db openssl
-	python3 python3-yaml dbus-daemon dpkg-dev debhelper lintian)
+	python3 python3-yaml python3-h2 dbus-daemon dpkg-dev debhelper lintian)
 vm_pkgs=(qemu-system-x86 busybox-static cpio mmdebstrap kmod e2fsprogs)
 bench_pkgs=(earlyoom gnuplot-nox hyperfine jq)
 # make image (buildah; no Docker engine), its test in make test (umoci unpacks it), pushing

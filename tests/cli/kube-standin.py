@@ -82,6 +82,10 @@ ends with one ERROR event of that Status) (or, with mutate_node, the node is cha
 resourceVersion precondition fails for real; with "cut_after": SECONDS and no status, a matching
 watch is served and ended cleanly that soon, before its timeoutSeconds). --log-time: each logged request also says "time", time.monotonic() (CLOCK_MONOTONIC, the clock
 evictd's code reads) when it arrived (tools/bench/fleet.c counts requests per second from it).
+--http2: HTTP/2 offered by ALPN beside HTTP/1.1 (python3-h2), as kube-apiserver offers it; each
+request then runs the same code in a thread of its own (H2Stream), every request is logged with
+"http": "2" or "1.1", a cut watch is a reset stream (RST_STREAM) and a restart closes the
+connection (GOAWAY).
 --listen-backlog N: the listen queue (default 5, socketserver's): hundreds of clients that
 connect at once (the fleet benchmark) would otherwise wait out SYN retransmits.
 --token-file: the only bearer token accepted
@@ -97,8 +101,11 @@ written there (atomically) on SIGUSR1 and on exit.
 """
 import argparse
 import copy
+import http.client
+import io
 import json
 import os
+import select
 import signal
 import socket
 import ssl
@@ -108,6 +115,15 @@ import threading
 import time
 import urllib.parse
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+try:    # Debian's python3-h2 (tools/install-deps.sh test): --http2 only
+    import h2.config
+    import h2.connection
+    import h2.errors
+    import h2.events
+    import h2.exceptions
+except ImportError:
+    h2 = None
 
 
 def make_certs(directory):
@@ -187,6 +203,7 @@ class State:
         self.history = []           # (revision, type, pod) of every pod change
         self.base = []              # the pods at self.base_revision, before self.history
         self.drop_generation = 0    # /standin/drop-watches cuts watches of older generations
+        self.drop_restart = False   # the last cut was a restart (HTTP/2: the connection closes)
         self.pods = []
         self.nodes = {}
         self.events = {}
@@ -465,6 +482,7 @@ class Handler(BaseHTTPRequestHandler):
         if user is not None:
             entry["user"] = user            # authenticated by its client certificate
             entry["cert"] = serial
+        entry["http"] = getattr(self, "http_version", "1.1")
         if self.server.log_time:
             entry["time"] = self.arrived
         with self.server.log_lock:
@@ -763,6 +781,17 @@ class Handler(BaseHTTPRequestHandler):
         self.wfile.write(b"0\r\n\r\n")
         self.wfile.flush()
 
+    def cut(self, restart):
+        """End the response without its end: the connection goes (HTTP/1.1)."""
+        self.close_connection = True
+        self.connection.shutdown(socket.SHUT_RDWR)
+
+    def handle(self):
+        # ALPN picked h2 (--http2, as kube-apiserver offers it: Go's net/http): HTTP/2 frames.
+        if self.server.http2 and self.connection.selected_alpn_protocol() == "h2":
+            return H2Session(self).serve()
+        return super().handle()
+
     def watch(self, state, query, cut_after=None):
         try:
             return self.stream_watch(state, query, cut_after)
@@ -814,8 +843,7 @@ class Handler(BaseHTTPRequestHandler):
                 continue
             if dropped:
                 # Cut without the final chunk: the client sees a broken transfer.
-                self.close_connection = True
-                self.connection.shutdown(socket.SHUT_RDWR)
+                self.cut(state.drop_restart)
                 return
             for rev, kind, pod in events:
                 since = rev
@@ -867,6 +895,7 @@ class Handler(BaseHTTPRequestHandler):
                 state.bump()
                 state.cache_oldest = state.revision
                 state.drop_generation += 1
+                state.drop_restart = True   # HTTP/2: the connection goes, not one stream
                 state.changed.notify_all()
             elif parts == ["standin", "blackhole"]:
                 state.blackhole = True
@@ -886,12 +915,210 @@ class Handler(BaseHTTPRequestHandler):
                 state.rejected_certs.add(ssl._ssl._test_decode_cert(body_text.strip())["serialNumber"])
             elif parts == ["standin", "drop-watches"]:
                 state.drop_generation += 1
+                state.drop_restart = False  # HTTP/2: each watch's stream reset (RST_STREAM)
                 state.changed.notify_all()
             else:
                 return self.reply(404, status_body(404, "NotFound", "no such hook"))
             return self.reply(200, {"revision": state.revision})
 
     do_GET = do_POST = do_PATCH = do_PUT = do_DELETE = handle_any
+
+
+class H2Session:
+    """One HTTP/2 connection (python3-h2, sans-IO): this thread alone reads and writes the TLS
+    socket; each request runs in a thread of its own as an H2Stream (the handler's code,
+    unchanged), which hands its frames to the connection under the lock and wakes this one."""
+
+    def __init__(self, handler):
+        self.handler = handler
+        self.sock = handler.connection
+        self.conn = h2.connection.H2Connection(config=h2.config.H2Configuration(
+            client_side=False, header_encoding="utf-8"))
+        self.lock = threading.Condition()
+        self.requests = {}          # stream id -> (headers, body)
+        self.closed = set()         # streams reset or ended by the client
+        self.dead = False
+        self.goaway = False         # close the connection once the frames are out
+        self.wake_r, self.wake_w = socket.socketpair()
+        self.wake_w.setblocking(False)
+
+    def wake(self):
+        try:
+            self.wake_w.send(b"x")
+        except (BlockingIOError, OSError):
+            pass
+
+    def serve(self):
+        with self.lock:
+            self.conn.initiate_connection()
+        try:
+            self.pump()
+            while True:
+                readable = [self.sock] if self.sock.pending() else \
+                    select.select([self.sock, self.wake_r], [], [], 1.0)[0]
+                if self.wake_r in readable:
+                    self.wake_r.recv(4096)
+                if self.sock in readable:
+                    data = self.sock.recv(65536)
+                    if not data:
+                        break
+                    with self.lock:
+                        events = self.conn.receive_data(data)
+                        self.lock.notify_all()
+                    for event in events:
+                        self.event(event)
+                if not self.pump():
+                    break
+        except (OSError, ssl.SSLError, h2.exceptions.H2Error):
+            pass
+        finally:
+            with self.lock:
+                self.dead = True
+                self.lock.notify_all()
+            try:
+                self.sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+            self.wake_r.close()
+            self.wake_w.close()
+            self.handler.close_connection = True
+
+    def pump(self):
+        """Send what the connection has queued; False once it is to close."""
+        with self.lock:
+            data = self.conn.data_to_send()
+            goaway = self.goaway
+        if data:
+            self.sock.sendall(data)
+        return not goaway
+
+    def event(self, event):
+        if isinstance(event, h2.events.RequestReceived):
+            self.requests[event.stream_id] = (event.headers, bytearray())
+        elif isinstance(event, h2.events.DataReceived):
+            self.requests[event.stream_id][1].extend(event.data)
+            with self.lock:
+                self.conn.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+        elif isinstance(event, h2.events.StreamEnded):
+            headers, body = self.requests.pop(event.stream_id)
+            threading.Thread(target=self.run, args=(event.stream_id, headers, bytes(body)), daemon=True).start()
+        elif isinstance(event, h2.events.StreamReset):
+            with self.lock:
+                self.closed.add(event.stream_id)
+                self.lock.notify_all()
+        elif isinstance(event, h2.events.ConnectionTerminated):
+            with self.lock:
+                self.goaway = True
+
+    def run(self, stream_id, headers, body):
+        stream = H2Stream(self, stream_id, headers, body)
+        try:
+            stream.handle_any()
+        except (OSError, ssl.SSLError, h2.exceptions.H2Error):
+            return
+        stream.finish_stream()
+
+    def call(self, method, stream_id, *args, **kwargs):
+        """A frame for stream_id; BrokenPipeError when the stream or connection is gone."""
+        with self.lock:
+            if self.dead or stream_id in self.closed:
+                raise BrokenPipeError()
+            try:
+                method(stream_id, *args, **kwargs)
+            except h2.exceptions.StreamClosedError:
+                raise BrokenPipeError()
+        self.wake()
+
+    def send_data(self, stream_id, data):
+        with self.lock:
+            while data:
+                if self.dead or stream_id in self.closed:
+                    raise BrokenPipeError()
+                try:
+                    window = min(self.conn.local_flow_control_window(stream_id),
+                                 self.conn.max_outbound_frame_size)
+                except h2.exceptions.StreamClosedError:
+                    raise BrokenPipeError()
+                if window <= 0:
+                    self.lock.wait(1.0)
+                    continue
+                self.conn.send_data(stream_id, data[:window])
+                data = data[window:]
+                self.wake()
+
+    def close(self):
+        """The server goes away: GOAWAY, then the connection closes."""
+        with self.lock:
+            if not self.dead:
+                self.conn.close_connection()
+                self.goaway = True
+        self.wake()
+
+
+class H2Writer:
+    def __init__(self, stream):
+        self.stream = stream
+
+    def write(self, data):
+        self.stream.session.send_data(self.stream.stream_id, bytes(data))
+
+    def flush(self):
+        pass
+
+
+class H2Stream(Handler):
+    """One HTTP/2 request through Handler's code: its status line and headers become a HEADERS
+    frame, its body DATA frames, a watch's chunks one DATA frame each."""
+    http_version = "2"
+
+    def __init__(self, session, stream_id, headers, body):  # pylint: disable=super-init-not-called
+        parent = session.handler
+        self.session, self.stream_id = session, stream_id
+        self.server, self.connection, self.client_address = parent.server, parent.connection, parent.client_address
+        pseudo = {k: v for k, v in headers if k.startswith(":")}
+        self.command, self.path = pseudo.get(":method", "GET"), pseudo.get(":path", "/")
+        self.request_version = "HTTP/2"
+        self.headers = http.client.HTTPMessage()
+        for key, value in headers:
+            if not key.startswith(":"):
+                self.headers[key] = value
+        if self.headers.get("Content-Length") is None:
+            self.headers["Content-Length"] = str(len(body))
+        self.rfile = io.BytesIO(body)
+        self.wfile = H2Writer(self)
+        self.close_connection = False
+        self.status, self.out_headers, self.ended = 200, [], False
+
+    def send_response(self, code, message=None):
+        self.status, self.out_headers = code, []
+
+    def send_header(self, keyword, value):
+        # Connection-specific headers do not exist in HTTP/2 (RFC 9113 8.2.2).
+        if keyword.lower() not in ("connection", "keep-alive", "transfer-encoding"):
+            self.out_headers.append((keyword.lower(), str(value)))
+
+    def end_headers(self):
+        self.session.call(self.session.conn.send_headers, self.stream_id,
+                          [(":status", str(self.status)), ("server", self.server_version)] + self.out_headers)
+
+    def chunk(self, doc):
+        self.session.send_data(self.stream_id, (json.dumps(doc) + "\n").encode())
+
+    def end_chunks(self):
+        self.finish_stream()
+
+    def cut(self, restart):
+        # A restart: the server's connection goes; else a proxy resets this stream.
+        if restart:
+            self.session.close()
+        else:
+            self.session.call(self.session.conn.reset_stream, self.stream_id, h2.errors.ErrorCodes.INTERNAL_ERROR)
+        self.ended = True
+
+    def finish_stream(self):
+        if not self.ended:
+            self.ended = True
+            self.session.call(self.session.conn.end_stream, self.stream_id)
 
 
 def main():
@@ -913,6 +1140,8 @@ def main():
     parser.add_argument("--log-time", action="store_true")
     parser.add_argument("--listen-backlog", type=int, default=5)
     parser.add_argument("--node-lifecycle-controller", action="store_true")
+    parser.add_argument("--http2", action="store_true",
+                        help="offer h2 by ALPN beside http/1.1, as kube-apiserver does (python3-h2)")
     args = parser.parse_args()
 
     if args.make_certs:
@@ -924,6 +1153,10 @@ def main():
     server.daemon_threads = True
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(args.cert, args.key)
+    if args.http2 and h2 is None:
+        print("kube-standin: --http2 needs python3-h2 (tools/install-deps.sh test)", file=sys.stderr)
+        return 2
+    context.set_alpn_protocols(["h2", "http/1.1"] if args.http2 else ["http/1.1"])
     if args.client_ca:
         context.verify_mode = ssl.CERT_OPTIONAL
         context.load_verify_locations(args.client_ca)
@@ -935,6 +1168,7 @@ def main():
     server.faults = args.faults
     server.token_file = args.token_file
     server.rbac_no_pod_read = args.rbac_no_pod_read
+    server.http2 = args.http2
     server.bookmark_seconds = args.bookmark_seconds
     server.log_time = args.log_time
 

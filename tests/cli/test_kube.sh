@@ -51,15 +51,24 @@ echo '[]' >"$tmp/faults.json"
 selfcheck "the stand-in makes a throwaway CA and server certificate" \
 	"$PYTHON" "$STANDIN" --make-certs "$tmp/certs"
 
-"$PYTHON" "$STANDIN" --cert "$tmp/certs/server.crt" --key "$tmp/certs/server.key" \
-	--port-file "$tmp/port" --log "$tmp/requests.jsonl" --fixtures "$tmp/fixtures" \
-	--token-file "$tmp/token" --state-dump "$tmp/state.json" --max-seconds 120 \
-	--faults "$tmp/faults.json" --bookmark-seconds 1 --client-ca "$tmp/certs/ca.crt" &
-standin_pid=$!
-for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
-port=$(cat "$tmp/port" 2>/dev/null)
+# HTTP/2 offered by ALPN beside HTTP/1.1, as kube-apiserver does, where python3-h2 is
+# installed (tools/install-deps.sh test); evictd runs against it twice below, negotiating h2
+# and with EVICTD_KUBE_HTTP_VERSION=1.1.
+http2=()
+"$PYTHON" -c 'import h2' 2>/dev/null && http2=(--http2)
+start_standin() {
+	rm -f "$tmp/port"
+	"$PYTHON" "$STANDIN" --cert "$tmp/certs/server.crt" --key "$tmp/certs/server.key" \
+		--port-file "$tmp/port" --log "$tmp/requests.jsonl" --fixtures "$tmp/fixtures" \
+		--token-file "$tmp/token" --state-dump "$tmp/state.json" --max-seconds 120 \
+		--faults "$tmp/faults.json" --bookmark-seconds 1 --client-ca "$tmp/certs/ca.crt" "${http2[@]}" &
+	standin_pid=$!
+	for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.1; done
+	port=$(cat "$tmp/port" 2>/dev/null)
+	api="https://127.0.0.1:$port"
+}
+start_standin
 selfcheck "the stand-in listens on 127.0.0.1" test -n "$port"
-api="https://127.0.0.1:$port"
 auth=(-H "Authorization: Bearer token-for-evictd")
 
 # TLS is verified: with the CA the request goes through, without it curl refuses.
@@ -130,77 +139,97 @@ if [ ! -x "$EVICTD" ] || ! "$EVICTD" --help 2>&1 | grep -q -- '--kube-api-server
 	done_testing
 	exit
 fi
-: >"$tmp/requests.jsonl"
 mem_total=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 ))
-mport=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 hook() { curl -sS --fail -o /dev/null --cacert "$tmp/certs/ca.crt" "${auth[@]}" -X POST "$api/standin/$1"; }
 readyz() { curl -s -o "$tmp/readyz.out" -w '%{http_code}' "http://127.0.0.1:$mport/readyz"; }
 metric() { curl -s "http://127.0.0.1:$mport/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
 # wait_for SECONDS CMD...: until CMD succeeds.
 wait_for() { local n=$(( $1 * 10 )); shift; for _ in $(seq "$n"); do "$@" && return 0; sleep 0.1; done; "$@"; }
 is_ready() { test "$(readyz)" = "$1"; }
+more_watches() { test "$(jq -s 'map(select(.query | contains("watch=true"))) | length' "$tmp/requests.jsonl")" -gt "$1"; }
+
+# One round of evictd against the stand-in; $1: the HTTP version it must end up with (2: what
+# libcurl negotiates by ALPN, EVICTD_KUBE_HTTP_VERSION unset; 1.1: that variable set).
 # A threshold that is always met, in a dry run: decisions, no writes. A watch the server cuts is
 # made again at once from its resourceVersion; only a 410 to that (a restarted API server's new
 # watch cache), a second cut within 1 s or a failure of it waits a random spread (50 s on a
 # fleet; 1.5 s here, doc/DESIGN.md §8) before a list from the watch cache and a watch from it.
-EVICTD_TEST_KUBE_RELIST_SPREAD_MS=1500 "$EVICTD" --dry-run --no-bpf --state-dir="$tmp/state" --node-name "$node" --kube-api-server "$api" \
-	--kube-token-file "$tmp/token" --kube-ca-file "$tmp/certs/ca.crt" \
-	--kube-pods-client-cert "$tmp/certs/kubelet-node-1.pem" --eviction-hard "memory.available<$((mem_total + 1))" --metrics-address "127.0.0.1:$mport" \
-	--control-socket "$tmp/evictd.sock" --event-log off >"$tmp/evictd.out" 2>&1 &
-daemon_pid=$!
-wait_for 10 grep -q 'watch=true' "$tmp/requests.jsonl"
-check "/readyz: 200 once the pods are listed and watched" wait_for 10 is_ready 200
-check "evictd_kube_ready is 1 and the watch is open" \
-	test "$(metric evictd_kube_ready)$(metric evictd_kube_pods_watch_open)" = 11
-# Let the watch run past the old 10 s list period's share: bookmarks arrive every second.
-sleep 3
-check "evictd lists this node's pods once (fieldSelector, limit, resourceVersion=0)" \
-	jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods" and (.query | contains("watch=") | not))) |
-		length == 1 and .[0].query == "fieldSelector=spec.nodeName%3D" + $n + "&limit=500&resourceVersion=0"' \
-	"$tmp/requests.jsonl"
-check "the pod list and watch present the kubelet's client certificate, no token" \
-	jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods")) | length >= 2 and
-		all(.user == "system:node:" + $n and (.headers | has("authorization") | not))' "$tmp/requests.jsonl"
-check "then watches from the list's resourceVersion with bookmarks; nothing is listed again" \
-	jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods")) | .[1:] | length >= 1 and
-		all(.query | test("^allowWatchBookmarks=true&fieldSelector=spec.nodeName%3D" + $n +
-		"&resourceVersion=[0-9]+&timeoutSeconds=[0-9]+&watch=true$"))' "$tmp/requests.jsonl"
-check "bookmarks are counted" test "$(metric evictd_kube_pods_watch_bookmarks_total)" -ge 1
-# A proxy ends the stream early: watched again at once from where it was, nothing listed.
-watches_before=$(jq -s 'map(select(.query | contains("watch=true"))) | length' "$tmp/requests.jsonl")
-hook drop-watches
-more_watches() { test "$(jq -s 'map(select(.query | contains("watch=true"))) | length' "$tmp/requests.jsonl")" -gt "$1"; }
-check "a watch ended early is made again at once" wait_for 1 more_watches "$watches_before"
-check "from its resourceVersion, without a list" \
-	jqtest -s 'map(select(.path == "/api/v1/pods")) | (map(select(.query | contains("watch=") | not)) | length == 1)
-		and (.[-1].query | test("&resourceVersion=[1-9][0-9]*&timeoutSeconds=[0-9]+&watch=true$"))' "$tmp/requests.jsonl"
-check "/readyz stays 200" is_ready 200
-sleep 1.2
-# RBAC taken away: the watch is cut, and the watch made again at once is refused.
-echo '[{"method": "GET", "path": "/api/v1/pods", "status": 403, "times": 100000}]' >"$tmp/faults.json"
-hook drop-watches
-check "a 403 on the next attempt makes /readyz fail (503) and says so" wait_for 10 is_ready 503
-check "/readyz names the 403" grep -q '403' "$tmp/readyz.out"
-check "/readyz says the kubelet's certificate was refused and names the overlay" \
-	grep -q "kubelet's client certificate.*cluster-wide-pod-read" "$tmp/readyz.out"
-check "evictd_kube_api_forbidden is 1" test "$(metric evictd_kube_api_forbidden)" = 1
-check "/healthz (liveness) stays 200" test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/healthz")" = 200
-echo '[]' >"$tmp/faults.json"
-check "access back: /readyz is 200 again" wait_for 20 is_ready 200
-check "one full list; any after it from the watch cache (the last resourceVersion, NotOlderThan, no paging)" \
-	jqtest -s 'map(select(.path == "/api/v1/pods" and (.query | contains("watch=") | not)) | .query) |
-		(.[0] | test("&limit=500&resourceVersion=0$")) and
-		(.[1:] | all(test("&resourceVersion=[0-9]+&resourceVersionMatch=NotOlderThan$")))' "$tmp/requests.jsonl"
-check "a dry run sends no write (no POST, PATCH, PUT or DELETE)" \
-	jqtest -s 'map(select(.method != "GET")) | length == 0' "$tmp/requests.jsonl"
-# The API server goes away: the watch is lost.
-kill -TERM "$standin_pid" 2>/dev/null && wait "$standin_pid" 2>/dev/null
-standin_pid=""
-check "a lost watch makes /readyz fail" wait_for 15 is_ready 503
-kill -TERM "$daemon_pid" 2>/dev/null
-wait "$daemon_pid" 2>/dev/null
-daemon_pid=""
-if ! grep -qv '^$' "$tmp/requests.jsonl"; then
-	sed 's/^/#   /' "$tmp/evictd.out" | tail -20
+daemon_round() {
+	local want=$1 v=" [HTTP/$1]" env=()
+	[ "$want" = 1.1 ] && env=(EVICTD_KUBE_HTTP_VERSION=1.1)
+	: >"$tmp/requests.jsonl"
+	echo '[]' >"$tmp/faults.json"
+	mport=$("$PYTHON" -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+	env "${env[@]}" EVICTD_TEST_KUBE_RELIST_SPREAD_MS=1500 "$EVICTD" --dry-run --no-bpf --state-dir="$tmp/state-$want" \
+		--node-name "$node" --kube-api-server "$api" --kube-token-file "$tmp/token" --kube-ca-file "$tmp/certs/ca.crt" \
+		--kube-pods-client-cert "$tmp/certs/kubelet-node-1.pem" --eviction-hard "memory.available<$((mem_total + 1))" \
+		--metrics-address "127.0.0.1:$mport" --control-socket "$tmp/evictd.sock" --event-log off >"$tmp/evictd.out" 2>&1 &
+	daemon_pid=$!
+	wait_for 10 grep -q 'watch=true' "$tmp/requests.jsonl"
+	check "/readyz: 200 once the pods are listed and watched$v" wait_for 10 is_ready 200
+	check "evictd_kube_ready is 1 and the watch is open$v" \
+		test "$(metric evictd_kube_ready)$(metric evictd_kube_pods_watch_open)" = 11
+	# Let the watch run past the old 10 s list period's share: bookmarks arrive every second.
+	sleep 3
+	check "evictd_kube_http_version is $want$v" test "$(metric evictd_kube_http_version)" = "$want"
+	check "the stand-in saw every request of evictd in HTTP/$want$v" \
+		jqtest -s --arg h "$want" 'length >= 2 and all(.http == $h)' "$tmp/requests.jsonl"
+	check "evictd lists this node's pods once (fieldSelector, limit, resourceVersion=0)$v" \
+		jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods" and (.query | contains("watch=") | not))) |
+			length == 1 and .[0].query == "fieldSelector=spec.nodeName%3D" + $n + "&limit=500&resourceVersion=0"' \
+		"$tmp/requests.jsonl"
+	check "the pod list and watch present the kubelet's client certificate, no token$v" \
+		jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods")) | length >= 2 and
+			all(.user == "system:node:" + $n and (.headers | has("authorization") | not))' "$tmp/requests.jsonl"
+	check "then watches from the list's resourceVersion with bookmarks; nothing is listed again$v" \
+		jqtest -s --arg n "$node" 'map(select(.path == "/api/v1/pods")) | .[1:] | length >= 1 and
+			all(.query | test("^allowWatchBookmarks=true&fieldSelector=spec.nodeName%3D" + $n +
+			"&resourceVersion=[0-9]+&timeoutSeconds=[0-9]+&watch=true$"))' "$tmp/requests.jsonl"
+	check "bookmarks are counted$v" test "$(metric evictd_kube_pods_watch_bookmarks_total)" -ge 1
+	# A proxy ends the stream early (HTTP/2: RST_STREAM): watched again at once from where it
+	# was, nothing listed.
+	local watches_before
+	watches_before=$(jq -s 'map(select(.query | contains("watch=true"))) | length' "$tmp/requests.jsonl")
+	hook drop-watches
+	check "a watch ended early is made again at once$v" wait_for 1 more_watches "$watches_before"
+	check "from its resourceVersion, without a list$v" \
+		jqtest -s 'map(select(.path == "/api/v1/pods")) | (map(select(.query | contains("watch=") | not)) | length == 1)
+			and (.[-1].query | test("&resourceVersion=[1-9][0-9]*&timeoutSeconds=[0-9]+&watch=true$"))' "$tmp/requests.jsonl"
+	check "/readyz stays 200$v" is_ready 200
+	sleep 1.2
+	# RBAC taken away: the watch is cut, and the watch made again at once is refused.
+	echo '[{"method": "GET", "path": "/api/v1/pods", "status": 403, "times": 100000}]' >"$tmp/faults.json"
+	hook drop-watches
+	check "a 403 on the next attempt makes /readyz fail (503) and says so$v" wait_for 10 is_ready 503
+	check "/readyz names the 403$v" grep -q '403' "$tmp/readyz.out"
+	check "/readyz says the kubelet's certificate was refused and names the overlay$v" \
+		grep -q "kubelet's client certificate.*cluster-wide-pod-read" "$tmp/readyz.out"
+	check "evictd_kube_api_forbidden is 1$v" test "$(metric evictd_kube_api_forbidden)" = 1
+	check "/healthz (liveness) stays 200$v" test "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$mport/healthz")" = 200
+	echo '[]' >"$tmp/faults.json"
+	check "access back: /readyz is 200 again$v" wait_for 20 is_ready 200
+	check "one full list; any after it from the watch cache (the last resourceVersion, NotOlderThan, no paging)$v" \
+		jqtest -s 'map(select(.path == "/api/v1/pods" and (.query | contains("watch=") | not)) | .query) |
+			(.[0] | test("&limit=500&resourceVersion=0$")) and
+			(.[1:] | all(test("&resourceVersion=[0-9]+&resourceVersionMatch=NotOlderThan$")))' "$tmp/requests.jsonl"
+	check "a dry run sends no write (no POST, PATCH, PUT or DELETE)$v" \
+		jqtest -s 'map(select(.method != "GET")) | length == 0' "$tmp/requests.jsonl"
+	# The API server goes away: the watch is lost.
+	kill -TERM "$standin_pid" 2>/dev/null && wait "$standin_pid" 2>/dev/null
+	standin_pid=""
+	check "a lost watch makes /readyz fail$v" wait_for 15 is_ready 503
+	kill -TERM "$daemon_pid" 2>/dev/null
+	wait "$daemon_pid" 2>/dev/null
+	daemon_pid=""
+	if ! grep -qv '^$' "$tmp/requests.jsonl"; then
+		sed 's/^/#   /' "$tmp/evictd.out" | tail -20
+	fi
+}
+if [ ${#http2[@]} -gt 0 ]; then
+	daemon_round 2
+	start_standin
+else
+	pass "# SKIP evictd over HTTP/2: no python3-h2 for the stand-in (tools/install-deps.sh test)"
 fi
+daemon_round 1.1
 done_testing

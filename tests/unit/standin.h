@@ -54,6 +54,11 @@ static inline void standin_kubelet_cert(const struct standin *s, const char *nam
 	snprintf(buf, len, "%s/%s.pem", s->certs, name);
 }
 
+/* The stand-in offers HTTP/2 by ALPN beside HTTP/1.1 (--http2, python3-h2), as kube-apiserver
+ * does, and libcurl negotiates it: a test program's main runs its stand-in tests once without
+ * (HTTP/1.1) and once with it. standin_stop checks the client's answers came in that version. */
+static bool standin_http2;
+
 /* Made once per test program (openssl is slow); main removes it with standin_cleanup(). */
 static char standin_certs[PATH_MAX];
 /* The stand-in of the running test, stopped by the teardown when an assertion cut it short
@@ -71,6 +76,23 @@ static inline const char *standin_missing(void)
 		return "no openssl";
 	if (access("/usr/bin/curl", X_OK) && access("/bin/curl", X_OK))
 		return "no curl";
+	if (standin_http2) {
+		static int h2 = -1;
+
+		if (h2 < 0) {
+			char *const probe[] = { PYTHON, "-c", "import h2", NULL };
+			pid_t pid = fork();
+			int status;
+
+			if (pid == 0) {
+				execv(PYTHON, probe);
+				_exit(127);
+			}
+			h2 = pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && !WEXITSTATUS(status);
+		}
+		if (!h2)
+			return "no python3-h2 for the stand-in's HTTP/2 (tools/install-deps.sh test)";
+	}
 	return NULL;
 }
 
@@ -148,6 +170,8 @@ static inline void standin_launch(struct standin *s, const struct standin_option
 		assert_true(n < sizeof(argv) / sizeof(argv[0]) - 1);
 		argv[n++] = o->args[i];
 	}
+	if (standin_http2)
+		argv[n++] = "--http2";
 	argv[n] = NULL;
 
 	standin_running = s;
@@ -179,6 +203,11 @@ static inline void standin_launch(struct standin *s, const struct standin_option
 /* Free what the test made on it (the source and the report before their client), stop it. */
 static inline void standin_stop(struct standin *s)
 {
+	struct kube_client_stats stats = { 0 };
+	unsigned want = standin_http2 ? 20 : 11;
+
+	if (s->client)
+		kube_client_get_stats(s->client, &stats);
 	if (s->source)
 		s->source->destroy(s->source);
 	s->source = NULL;
@@ -193,6 +222,10 @@ static inline void standin_stop(struct standin *s)
 	s->pid = 0;
 	fixture_rm_rf(s->dir);
 	standin_running = NULL;
+	/* Only where the test did not set EVICTD_KUBE_HTTP_VERSION itself. */
+	if (stats.http_version && stats.http_version != want && !getenv("EVICTD_KUBE_HTTP_VERSION"))
+		fail_msg("the stand-in answered in HTTP %u.%u, not %u.%u", stats.http_version / 10,
+			 stats.http_version % 10, want / 10, want % 10);
 }
 
 static inline int teardown_standin(void **state)

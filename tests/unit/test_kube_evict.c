@@ -352,10 +352,18 @@ int main(void)
 		cmocka_unit_test_teardown(test_uid_mismatch_422_not_retried, teardown_standin),
 		cmocka_unit_test_teardown(test_event_lives_with_the_eviction, teardown_standin),
 	};
+	const struct CMUnitTest tests_http2[] = {
+		cmocka_unit_test_teardown(test_status_before_kill_and_terminal, teardown_standin),
+		cmocka_unit_test_teardown(test_uid_mismatch_422_not_retried, teardown_standin),
+		cmocka_unit_test_teardown(test_event_lives_with_the_eviction, teardown_standin),
+	};
 	int failed;
 
 	signal(SIGPIPE, SIG_IGN);
 	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	/* The writes (status patch, Event) against a stand-in that offers HTTP/2 (ALPN). */
+	standin_http2 = true;
+	failed += cmocka_run_group_tests_name("the stand-in in HTTP/2", tests_http2, NULL, NULL);
 	standin_cleanup();
 	return failed;
 }

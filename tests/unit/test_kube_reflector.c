@@ -752,30 +752,84 @@ static void test_blackholed_watch(void **state)
 	standin_stop(&s);
 }
 
+/* EVICTD_KUBE_HTTP_VERSION against a server that offers both (ALPN h2 and http/1.1): 1.1
+ * keeps HTTP/1.1, 2 and unset negotiate HTTP/2, anything else is ignored; the client's stats
+ * (evictd_kube_http_version) and the stand-in's log say which. */
+static void test_http_version_env(void **state)
+{
+	static const struct { const char *value; unsigned want; } cases[] = {
+		{ "1.1", 11 }, { "2", 20 }, { NULL, 20 }, { "3", 20 },
+	};
+	static struct standin s;
+
+	assert_int_equal(kube_http_version_parse(NULL), CURL_HTTP_VERSION_NONE);
+	assert_int_equal(kube_http_version_parse(""), CURL_HTTP_VERSION_NONE);
+	assert_int_equal(kube_http_version_parse("1.1"), CURL_HTTP_VERSION_1_1);
+	assert_int_equal(kube_http_version_parse("2"), CURL_HTTP_VERSION_2TLS);
+	assert_true(kube_http_version_parse("2.0") < 0);
+	if (!standin_http2)
+		skip();
+	SKIP_WITHOUT_STANDIN();
+	standin_start(&s, NULL);
+	kube_client_free(s.client);
+	s.client = NULL;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct kube_response response = { 0 };
+		struct kube_client_stats stats;
+		struct json_object *log;
+		char http[8];
+
+		if (cases[i].value)
+			setenv("EVICTD_KUBE_HTTP_VERSION", cases[i].value, 1);
+		else
+			unsetenv("EVICTD_KUBE_HTTP_VERSION");
+		assert_int_equal(kube_client_new(&s.client, &(struct kube_client_options){ .config = &s.config }), 0);
+		kube_client_get_stats(s.client, &stats);
+		assert_int_equal(stats.http_version, 0);
+		assert_int_equal(kube_request(s.client, "GET", "/api/v1/pods?fieldSelector=spec.nodeName%3D" NODE,
+					      NULL, NULL, &response), 0);
+		assert_int_equal(response.status, 200);
+		kube_response_free(&response);
+		kube_client_get_stats(s.client, &stats);
+		if (stats.http_version != cases[i].want)
+			fail_msg("EVICTD_KUBE_HTTP_VERSION=%s: HTTP %u, want %u", cases[i].value ? cases[i].value : "(unset)",
+				 stats.http_version, cases[i].want);
+		log = standin_requests(&s);
+		snprintf(http, sizeof(http), "%s", json_object_get_string(json_object_object_get(
+			json_object_array_get_idx(log, json_object_array_length(log) - 1), "http")));
+		assert_string_equal(http, cases[i].want == 11 ? "1.1" : "2");
+		json_object_put(log);
+		kube_client_free(s.client);
+		s.client = NULL;
+	}
+	unsetenv("EVICTD_KUBE_HTTP_VERSION");
+	standin_stop(&s);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test(f)
 #define TS(f) cmocka_unit_test_teardown(f, teardown_standin)
+#define STANDIN_TESTS                                                                            \
+	TS(test_restart_relists_once), TS(test_cut_rewatches_at_once), TS(test_cut_again_spreads), \
+	TS(test_restart_spread), TS(test_list_too_large), TS(test_watch_too_large),                \
+	TS(test_resume_deferred), TS(test_retry_after_spread), TS(test_retry_after),               \
+	TS(test_blackholed_watch), TS(test_http_version_env)
 	const struct CMUnitTest tests[] = {
 		T(test_reflector_backoff),
 		T(test_stale_readyz),
 		T(test_retry_after_jitter),
-		TS(test_restart_relists_once),
-		TS(test_cut_rewatches_at_once),
-		TS(test_cut_again_spreads),
-		TS(test_restart_spread),
 		T(test_too_large_status),
-		TS(test_list_too_large),
-		TS(test_watch_too_large),
-		TS(test_resume_deferred),
-		TS(test_retry_after_spread),
-		TS(test_retry_after),
-		TS(test_blackholed_watch),
+		STANDIN_TESTS,
 	};
+	const struct CMUnitTest tests_http2[] = { STANDIN_TESTS };
 	int failed;
 
 	signal(SIGPIPE, SIG_IGN);
-	failed = cmocka_run_group_tests(tests, NULL, NULL);
+	failed = cmocka_run_group_tests_name("the stand-in in HTTP/1.1", tests, NULL, NULL);
+	/* The same against a stand-in that offers HTTP/2, which libcurl negotiates (ALPN). */
+	standin_http2 = true;
+	failed += cmocka_run_group_tests_name("the stand-in in HTTP/2", tests_http2, NULL, NULL);
 	standin_cleanup();
 	return failed;
 }

@@ -43,11 +43,14 @@ void daemon_kube_update_metrics(struct daemon *daemon)
 {
 	struct policy *policy = daemon->policy;
 	struct metrics_kube view = { .ready_grace_ns = KUBE_WATCH_READY_GRACE_NS };
+	struct kube_client_stats stats;
 	struct kube_pods_health health;
 
 	if (!daemon->kube || !policy || !policy->api_meta)
 		return;
 	kube_pods_source_health(policy->api_meta, &health);
+	kube_client_get_stats(daemon->kube, &stats);
+	view.http_version = stats.http_version;
 	view.enabled = true;
 	view.pods_client_cert = kube_client_config(daemon->kube)->pods_client_cert[0] != '\0';
 	view.listed = health.listed;

@@ -277,6 +277,7 @@ int kube_client_new(struct kube_client **out, const struct kube_client_options *
 		 options->user_agent ? options->user_agent : "evictd");
 	client->now_ns = options->now_ns ? options->now_ns : clock_monotonic_ns;
 	client->random_state = (uint64_t)clock_monotonic_ns() ^ ((uint64_t)getpid() << 32);
+	client->http_version = kube_http_version_from_env();
 
 	if (kube_conn_init(&client->conn)) {
 		free(client);

@@ -111,6 +111,14 @@ bool kube_status_too_large_rv(const char *body);
 struct json_object;
 bool kube_status_object_too_large_rv(struct json_object *status);
 
+/* EVICTD_KUBE_HTTP_VERSION (doc/evictd.8 ENVIRONMENT, for troubleshooting proxies): "1.1"
+ * CURL_HTTP_VERSION_1_1, "2" CURL_HTTP_VERSION_2TLS (h2 by ALPN, else HTTP/1.1), unset:
+ * CURL_HTTP_VERSION_NONE, libcurl's default (the same as "2" for https since 7.62). Another
+ * value is logged and ignored. kube_http_version_from_env reads the variable, logging what it
+ * sets. */
+long kube_http_version_parse(const char *text);
+long kube_http_version_from_env(void);
+
 int kube_conn_init(struct kube_conn *conn);
 void kube_conn_cleanup(struct kube_conn *conn);
 /* kube_request() on conn, with its own timeout (0 = the client's request timeout) and,
@@ -127,6 +135,7 @@ struct kube_client {
 	int64_t retry_for_ns;
 	size_t queue_max;
 	char user_agent[64];
+	long http_version;		/* CURLOPT_HTTP_VERSION; CURL_HTTP_VERSION_NONE: libcurl's */
 	int64_t (*now_ns)(void);
 
 	pthread_mutex_t lock;		/* everything below until "worker only" */

@@ -202,6 +202,45 @@ int kube_escape(const char *text, char *buf, size_t len)
 	return (int)used;
 }
 
+long kube_http_version_parse(const char *text)
+{
+	if (!text || !text[0])
+		return CURL_HTTP_VERSION_NONE;
+	if (!strcmp(text, "1.1"))
+		return CURL_HTTP_VERSION_1_1;
+	if (!strcmp(text, "2"))
+		return CURL_HTTP_VERSION_2TLS;
+	return -1;
+}
+
+long kube_http_version_from_env(void)
+{
+	const char *text = getenv("EVICTD_KUBE_HTTP_VERSION");
+	long version = kube_http_version_parse(text);
+
+	if (version < 0) {
+		log_warn("kube: EVICTD_KUBE_HTTP_VERSION=%s is not 1.1 or 2; libcurl's default (HTTP/2 where the "
+			 "server offers it)", text);
+		return CURL_HTTP_VERSION_NONE;
+	}
+	if (version != CURL_HTTP_VERSION_NONE)
+		log_info("kube: EVICTD_KUBE_HTTP_VERSION=%s: %s", text, version == CURL_HTTP_VERSION_1_1 ?
+			 "HTTP/1.1 only" : "HTTP/2 where the server offers it by ALPN, else HTTP/1.1");
+	return version;
+}
+
+/* CURLINFO_HTTP_VERSION as 10, 11, 20, 30; 0 unknown. */
+static unsigned http_version_number(long info)
+{
+	switch (info) {
+	case CURL_HTTP_VERSION_1_0: return 10;
+	case CURL_HTTP_VERSION_1_1: return 11;
+	case CURL_HTTP_VERSION_2_0: return 20;
+	case CURL_HTTP_VERSION_3: return 30;
+	default: return 0;
+	}
+}
+
 /* ---- the token (worker only) ------------------------------------------------------------ */
 
 void kube_token_clear(struct kube_token *token)
@@ -470,6 +509,8 @@ static int request_once(struct kube_client *client, struct kube_conn *conn, cons
 					 (long)((stream->idle_timeout_ns + 999999999) / 1000000000));
 		}
 	}
+	if (client->http_version != CURL_HTTP_VERSION_NONE)
+		curl_easy_setopt(curl, CURLOPT_HTTP_VERSION, client->http_version);
 	curl_easy_setopt(curl, CURLOPT_USERAGENT, client->user_agent);
 	curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
 	curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, curl_error);
@@ -487,6 +528,14 @@ static int request_once(struct kube_client *client, struct kube_conn *conn, cons
 	kube_client_count(client, &client->stats.requests);
 	code = curl_easy_perform(curl);
 	curl_easy_getinfo(curl, CURLINFO_RESPONSE_CODE, &response->status);
+	if (response->status) {
+		long version = 0;
+
+		curl_easy_getinfo(curl, CURLINFO_HTTP_VERSION, &version);
+		pthread_mutex_lock(&client->lock);
+		client->stats.http_version = http_version_number(version);
+		pthread_mutex_unlock(&client->lock);
+	}
 	if (code != CURLE_OK) {
 		err = buffer.aborted ? -ECANCELED : buffer.too_large ? -EFBIG : curl_errno(code);
 		snprintf(response->error, sizeof(response->error), "curl error %d: %s", (int)code,

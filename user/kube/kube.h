@@ -168,6 +168,9 @@ struct kube_client_stats {
 	uint64_t retries;	/* jobs rescheduled with backoff */
 	uint64_t dropped;	/* jobs refused (queue full) or given up */
 	uint64_t token_reloads;	/* times the token file was (re-)read */
+	/* The HTTP version of the last answer, any connection (CURLINFO_HTTP_VERSION): 11
+	 * (HTTP/1.1), 20 (HTTP/2), 10; 0 before the first. */
+	unsigned http_version;
 	size_t queued;
 };
 void kube_client_get_stats(struct kube_client *client, struct kube_client_stats *stats);

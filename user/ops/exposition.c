@@ -404,6 +404,10 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 			  kube->taint_lifts },
 		};
 		PUT_INT_FAMILIES(out, pods);
+		put_help(out, "evictd_kube_http_version", "gauge",
+			 "HTTP version of the API server's last answer: 1.1 or 2 (libcurl negotiates HTTP/2 by "
+			 "ALPN; EVICTD_KUBE_HTTP_VERSION overrides); 0 before the first.");
+		fprintf(out, "evictd_kube_http_version %g\n", kube->http_version / 10.0);
 	}
 	put_int_family(out, "evictd_evaluations_total", "counter",
 		       "Threshold evaluations since start.", (long long)snap->evaluations);

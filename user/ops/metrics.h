@@ -129,6 +129,7 @@ struct metrics_kube {
 	int64_t stale_after_ns;		/* no progress this long: the pods are stale (0: never) */
 	uint64_t lists, relists, watches, watch_events, bookmarks, failures;
 	uint64_t taint_lifts;		/* pressure taints lifted for a DaemonSet's pod */
+	unsigned http_version;		/* of the API server's last answer: 11, 20; 0 none yet */
 };
 
 /* Whether evictd can kill at all (act/can_evict.h, kept here as plain fields: ops does not
