@@ -234,6 +234,9 @@ static struct metrics_kube readyz_view(const struct kube_pods_health *h)
 	};
 }
 
+/* "At once" below: within 2 s of the hook's call (a curl started meanwhile, a sanitizer build
+ * on 2 loaded cores), well apart from the spread and the backoff it replaces. */
+
 /* An API server restart cuts the watch and starts a new, empty watch cache. evictd watches
  * again at once from the last resourceVersion (client-go's reflector does), the new cache
  * answers 410, and evictd lists once, served from the new cache (NotOlderThan, no limit), and
@@ -270,7 +273,7 @@ static void test_restart_relists_once(void **state)
 		if (count_node_requests(&s, NULL, true, t0, &first, query, sizeof(query)) != 2)
 			fail_msg("restart %d: %zu watches after it (want the one that got 410 and the one from the list)",
 				 restart, count_node_requests(&s, NULL, true, t0, NULL, NULL, 0));
-		if (first - t0 > 1 * S)
+		if (first - t0 > 2 * S)
 			fail_msg("restart %d: watched again %.3f s after the cut, not at once", restart,
 				 (double)(first - t0) / S);
 		assert_int_equal(h.relists, restart);	/* the 410 */
@@ -316,7 +319,7 @@ static void test_cut_rewatches_at_once(void **state)
 	standin_hook(&s, "drop-watches", NULL);
 	assert_true(WAIT_UNTIL(&s, (h = health(&s)).watches >= 2 && h.watching, 5000));
 	assert_int_equal(count_node_requests(&s, NODE, true, t0, &first, after, sizeof(after)), 1);
-	if (first - t0 > 1 * S)
+	if (first - t0 > 2 * S)
 		fail_msg("watched again %.3f s after the cut, not at once", (double)(first - t0) / S);
 	/* From where the cut watch was (its bookmarks moved it), not older. */
 	assert_true(query_rv(after) >= query_rv(before));
@@ -439,7 +442,7 @@ static void test_restart_spread(void **state)
 				 count_node_requests(&s, nodes[i], false, t0, NULL, NULL, 0),
 				 count_node_requests(&s, nodes[i], true, t0, NULL, NULL, 0));
 		assert_non_null(strstr(query, "&resourceVersionMatch=NotOlderThan"));
-		if (rewatch - t0 > 1 * S)
+		if (rewatch - t0 > 2 * S)
 			fail_msg("%s: watched again %.3f s after the restart, not at once", nodes[i],
 				 (double)(rewatch - t0) / S);
 		/* The list not before its spread. */

@@ -446,9 +446,10 @@ static void resume_deferred(struct kube_pods_source *s, struct loop_state *st, l
 		log_warn("kube: pods of %s: list: %s; resuming in %.1fs", s->node, error[0] ? error : strerror(-f.err),
 			 (double)delay / 1e9);
 	st->warned = true;
-	kube_pods_health_update(s, set_deferred, &f);
+	/* The wait first, then the failure it is for: whoever sees the count sees the wait. */
 	kube_pods_health_update(s, set_spread, &spread);
 	kube_pods_health_update(s, set_delay, &delay);
+	kube_pods_health_update(s, set_deferred, &f);
 	sleep_ns(s, delay);
 }
 
