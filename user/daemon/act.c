@@ -776,6 +776,11 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 		}
 		if (metadata_settling(daemon, threshold))
 			break;
+		/* The node's taints before the eviction's status patch: a replacement the
+		 * ReplicaSet makes on seeing the pod Failed must not land here (§8 "Other
+		 * controllers and evictd's taints"); the call below is then a no-op. */
+		if (daemon->kube_report)
+			kube_report_conditions(daemon->kube_report, policy->eval.conditions);
 		start_evictions(daemon, threshold, target);
 	} while (0);
 	if (log_after) {

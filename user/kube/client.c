@@ -55,6 +55,15 @@ static void append_job(struct kube_client *client, struct kube_job *job)
 	client->n_queued++;
 }
 
+/* A task woken to run before the queued jobs (kube_task_wake_first), or NULL. */
+static struct kube_task *take_first_task(struct kube_client *client)
+{
+	for (struct kube_task *task = client->tasks; task; task = task->next)
+		if (!task->running && task->woken && task->first)
+			return task;
+	return NULL;
+}
+
 static struct kube_task *take_due_task(struct kube_client *client, int64_t now_ns)
 {
 	for (struct kube_task *task = client->tasks; task; task = task->next)
@@ -145,6 +154,7 @@ static void run_task(struct kube_client *client, struct kube_task *task)
 
 	task->running = true;
 	task->woken = false;
+	task->first = false;
 	pthread_mutex_unlock(&client->lock);
 	next = task->ops->run(client, task->ctx, client->now_ns());
 	pthread_mutex_lock(&client->lock);
@@ -209,9 +219,16 @@ static void *worker_main(void *arg)
 	pthread_mutex_lock(&client->lock);
 	while (!client->stop) {
 		int64_t now = client->now_ns();
-		struct kube_job *job = take_ready_job(client, now);
-		struct kube_task *task;
+		struct kube_task *task = take_first_task(client);
+		struct kube_job *job;
 
+		if (task) {
+			run_task(client, task);
+			check_idle_locked(client);
+			pthread_cond_broadcast(&client->idle);
+			continue;
+		}
+		job = take_ready_job(client, now);
 		if (job) {
 			client->job_running = true;
 			run_job(client, job);
@@ -577,14 +594,25 @@ struct kube_task *kube_task_add(struct kube_client *client, const struct kube_ta
 	return task;
 }
 
-void kube_task_wake(struct kube_task *task)
+static void task_wake(struct kube_task *task, bool first)
 {
 	struct kube_client *client = task->client;
 
 	pthread_mutex_lock(&client->lock);
 	task->woken = true;
+	task->first |= first;
 	pthread_cond_signal(&client->wake);
 	pthread_mutex_unlock(&client->lock);
+}
+
+void kube_task_wake(struct kube_task *task)
+{
+	task_wake(task, false);
+}
+
+void kube_task_wake_first(struct kube_task *task)
+{
+	task_wake(task, true);
 }
 
 /* ---- streams: threads of their own ------------------------------------------------------- */

@@ -35,6 +35,7 @@ struct kube_task {
 	void *ctx;
 	int64_t due_ns;
 	bool woken;
+	bool first;	/* woken by kube_task_wake_first: runs before queued jobs */
 	bool running;
 };
 

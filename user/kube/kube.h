@@ -280,5 +280,9 @@ struct kube_task;
 struct kube_task *kube_task_add(struct kube_client *client, const struct kube_task_ops *ops, void *ctx);
 /* Run it as soon as the worker is free. Never blocks. */
 void kube_task_wake(struct kube_task *task);
+/* The same, and before the jobs queued meanwhile: a pressure taint newly wanted goes to the
+ * API server before the eviction's status patch queued right after it (doc/DESIGN.md §8
+ * "Other controllers and evictd's taints"). Never blocks. */
+void kube_task_wake_first(struct kube_task *task);
 
 #endif

@@ -157,8 +157,13 @@ static int64_t taint_task_run(struct kube_client *client, void *ctx, int64_t now
 	generation = report->generation;
 	pthread_mutex_unlock(&report->lock);
 	/* A DaemonSet the pressure taints keep off may have them lifted for a while
-	 * (kube/report_holes.c): the node then carries want without them. */
-	next_ns = kube_report_holes_step(client, report, want & managed & PRESSURE_TAINTS, now_ns);
+	 * (kube/report_holes.c): the node then carries want without them. A new want goes on
+	 * the node first and the DaemonSets (a GET and a list) are looked at on the run right
+	 * after: the taint must be there before the eviction's status patch (§8). */
+	if (generation != report->reconciled_generation)
+		next_ns = now_ns;
+	else
+		next_ns = kube_report_holes_step(client, report, want & managed & PRESSURE_TAINTS, now_ns);
 	want &= ~report->lifted;
 	if (generation == report->reconciled_generation && report->lifted == report->reconciled_lifted)
 		return next_ns;
@@ -252,7 +257,11 @@ void kube_report_set_want(struct kube_report *report, uint32_t set, uint32_t cle
 	if (report->want != before || !report->want_known) {
 		report->want_known = true;
 		report->generation++;
-		if (report->task)
+		/* A pressure taint newly wanted goes before the eviction queued next: the
+		 * replacement pod its status patch brings must meet the taint (§8). */
+		if (report->task && (report->want & ~before & PRESSURE_TAINTS))
+			kube_task_wake_first(report->task);
+		else if (report->task)
 			kube_task_wake(report->task);
 	}
 	pthread_mutex_unlock(&report->lock);
