@@ -6,8 +6,17 @@ It is not an API server: it serves fixture Pods and Nodes from memory, applies t
 evictd sends with the semantics evictd relies on (JSON merge patch with a resourceVersion
 precondition -> 409 Conflict; a pods/status patch with a metadata.uid precondition -> 409;
 pagination with limit/continue; events create/patch), records every request as one JSON line
-(method, path, query, headers, body) and can inject faults. A real API server was not
-available to the tests.
+(method, path, query, headers, body) and can inject faults.
+
+Why it stays beside the real control plane (tests/cluster: the real kube-apiserver, etcd and
+controllers, where every behaviour a real server shows is tested): a real server cannot be
+made to misbehave on demand at one chosen request. Kept only for that: a black-holed
+connection that stays open and answers nothing (not even bookmarks), a chosen request
+answered late, 409/422/429/5xx or garbage, a 410 or a cut on exactly the Nth watch, a node
+changed under the client's feet between its GET and its PATCH, and 500 simulated nodes in one
+process for the unit tests' timing (tests/unit/test_kube*.c, tests/cli/test_kube.sh,
+tests/cli/test_kube_evict_order.sh). Where it models a controller (--node-lifecycle-controller,
+daemonsets.json) the real controller is tested in tests/cluster/test_controllers.sh.
 
 Usage:
   kube-standin.py --make-certs DIR            throwaway CA + server cert (openssl) into DIR

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# The Kubernetes API stand-in (tests/cli/kube-standin.py) and evictd against it. A real API
-# server was not available to the tests: the stand-in is a local HTTPS protocol stand-in with a
-# throwaway CA that records every request. Part 1 checks the stand-in itself with curl (TLS
+# The Kubernetes API stand-in (tests/cli/kube-standin.py) and evictd against it. evictd's list,
+# watch, restart, compaction, 403 and HTTP/1.1 and 2 are tested against the real kube-apiserver
+# in tests/cluster/test_pods_watch.sh; the stand-in stays here for what a real server cannot do
+# on demand: faults on a chosen request (403 on every list while the watch is cut, cuts of one
+# stream), recorded with the exact query evictd sent. The stand-in is a local HTTPS server with
+# a throwaway CA that records every request. Part 1 checks the stand-in itself with curl (TLS
 # verified against its CA, pagination, the resourceVersion precondition, the log); part 2 runs
 # build/evictd --dry-run against it once evictd has the --kube-* options, and checks the reads
 # it makes (the pods of this node, paginated, with the service-account token) and that a dry

@@ -3,6 +3,9 @@
  * The API-server stand-in (tests/cli/kube-standin.py) for the unit tests: a local HTTPS server
  * with a throwaway CA (openssl), started per test on its own fixture directory. Each test makes
  * its own kube_client (the timeouts differ) from s->config. Include after testutil.h.
+ * Used where a real API server cannot misbehave on demand (a chosen request answered late,
+ * refused or garbled; a black-holed stream); what a real server does is tested against the
+ * real kube-apiserver in tests/cluster (kube-standin.py's header lists the split).
  */
 #ifndef EVICTD_STANDIN_H
 #define EVICTD_STANDIN_H
