@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # The order of status write and kill (doc/DESIGN.md §8), on this host's real cgroup v2 tree,
-# against the API stand-in (tests/cli/kube-standin.py, --log-time: each request's arrival in
+# against the API stand-in: a status PATCH answered after exactly 5 or 8 s is a fault a real
+# apiserver cannot be told to make (tests/cluster/test_controllers.sh evicts on the real one)
+# (tests/cli/kube-standin.py, --log-time: each request's arrival in
 # CLOCK_MONOTONIC). Each pod is a real process in a real pod cgroup; the victim records when
 # its SIGTERM came (time.monotonic(), the same clock), or a watcher when its cgroup emptied.
 #  1. soft eviction: the pods/status PATCH arrives BEFORE the SIGTERM; the pod ends
