@@ -19,7 +19,10 @@
 # Environment: FLEET_NODES (500), FLEET_PODS (3 a node), FLEET_STEADY (60 s), FLEET_WINDOW
 # (120 s), FLEET_AUTH (auto: evictd's node certificate when user/kube has it, else token),
 # FLEET_CONTROL (30 s: the no-fleet restart), FLEET_CONTENT_TYPE (json; protobuf is the
-# kubelet's), FLEET_KEEP=1 (keep the work directory: logs, the metrics series), BUILD (build).
+# kubelet's), FLEET_CHURN (0: none; S: a pod of a node outside the fleet changes every S s, as
+# pods somewhere in a real cluster do: the pods watch cache's resourceVersion moves and the
+# apiserver sends every watch a bookmark a minute; with none, a watch from the cache's newest
+# resourceVersion gets no bookmark until a pod changes), FLEET_KEEP=1 (keep the work directory: logs, the metrics series), BUILD (build).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 
@@ -36,6 +39,7 @@ STEADY=${FLEET_STEADY:-60}
 WINDOW=${FLEET_WINDOW:-120}
 CONTROL=${FLEET_CONTROL:-30}
 CONTENT_TYPE=${FLEET_CONTENT_TYPE:-json}
+CHURN=${FLEET_CHURN:-0}
 spread_env=()
 if [ "${1:-}" = --smoke ]; then
 	NODES=${FLEET_NODES:-20} STEADY=${FLEET_STEADY:-5} WINDOW=${FLEET_WINDOW:-20} CONTROL=${FLEET_CONTROL:-10}
@@ -81,13 +85,16 @@ export CLUSTER_AUDIT=
 . tests/cluster/lib.sh
 sampler=""
 fleet_pid=""
+churn_pid=""
 cleanup() {
+	[ -n "$churn_pid" ] && kill -TERM "$churn_pid" 2>/dev/null
 	[ -n "$fleet_pid" ] && kill -KILL "$fleet_pid" 2>/dev/null
 	[ -n "$sampler" ] && kill -TERM "$sampler" 2>/dev/null
 	cluster_down
 	if [ -n "${FLEET_KEEP:-}" ]; then echo "fleet: kept $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
+trap 'exit 143' TERM INT	# so that the EXIT trap runs
 # Of the controllers only the ServiceAccount one (the pods' namespace needs its default ServiceAccount): no node
 # lifecycle controller to taint heartbeat-less nodes and evict their pods, no garbage collector.
 cluster_up "$work/cluster" serviceaccount >&2 || { echo "fleet: the control plane did not start" >&2; exit 1; }
@@ -188,11 +195,31 @@ footprint() { # PID: CPU s and peak RSS MiB of the fleet's process
 	echo "cpu_s=$(awk '{ printf "%.1f", ($14 + $15) / 100 }' "/proc/$1/stat") rss_max_mib=$(awk '/^VmHWM:/ { printf "%.0f", $2 / 1024 }' "/proc/$1/status") threads=$(awk '/^Threads:/ { print $2 }' "/proc/$1/status")"
 }
 
-scrape --every 1 &
+# The sampler itself (not a subshell around it): killed by its pid.
+python3 tools/bench/fleet_metrics.py scrape --api "$API" --ca "$CA" --cert "$CLUSTER_DIR/pki/admin.crt" \
+	--key "$CLUSTER_DIR/pki/admin.key" --out "$series" --every 1 &
 sampler=$!
+if [ "$CHURN" != 0 ]; then
+	kc create -f - >/dev/null <<EOF
+{"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "churn", "namespace": "fleet"},
+ "spec": {"nodeName": "outside-the-fleet", "containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}}
+EOF
+	(
+		i=0
+		while :; do
+			i=$((i + 1))
+			# Not while the apiserver restarts (and not fatal: set -e holds here too).
+			curl -s -o /dev/null --cacert "$CA" --cert "$PKI/admin.crt" --key "$PKI/admin.key" -X PATCH \
+				-H 'Content-Type: application/merge-patch+json' --data "{\"metadata\":{\"labels\":{\"churn\":\"$i\"}}}" \
+				"$API/api/v1/namespaces/fleet/pods/churn" || true
+			sleep "$CHURN"
+		done
+	) </dev/null &
+	churn_pid=$!
+fi
 sleep 2
 base_open=$(api_metric apiserver_longrunning_requests 'verb="WATCH"' 'resource="pods"')
-mark "- - params nodes=$NODES pods_per_node=$PODS steady_s=$STEADY window_s=$WINDOW control_s=$CONTROL kube=$KUBE_VERSION base_open=$base_open evictd_identity=$evictd_identity clientgo=client-go_v0.34.4_Reflectors_(the_kubelet's_pod_source),_each_node's_own_client_certificate,_QPS_50_burst_100,_$CONTENT_TYPE"
+mark "- - params nodes=$NODES pods_per_node=$PODS churn_s=$CHURN steady_s=$STEADY window_s=$WINDOW control_s=$CONTROL kube=$KUBE_VERSION base_open=$base_open evictd_identity=$evictd_identity clientgo=client-go_v0.34.4_Reflectors_(the_kubelet's_pod_source),_each_node's_own_client_certificate,_QPS_50_burst_100,_$CONTENT_TYPE"
 run_event none restart
 
 for who in evictd client-go; do
@@ -237,6 +264,7 @@ done
 kill -TERM "$sampler"
 wait "$sampler" || true
 sampler=""
+if [ -n "$churn_pid" ]; then kill -TERM "$churn_pid"; wait "$churn_pid" 2>/dev/null || true; churn_pid=""; fi
 python3 tools/bench/fleet_metrics.py analyze --series "$series" --marks "$marks"
 echo "fleet run: built_from=$built_from took=$(( $(date +%s) - t_run )) load_start=$load_start load_end=$(cut -d' ' -f1 /proc/loadavg) cpus=$(nproc)"
 if [ -n "${FLEET_KEEP:-}" ]; then

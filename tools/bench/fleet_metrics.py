@@ -275,7 +275,7 @@ def cmd_table(args):
     rows = {}
     for l in lines:
         m = re.match(r'fleet (\S+) (\S+): ', l)
-        if m and m.group(1) not in ('params', 'start', 'sources', 'run:'):
+        if m and m.group(1) in ('start', 'steady', 'restart', 'compaction'):
             rows[(m.group(1), m.group(2))] = l
     run = next((l for l in lines if l.startswith('fleet run:')), '')
     nodes = val(params, 'nodes')
@@ -288,6 +288,23 @@ def cmd_table(args):
                    val(run, 'built_from'), val(params, 'kube'), val(run, 'took') and
                    'the run took %s s' % val(run, 'took') or '', val(params, 'evictd_identity').replace('_', ' '),
                    val(params, 'clientgo').replace('_', ' ')))
+    feet = [l for l in lines if l.startswith('fleet footprint ')]
+    if feet:
+        out.append('')
+        out.append('The fleets\' own processes over the run: ' + '; '.join(
+            '%s %s CPU s, RSS max %s MiB, %s threads' % (re.match(r'fleet footprint (\S+):', l).group(1),
+                                                       val(l, 'cpu_s'), val(l, 'rss_max_mib'), val(l, 'threads'))
+            for l in feet) + '. Host load (1 min) %s at the start, %s at the end, %s CPUs.' % (
+                val(run, 'load_start'), val(run, 'load_end'), val(run, 'cpus')))
+        out.append('')
+    churn = val(params, 'churn_s')
+    out.append('Pods elsewhere in the cluster: %s.' % (
+        'none change (a quiet cluster: the pods watch cache\'s resourceVersion moves only with the fleets\' own pods, which never change)'
+        if churn in ('', '0') else 'a pod of a node outside the fleet changes every %s s (as pods somewhere in a real cluster do)' % churn))
+    out.append('')
+    out.append('Per node: less what the apiserver asks of itself in the same event with no fleet (its Node authorizer\'s pod informer, the *no fleet* row). '
+               '*requests* = LISTs + WATCHes started (completed ones, `apiserver_request_total`, plus the change in open ones, `apiserver_longrunning_requests`) + requests ended by a filter (`apiserver_request_terminations_total`: APF\'s 429s), resource pods; *peak* = the most of those started in one scrape interval (about 1 s), per second; *all watching again* = from the kill (the launch for start) until as many pod watches are open as nodes (and the apiserver\'s own); CPU = `process_cpu_seconds_total` of kube-apiserver over the window (a restarted one\'s start-up included), RSS its `process_resident_memory_bytes`. Windows: start = launch to 3 s after every node watched; steady %s s; restart and compaction %s s from the kill.' % (
+                   val(params, 'steady_s'), val(params, 'window_s')))
     out.append('')
     out.append('| event | who | requests / node | LISTs / node | WATCHes / node | peak req/s (at s) | APF rejections | '
                'all watching again at s | apiserver CPU s | apiserver RSS MiB (max) |')
