@@ -103,6 +103,11 @@ int64_t kube_client_backoff_ns(struct kube_client *client, unsigned attempt)
 	return asked > delay ? asked : delay;
 }
 
+int64_t kube_client_now_ns(const struct kube_client *client)
+{
+	return client->now_ns();
+}
+
 bool kube_should_retry(int err, long status)
 {
 	if (err < 0)

@@ -219,6 +219,9 @@ int64_t kube_backoff_ns(int64_t initial_ns, int64_t max_ns, unsigned attempt, ui
 /* The same with the client's settings and its own random state, or the last answer's
  * Retry-After when that is longer (at most 5 minutes). Worker context. */
 int64_t kube_client_backoff_ns(struct kube_client *client, unsigned attempt);
+/* The client's clock (CLOCK_MONOTONIC, or a test's): a task's retry counts from now, the
+ * answer's time, not from its run's start (a 429 may have been queued for seconds). */
+int64_t kube_client_now_ns(const struct kube_client *client);
 
 /* URL-escape text (RFC 3986 unreserved kept) into buf. Returns the length, or -ENOSPC. */
 int kube_escape(const char *text, char *buf, size_t len);

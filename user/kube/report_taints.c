@@ -193,7 +193,8 @@ static int64_t taint_task_run(struct kube_client *client, void *ctx, int64_t now
 	report->taint_conflicts = 0;
 	if (err) {
 		report->taint_attempt++;
-		return now_ns + kube_client_backoff_ns(client, report->taint_attempt);
+		/* From the answer, as a queued job's retry: Retry-After counts from the 429. */
+		return kube_client_now_ns(client) + kube_client_backoff_ns(client, report->taint_attempt);
 	}
 	if (report->taint_attempt)
 		log_info("kube: node %s: taints up to date after %u attempts", report->node,
