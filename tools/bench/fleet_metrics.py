@@ -143,7 +143,7 @@ def measure(series, a, b, nodes, base_open, restarted):
     base, inside = window(series, a, b)
     r = {'lists': 0.0, 'watches': 0.0, 'completed_watches': 0.0, 'terminations': 0.0,
          'rejected': 0.0, 'cpu_s': 0.0, 'rss_max_mib': 0.0, 'peak_rps': 0.0, 'peak_at_s': 0.0,
-         'restarts': 0, 'watching_all_s': -1.0, 'rejected_by': {}, 'list_codes': {}}
+         'restarts': 0, 'watching_all_s': -1.0, 'peak_dt_s': 0.0, 'rejected_by': {}, 'list_codes': {}}
     prev, prev_attempt = base, base['t'] if base else a
     seg0 = base
     last = None
@@ -165,7 +165,7 @@ def measure(series, a, b, nodes, base_open, restarted):
             dt, delta = max(0.5, s['t'] - prev['t']), started(s) - started(prev)
         rate = delta / dt
         if rate > r['peak_rps']:
-            r['peak_rps'], r['peak_at_s'] = rate, s['t'] - a
+            r['peak_rps'], r['peak_at_s'], r['peak_dt_s'] = rate, s['t'] - a, dt
         r['rss_max_mib'] = max(r['rss_max_mib'], s.get('rss', 0) / 2**20)
         # Every node watching: as many watches open as nodes (and the apiserver's own); after a
         # restart, in the new process only.
@@ -250,12 +250,12 @@ def cmd_analyze(args):
         if c:
             prev_client[who] = c
         print('fleet %s %s: nodes=%d window_s=%.0f requests=%.0f lists=%.0f watches=%.0f terminations=%.0f '
-              'requests_per_node=%.2f lists_per_node=%.2f watches_per_node=%.2f peak_rps=%.0f peak_at_s=%.1f '
+              'requests_per_node=%.2f lists_per_node=%.2f watches_per_node=%.2f peak_rps=%.0f peak_at_s=%.1f peak_over_s=%.1f '
               'rejected=%.0f rejected_by=%s list_codes=%s apiserver_cpu_s=%.1f apiserver_rss_max_mib=%.0f '
               'restarts=%d ready_s=%.1f watching_all_s=%.1f control_lists=%.0f control_watches=%.0f %s'
               % (event, who, n, m['end'] - m['begin'], r['requests'], r['lists'], r['watches'],
                  r['terminations'], per('requests'), per('lists'), per('watches'), r['peak_rps'],
-                 r['peak_at_s'], r['rejected'],
+                 r['peak_at_s'], r['peak_dt_s'], r['rejected'],
                  ','.join('%s:%d' % kv for kv in sorted(r['rejected_by'].items())) or '-',
                  ','.join('%s:%d' % kv for kv in sorted(r['list_codes'].items())) or '-',
                  r['cpu_s'], r['rss_max_mib'], r['restarts'], ready, r['watching_all_s'],
@@ -303,10 +303,10 @@ def cmd_table(args):
         if churn in ('', '0') else 'a pod of a node outside the fleet changes every %s s (as pods somewhere in a real cluster do)' % churn))
     out.append('')
     out.append('Per node: less what the apiserver asks of itself in the same event with no fleet (its Node authorizer\'s pod informer, the *no fleet* row). '
-               '*requests* = LISTs + WATCHes started (completed ones, `apiserver_request_total`, plus the change in open ones, `apiserver_longrunning_requests`) + requests ended by a filter (`apiserver_request_terminations_total`: APF\'s 429s), resource pods; *peak* = the most of those started in one scrape interval (about 1 s), per second; *all watching again* = from the kill (the launch for start) until as many pod watches are open as nodes (and the apiserver\'s own); CPU = `process_cpu_seconds_total` of kube-apiserver over the window (a restarted one\'s start-up included), RSS its `process_resident_memory_bytes`. Windows: start = launch to 3 s after every node watched; steady %s s; restart and compaction %s s from the kill.' % (
+               '*requests* = LISTs + WATCHes started (completed ones, `apiserver_request_total`, plus the change in open ones, `apiserver_longrunning_requests`) + requests ended by a filter (`apiserver_request_terminations_total`: APF\'s 429s), resource pods; *peak* = the most of those started in one scrape interval, per second, at its end (s from the event\'s start) and over how long (scrapes are 1 s apart, but a starting apiserver answers `/metrics` late: right after a restart an interval can span several seconds, and a burst in it is averaged over them); *all watching again* = from the kill (the launch for start) until as many pod watches are open as nodes (and the apiserver\'s own); CPU = `process_cpu_seconds_total` of kube-apiserver over the window (a restarted one\'s start-up included), RSS its `process_resident_memory_bytes`. Windows: start = launch to 3 s after every node watched; steady %s s; restart and compaction %s s from the kill.' % (
                    val(params, 'steady_s'), val(params, 'window_s')))
     out.append('')
-    out.append('| event | who | requests / node | LISTs / node | WATCHes / node | peak req/s (at s) | APF rejections | '
+    out.append('| event | who | requests / node | LISTs / node | WATCHes / node | peak req/s (at s; over s) | APF rejections | '
                'all watching again at s | apiserver CPU s | apiserver RSS MiB (max) |')
     out.append('|---|---|---|---|---|---|---|---|---|---|')
     events = ('start', 'steady', 'restart', 'compaction')
@@ -321,9 +321,9 @@ def cmd_table(args):
                     val(l, 'peak_at_s'), val(l, 'rejected'), val(l, 'apiserver_cpu_s'), val(l, 'apiserver_rss_max_mib')))
                 continue
             wa = val(l, 'watching_all_s')
-            out.append('| %s | %s | %s | %s | %s | %s (%s) | %s | %s | %s | %s |' % (
+            out.append('| %s | %s | %s | %s | %s | %s (%s; %s) | %s | %s | %s | %s |' % (
                 event, who, val(l, 'requests_per_node'), val(l, 'lists_per_node'), val(l, 'watches_per_node'),
-                val(l, 'peak_rps'), val(l, 'peak_at_s'), val(l, 'rejected'),
+                val(l, 'peak_rps'), val(l, 'peak_at_s'), val(l, 'peak_over_s') or '?', val(l, 'rejected'),
                 '—' if event == 'steady' else wa if wa != '-1.0' else 'not within the window', val(l, 'apiserver_cpu_s'),
                 val(l, 'apiserver_rss_max_mib')))
     out.append('')
