@@ -16,8 +16,8 @@
 #   make_namespace NAME       a namespace whose default ServiceAccount exists
 #   kn NODE ARGS...           kubectl as the node identity system:node:NODE
 #   wait_for SECONDS CMD...   until CMD succeeds
-#   audit USER [JQ-FILTER]    the apiserver's audit log of USER's completed requests (JSON
-#                             lines: verb, uri, code, agent, extra), filtered
+#   audit USER [JQ-FILTER]    the apiserver's audit log of USER's completed requests since
+#                             cluster_begin (JSON lines: verb, uri, code, agent, extra), filtered
 #   api_metric NAME [LABELS]  the sum of a kube-apiserver metric (from its /metrics) whose
 #                             labels contain every LABELS substring
 # The evictd binary is $EVICTD (build/evictd).
@@ -42,6 +42,8 @@ cluster_begin() {
 		fi
 	fi
 	echo "# against Kubernetes $KUBE_VERSION at $API"
+	# The audit log is the control plane's, shared by the suite's tests: each reads its own part.
+	AUDIT_SINCE=$(date -u +%FT%T.%6NZ)
 }
 
 cluster_end() {
@@ -127,7 +129,7 @@ api_metric() {
 
 EVICTD_SA=system:serviceaccount:evictd-system:evictd
 audit() {
-	jq -c --arg u "$1" "select(.stage == \"ResponseComplete\" and .user.username == \$u) |
+	jq -c --arg u "$1" --arg since "${AUDIT_SINCE:-}" "select(.stage == \"ResponseComplete\" and .user.username == \$u and .stageTimestamp >= \$since) |
 		{verb, uri: .requestURI, code: .responseStatus.code, agent: .userAgent, extra: .user.extra} | ${2:-.}" \
 		"$CLUSTER_DIR/audit.log"
 }

@@ -196,26 +196,28 @@ static void pods_source_destroy(struct pods_meta_source *source)
 	kube_pods_source_unref(s);
 }
 
-/* KUBE_RELIST_SPREAD_NS, or EVICTD_TEST_KUBE_RELIST_SPREAD_MS: tests/cli/test_kube.sh
- * shortens the 50 s spread so its readiness checks take seconds (doc/DESIGN.md §8). Not an
- * option: a fleet must not be configured out of its spread. */
-static int64_t default_spread_ns(void)
+/* A test's shortening of a fleet's timing, from the environment, in ms (0-3600000):
+ * EVICTD_TEST_KUBE_RELIST_SPREAD_MS (the 50 s spread: tests/cli/test_kube.sh's readiness
+ * checks take seconds) and EVICTD_TEST_KUBE_PROGRESS_TIMEOUT_MS (the 90 s progress bound:
+ * tests/cluster/test_pods_watch.sh's quiet cluster), doc/DESIGN.md §8. Not options: a fleet
+ * must not be configured out of them. fallback_ns when unset or invalid. */
+static int64_t test_env_ns(const char *name, int64_t fallback_ns)
 {
-	const char *text = getenv("EVICTD_TEST_KUBE_RELIST_SPREAD_MS");
+	const char *text = getenv(name);
 	char *end;
 	long long ms;
 
 	if (!text || !text[0])
-		return KUBE_RELIST_SPREAD_NS;
+		return fallback_ns;
 	errno = 0;
 	ms = strtoll(text, &end, 10);
 	if (errno || *end || ms < 0 || ms > 3600000) {
-		log_warn("kube: EVICTD_TEST_KUBE_RELIST_SPREAD_MS=%s is not 0-3600000 ms; the spread stays %llds",
-			 text, KUBE_RELIST_SPREAD_NS / 1000000000);
-		return KUBE_RELIST_SPREAD_NS;
+		log_warn("kube: %s=%s is not 0-3600000 ms; it stays %llds", name, text,
+			 (long long)(fallback_ns / 1000000000));
+		return fallback_ns;
 	}
-	log_warn("kube: EVICTD_TEST_KUBE_RELIST_SPREAD_MS=%lld: the relist spread is shortened (tests only)", ms);
-	return ms ? ms * 1000000 : 0;
+	log_warn("kube: %s=%lld: shortened (tests only)", name, ms);
+	return ms * 1000000;
 }
 
 struct pods_meta_source *kube_pods_source_new(const struct kube_pods_source_options *options)
@@ -235,7 +237,9 @@ struct pods_meta_source *kube_pods_source_new(const struct kube_pods_source_opti
 	s->page_limit = options->page_limit ? options->page_limit : KUBE_PODS_DEFAULT_PAGE_LIMIT;
 	s->watch_timeout_s = options->watch_timeout_s;
 	s->progress_timeout_ns = options->progress_timeout_ns > 0 ? options->progress_timeout_ns :
-				 KUBE_WATCH_PROGRESS_TIMEOUT_NS;
+				 test_env_ns("EVICTD_TEST_KUBE_PROGRESS_TIMEOUT_MS", KUBE_WATCH_PROGRESS_TIMEOUT_NS);
+	if (s->progress_timeout_ns <= 0)
+		s->progress_timeout_ns = KUBE_WATCH_PROGRESS_TIMEOUT_NS;
 	s->delay = (struct kube_delay){
 		.initial_ns = options->backoff_initial_ns > 0 ? options->backoff_initial_ns :
 				KUBE_REFLECTOR_BACKOFF_INITIAL_NS,
@@ -244,7 +248,8 @@ struct pods_meta_source *kube_pods_source_new(const struct kube_pods_source_opti
 			    KUBE_REFLECTOR_BACKOFF_RESET_NS,
 	};
 	s->relist_spread_ns = options->relist_spread_ns < 0 ? 0 :
-			      options->relist_spread_ns ? options->relist_spread_ns : default_spread_ns();
+			      options->relist_spread_ns ? options->relist_spread_ns :
+			      test_env_ns("EVICTD_TEST_KUBE_RELIST_SPREAD_MS", KUBE_RELIST_SPREAD_NS);
 	s->random_seed = options->random_seed;
 	s->source.name = "apiserver";
 	s->source.refresh = pods_source_refresh;
