@@ -15,7 +15,8 @@
 #   deploy_evictd             kubectl apply -k tools/deploy (RBAC, admission policy, FlowSchema)
 #   make_namespace NAME       a namespace whose default ServiceAccount exists
 #   kn NODE ARGS...           kubectl as the node identity system:node:NODE
-#   wait_for SECONDS CMD...   until CMD succeeds
+#   wait_for SECONDS CMD...   until CMD succeeds (by the clock)
+#   api METHOD PATH [BODY]    the API as the admin, with curl
 #   audit USER [JQ-FILTER]    the apiserver's audit log of USER's completed requests since
 #                             cluster_begin (JSON lines: verb, uri, code, agent, extra), filtered
 #   api_metric NAME [LABELS]  the sum of a kube-apiserver metric (from its /metrics) whose
@@ -56,7 +57,21 @@ cluster_end() {
 
 kn() { local n=$1; shift; "$KUBEBIN" kubectl --kubeconfig "$CLUSTER_DIR/node-$n.kubeconfig" "$@"; }
 
-wait_for() { local n=$(( $1 * 10 )); shift; for _ in $(seq "$n"); do "$@" && return 0; sleep 0.1; done; "$@"; }
+# By the clock: a kubectl takes a good part of a second.
+wait_for() {
+	local end=$((SECONDS + $1))
+	shift
+	until "$@"; do
+		[ $SECONDS -lt "$end" ] || return 1
+		sleep 0.1
+	done
+}
+
+# api METHOD PATH [JSON-BODY]: the API as the cluster admin (curl, the admin certificate).
+api() {
+	curl -sf --cacert "$CA" --cert "$CLUSTER_DIR/pki/admin.crt" --key "$CLUSTER_DIR/pki/admin.key" \
+		-X "$1" ${3:+-H 'Content-Type: application/json' --data "$3"} "$API$2"
+}
 
 # The Node as the kubelet registers it: created by its own identity (NodeRestriction lets a
 # node create only itself), then its status: Ready, with capacity for the scheduler.

@@ -52,18 +52,6 @@ cleanup() {
 }
 trap cleanup EXIT
 
-api() {
-	curl -sf --cacert "$CA" --cert "$CLUSTER_DIR/pki/admin.crt" --key "$CLUSTER_DIR/pki/admin.key" \
-		-X "$1" ${3:+-H 'Content-Type: application/json' --data "$3"} "$API$2"
-}
-until_s() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt "$end" ] || return 1
-		sleep 0.2
-	done
-}
 now_s() { date +%s.%N; }
 # audit_t USER [JQ-FILTER]: lib.sh's audit() with the times: t0 (received), t (completed), in
 # seconds since the epoch. (The Retry-After the server sent is not in it: the filler records it.)
@@ -111,10 +99,10 @@ check "the priority level $level (1 share, Reject) and its FlowSchema (precedenc
 filler_token=$(kc -n "$ns" create token apf-filler --duration 1h)
 seats_now() { api_metric apiserver_flowcontrol_nominal_limit_seats "priority_level=\"$level\""; }
 has_seats() { [ "$(seats_now)" -ge 1 ]; }
-check "the apiserver's APF configuration has the level (apiserver_flowcontrol_nominal_limit_seats)" until_s 15 has_seats
+check "the apiserver's APF configuration has the level (apiserver_flowcontrol_nominal_limit_seats)" wait_for 15 has_seats
 seats=$(seats_now)
 fs_ok() { kc get flowschema "$level" -o json | jqtest 'any(.status.conditions[]?; .type == "Dangling" and .status == "False")'; }
-check "the FlowSchema is not dangling" until_s 10 fs_ok
+check "the FlowSchema is not dangling" wait_for 10 fs_ok
 echo "# $level: nominal limit $seats seats (of the server's 600)"
 check "a few seats, as 600 x 1 / the sum of shares gives ($seats)" test "$seats" -ge 1 -a "$seats" -le 6
 
@@ -128,7 +116,7 @@ uid=$(kc -n "$ns" get pod victim -o jsonpath='{.metadata.uid}')
 cg="$top/kubepods.slice/kubepods-besteffort.slice/kubepods-besteffort-pod${uid//-/_}.slice"
 mkdir -p "$cg"
 (sh -c 'echo $$ >"$1/cgroup.procs" && exec sleep 3600' sh "$cg" &)
-check "the pod bound to $node runs in its pod cgroup (the stand-in)" until_s 5 cg_populated "$cg"
+check "the pod bound to $node runs in its pod cgroup (the stand-in)" wait_for 5 cg_populated "$cg"
 # The moment the cgroup empties (evictd's cgroup.kill).
 (while cg_populated "$cg"; do sleep 0.02; done; now_s >"$tmp/cg-empty") &
 watch_pid=$!
@@ -169,7 +157,7 @@ probe() {
 		"$API/api/v1/nodes/$node"
 }
 probe_429() { [ "$(probe)" = 429 ]; }
-check "during the window the real server answers evictd's token 429" until_s 3 probe_429
+check "during the window the real server answers evictd's token 429" wait_for 3 probe_429
 retry_after=$(awk 'tolower($1) == "retry-after:" {print $2}' "$tmp/probe.h" | tr -d '\r')
 echo "# Retry-After: ${retry_after:-none}; body: $(head -c 200 "$tmp/probe.body" | tr '\n' ' ')"
 check "the 429 carries a Retry-After" test -n "$retry_after"
@@ -182,7 +170,7 @@ start evictd "$EVICTD" -- --no-bpf --profile=kubernetes \
 	--kube-pressure-taints --state-dir="$tmp/state" --metrics-address "127.0.0.1:$mport" \
 	--control-socket "$tmp/evictd.sock" --event-log "$tmp/decisions.jsonl" --log-level=debug
 check "evictd killed the pod's cgroup during the window (the kill not held for the API)" \
-	until_s $((window - 1)) test -s "$tmp/cg-empty"
+	wait_for $((window - 1)) test -s "$tmp/cg-empty"
 grep -m1 'evicted ' "$elog" | sed 's/^/# /'
 for p in "${filler_pids[@]}"; do wait "$p"; done
 filler_pids=()
@@ -197,7 +185,7 @@ evicted() {
 	pod_json | jqtest '.status.phase == "Failed" and .status.reason == "Evicted" and
 		any(.status.conditions[]?; .type == "DisruptionTarget" and .status == "True")'
 }
-check "the pod ends Failed, reason Evicted, DisruptionTarget True" until_s 30 evicted
+check "the pod ends Failed, reason Evicted, DisruptionTarget True" wait_for 30 evicted
 status_uri="/api/v1/namespaces/$ns/pods/victim/status"
 sleep 1	# the audit log's last lines
 audit_t "$EVICTD_SA" "select(.t0 >= $evictd_start)" >"$tmp/evictd-audit.jsonl"
@@ -248,7 +236,7 @@ check "the 200 came only after the window (none got through while the filler hel
 node_codes=$(jq -s -r --arg u "/api/v1/nodes/$node" 'map(select(.uri == $u) | "\(.verb):\(.code)") | join(" ")' "$tmp/evictd-audit.jsonl")
 echo "# the node's taint requests: $node_codes"
 taint_on() { kc get node "$node" -o json | jqtest 'any(.spec.taints[]?; .key == "evictd.io/memory-pressure")'; }
-check "the taint reached the node too" until_s 10 taint_on
+check "the taint reached the node too" wait_for 10 taint_on
 taint_ok=$(jq -s --arg u "/api/v1/nodes/$node" 'map(select(.verb == "patch" and .uri == $u and .code == 200) | .t) | min // 0' "$tmp/evictd-audit.jsonl")
 check "after the 429s too, the taint PATCH landed before the pods/status PATCH" \
 	jqn --argjson a "$taint_ok" --argjson b "$status_ok" '$a > 0 and $a < $b'

@@ -81,10 +81,6 @@ cleanup() {
 trap cleanup EXIT
 
 # api METHOD PATH [BODY]: the API as the cluster admin (curl: cheaper than kubectl in a poll).
-api() {
-	curl -sf --cacert "$CA" --cert "$CLUSTER_DIR/pki/admin.crt" --key "$CLUSTER_DIR/pki/admin.key" \
-		-X "$1" ${3:+-H 'Content-Type: application/json' --data "$3"} "$API$2"
-}
 # as_node METHOD PATH [BODY]: as the node identity system:node:$node (the kubelet's).
 as_node() {
 	curl -sf --cacert "$CA" --cert "$CLUSTER_DIR/pki/node-$node.crt" --key "$CLUSTER_DIR/pki/node-$node.key" \
@@ -154,16 +150,6 @@ stand_in_kubelet &
 kubelet_pid=$!
 
 # ---- evictd ----------------------------------------------------------------------------------
-# until_s SECONDS CMD...: until CMD succeeds, by the clock (lib.sh's wait_for counts tries of
-# 0.1 s, which a kubectl call outlasts several times).
-until_s() {
-	local end=$((SECONDS + $1))
-	shift
-	until "$@"; do
-		[ $SECONDS -lt "$end" ] || return 1
-		sleep 0.2
-	done
-}
 
 mem_total=$(( $(awk '/^MemTotal:/ {print $2}' /proc/meminfo) * 1024 ))
 # thresholds MEMORY [PID-THRESHOLD [TRANSITION]]: MEMORY on (memory.available below all of
@@ -200,7 +186,7 @@ start evictd "$EVICTD" EVICTD_TEST_KUBE_RELIST_SPREAD_MS=1500 -- --no-bpf --prof
 	--kube-pressure-taints --state-dir="$tmp/state" --metrics-address "127.0.0.1:$mport" \
 	--control-socket "$tmp/evictd.sock" --event-log "$tmp/decisions.jsonl" --log-level=info
 check "evictd (for real, --no-bpf) is ready: this node's pods listed and watched${pods_cert[*]:+, with the node certificate}" \
-	until_s 30 eval 'is_ready && listed'
+	wait_for 30 eval 'is_ready && listed'
 
 # ---- helpers on the real objects ---------------------------------------------------------------
 taints() { kc get node "$node" -o json | jq -c '[.spec.taints[]? | "\(.key):\(.effect)"]'; }
@@ -260,18 +246,18 @@ kc -n "$ns" create -f - >/dev/null <<EOF2
 EOF2
 web_here() { pods_of app=web | awk -v n="$node" '$3 == n {print $1; exit}'; }
 has_web() { test -n "$(web_here)"; }
-until_s 30 has_web
+wait_for 30 has_web
 web1=$(web_here)
 check "a: the scheduler placed the Deployment's pod on $node (${web1:-none})" test -n "$web1"
-check "a: the stand-in runs it in its pod cgroup" until_s 10 running_here "$web1"
+check "a: the stand-in runs it in its pod cgroup" wait_for 10 running_here "$web1"
 # pid.available: min(pid_max, threads-max) - the node's tasks (/proc/loadavg), as evictd reads
 # it. The threshold sits 1,000 tasks below it, and the pod adds 2,000 threads. The condition is
 # held 10 s after the pressure ends (the transition period) to watch the replacement meanwhile.
 limit=$(( $(cat /proc/sys/kernel/pid_max) < $(cat /proc/sys/kernel/threads-max) ? $(cat /proc/sys/kernel/pid_max) : $(cat /proc/sys/kernel/threads-max) ))
 pid_avail=$(( limit - $(awk '{split($4, a, "/"); print a[2]}' /proc/loadavg) ))
 thresholds off $((pid_avail - 1000)) 10s
-until_s 10 grep -q 'SIGHUP: configuration reloaded, 2 thresholds' "$elog"
-until_s 10 listed
+wait_for 10 grep -q 'SIGHUP: configuration reloaded, 2 thresholds' "$elog"
+wait_for 10 listed
 sleep 2	# the reload's pod list is in: what follows is a running evictd meeting a new pressure
 show_taints "before"
 writes0=$(evictd_writes | wc -l)
@@ -288,18 +274,18 @@ time.sleep(3600)
 EOF2
 )
 check "a: evictd evicted it on pid.available: Failed, reason Evicted, DisruptionTarget (TerminationByKubelet)" \
-	until_s 20 evicted "$web1"
-check "a: its cgroup was killed (cgroup.kill), the 2,000 threads with it" until_s 5 not_running "$web1"
+	wait_for 20 evicted "$web1"
+check "a: its cgroup was killed (cgroup.kill), the 2,000 threads with it" wait_for 5 not_running "$web1"
 grep -E 'evicted ctl/web' "$elog" | head -1 | sed 's/^/# /'
 only_pvt() { test "$(taints)" = "[\"$PVT\"]"; }
-check "a: evictd tainted the node $PVT (its only taint)" until_s 5 only_pvt
+check "a: evictd tainted the node $PVT (its only taint)" wait_for 5 only_pvt
 show_taints "under pressure"
 first_repl() { pods_of app=web | awk -v o="$web1" '$1 != o {print $1; exit}'; }
 has_repl() { test -n "$(first_repl)"; }
-check "a: the ReplicaSet controller created a replacement" until_s 10 has_repl
+check "a: the ReplicaSet controller created a replacement" wait_for 10 has_repl
 web2=$(first_repl)
 ev_evicted() { events_of "$web1" Evicted | grep -q '^The node was low on resource: pids'; }
-check "a: the Event on the evicted pod: reason Evicted, the kubelet's message" until_s 10 ev_evicted
+check "a: the Event on the evicted pod: reason Evicted, the kubelet's message" wait_for 10 ev_evicted
 evictd_writes | tail -n +"$((writes0 + 1))" >"$tmp/writes-a.txt"
 l_taint=$(line_of "^patch /api/v1/nodes/$node 200" <"$tmp/writes-a.txt")
 l_status=$(line_of "^patch /api/v1/namespaces/$ns/pods/$web1/status 200" <"$tmp/writes-a.txt")
@@ -319,21 +305,21 @@ check "a: the pods/status PATCH before the Event (the status first: a soft kill 
 check "a: the replacement $web2 was kept off the pressured node (Scheduled: ${web2_bound:-no})" eval '! bound_here "$web2"'
 # The scheduler's reason (1.34 does not name the taint: "1 node(s) had untolerated taint(s)").
 failed_sched() { events_of "$web2" FailedScheduling | grep -q 'untolerated taint'; }
-check "a: FailedScheduling on the replacement: untolerated taint(s)" until_s 5 failed_sched
+check "a: FailedScheduling on the replacement: untolerated taint(s)" wait_for 5 failed_sched
 events_of "$web2" FailedScheduling | head -1 | sed 's/^/# FailedScheduling: /'
-check "a: evictd removed its taint after the 10 s transition period" until_s 20 no_taint "$PVT"
-check "a: the scheduler then placed the replacement on $node" until_s 20 bound_here "$web2"
+check "a: evictd removed its taint after the 10 s transition period" wait_for 20 no_taint "$PVT"
+check "a: the scheduler then placed the replacement on $node" wait_for 20 bound_here "$web2"
 untaint_at=$(stamps_of patch "/api/v1/nodes/$node" | tail -1)
 web2_bound=$(scheduled_at "$web2")
 check "a: bound ($web2_bound) after evictd removed its taint ($untaint_at)" before "$untaint_at" "$web2_bound"
-check "a: the stand-in runs it" until_s 10 running_here "$web2"
+check "a: the stand-in runs it" wait_for 10 running_here "$web2"
 echo "# the Deployment's pods: $(pods_of app=web | tr '\n' ';')"
 thresholds off	# no pid threshold from here on: the host's own task count moves
 
 # ============ b. Job ==================================================================================
 # Only the Job's pods are evictable: the Deployment goes (the stand-in finishes its pods' deletion).
 kc -n "$ns" scale deployment web --replicas=0 >/dev/null
-check "b: the Deployment scaled to 0, its pod gone from the node" until_s 30 no_besteffort_running
+check "b: the Deployment scaled to 0, its pod gone from the node" wait_for 30 no_besteffort_running
 kc -n "$ns" create -f - >/dev/null <<EOF2
 {"apiVersion": "batch/v1", "kind": "Job", "metadata": {"name": "batch"},
  "spec": {"completions": 2, "parallelism": 2, "completionMode": "Indexed", "backoffLimit": 0,
@@ -348,7 +334,7 @@ job_pods_running() {
 	for p in $(pods_of batch.kubernetes.io/job-name=batch | awk '{print $1}'); do running_here "$p" && n=$((n + 1)); done
 	[ "$n" = 2 ]
 }
-check "b: the Job's two pods (indexes 0 and 1) placed on $node and running" until_s 30 job_pods_running
+check "b: the Job's two pods (indexes 0 and 1) placed on $node and running" wait_for 30 job_pods_running
 # The poll: per index, the pods not terminal (phase neither Succeeded nor Failed), and the Job's
 # status.failed and conditions, every 0.2 s while the scenario runs.
 job_poll() {
@@ -376,7 +362,7 @@ job_evicted() {
 	return 1
 }
 has_job_evicted() { job_evicted >/dev/null; }
-check "b: evictd evicted a Job pod (Failed/Evicted, DisruptionTarget)" until_s 20 has_job_evicted
+check "b: evictd evicted a Job pod (Failed/Evicted, DisruptionTarget)" wait_for 20 has_job_evicted
 # One eviction is the scenario: the threshold off again at once (the hold after a kill that gave
 # no memory back keeps a second one away meanwhile). The taint stays 3 s more.
 pressure off
@@ -385,10 +371,10 @@ vindex=$(pod_json "$victim" | jq -r '.metadata.labels["batch.kubernetes.io/job-c
 echo "# evicted $victim, index $vindex; taints $(taints)"
 index_pods() { kc -n "$ns" get pods -l "batch.kubernetes.io/job-name=batch,batch.kubernetes.io/job-completion-index=$vindex" -o name | wc -l; }
 has_index_repl() { [ "$(index_pods)" -ge 2 ]; }
-check "b: the Job controller created a replacement for index $vindex" until_s 20 has_index_repl
+check "b: the Job controller created a replacement for index $vindex" wait_for 20 has_index_repl
 vrepl=$(kc -n "$ns" get pods -l "batch.kubernetes.io/job-name=batch,batch.kubernetes.io/job-completion-index=$vindex" -o json |
 	jq -r --arg v "$victim" '[.items[] | select(.metadata.name != $v)][0].metadata.name')
-check "b: the replacement ($vrepl) runs on $node" until_s 30 running_here "$vrepl"
+check "b: the replacement ($vrepl) runs on $node" wait_for 30 running_here "$vrepl"
 sleep 1
 kill -TERM "$poller_pid" 2>/dev/null; wait "$poller_pid" 2>/dev/null; poller_pid=""
 n_evicted=$(for p in $(pods_of batch.kubernetes.io/job-name=batch | awk '{print $1}'); do evicted "$p" && echo "$p"; done | wc -l)
@@ -401,7 +387,7 @@ check "b: the eviction is not a failure: status.failed stayed 0 in every sample"
 check "b: the Job never became Failed (no Failed or FailureTarget condition)" \
 	jqtest -s 'all(.[]; (.conditions | index("Failed") == null and index("FailureTarget") == null))' "$tmp/job-poll.jsonl"
 job_active_2() { api GET "/apis/batch/v1/namespaces/$ns/jobs/batch" | jqtest '.status.active == 2 and (.status.failed // 0) == 0'; }
-check "b: the Job counts 2 active pods again, 0 failed" until_s 10 job_active_2
+check "b: the Job counts 2 active pods again, 0 failed" wait_for 10 job_active_2
 jq -r '"# pods at the end: \(.pods)"' "$tmp/job-poll.jsonl" | tail -1
 
 # ============ c. DaemonSet hole ======================================================================
@@ -409,10 +395,10 @@ jq -r '"# pods at the end: \(.pods)"' "$tmp/job-poll.jsonl" | tail -1
 # never evicts it), then the pressure and its taint, then the DaemonSet.
 kc -n "$ns" delete job batch --wait=false >/dev/null
 kc -n "$ns" delete deployment web --wait=false >/dev/null
-check "c: the node emptied of the test's pods" until_s 30 no_besteffort_running
+check "c: the node emptied of the test's pods" wait_for 30 no_besteffort_running
 node_patches0=$(stamps_of patch "/api/v1/nodes/$node" | wc -l)
 pressure on
-check "c: under pressure, evictd's taint is on" until_s 10 has_taint "$EVT"
+check "c: under pressure, evictd's taint is on" wait_for 10 has_taint "$EVT"
 kc -n "$ns" create -f - >/dev/null <<EOF2
 {"apiVersion": "apps/v1", "kind": "DaemonSet", "metadata": {"name": "agent"},
  "spec": {"selector": {"matchLabels": {"app": "agent"}},
@@ -429,13 +415,13 @@ check "c: the DaemonSet controller makes no pod while evictd's taint holds ($(ds
 	test "$(agent_pods)" = 0
 # evictd lists the DaemonSets when it sets the taint and every 30 s (+ up to 20 %).
 check "c: evictd lifts its taints for DaemonSet $ns/agent (within its 30-36 s check)" \
-	until_s 45 grep -q "lifting evictd's pressure taints.*DaemonSet $ns/agent" "$elog"
+	wait_for 45 grep -q "lifting evictd's pressure taints.*DaemonSet $ns/agent" "$elog"
 agent_pod() { kc -n "$ns" get pods -l app=agent -o json | jq -r '.items[0].metadata.name // empty'; }
 agent_here() { local p; p=$(agent_pod); [ -n "$p" ] && running_here "$p"; }
-check "c: the DaemonSet controller created its pod; bound to $node; running" until_s 20 agent_here
+check "c: the DaemonSet controller created its pod; bound to $node; running" wait_for 20 agent_here
 check "c: evictd saw it land and put the taint back" \
-	until_s 10 grep -q "DaemonSet $ns/agent has its pod here; the pressure taints go back" "$elog"
-check "c: the node carries $EVT again" until_s 10 has_taint "$EVT"
+	wait_for 10 grep -q "DaemonSet $ns/agent has its pod here; the pressure taints go back" "$elog"
+check "c: the node carries $EVT again" wait_for 10 has_taint "$EVT"
 check "c: one lift counted (evictd_kube_pressure_taint_lifted_total)" test "$(metric evictd_kube_pressure_taint_lifted_total)" = 1
 stamps_of patch "/api/v1/nodes/$node" | tail -n +"$((node_patches0 + 1))" >"$tmp/patches-c.txt"
 agent_bound=$(scheduled_at "$(agent_pod)")
@@ -462,24 +448,24 @@ else
 	kill -TERM "$heartbeat_pid" 2>/dev/null
 	echo "# d: the heartbeat of $node stopped at $(date -u +%T) (grace ${grace}s)"
 	unknown() { kc get node "$node" -o json | jqtest 'any(.status.conditions[]; .type == "Ready" and .status == "Unknown")'; }
-	check "d: the node lifecycle controller marks the node Ready=Unknown" until_s $((grace + 20)) unknown
+	check "d: the node lifecycle controller marks the node Ready=Unknown" wait_for $((grace + 20)) unknown
 	unreachable() { has_taint "$UNR_NS" && has_taint "$UNR_NE"; }
-	check "d: and taints it $UNR_NS and $UNR_NE" until_s 10 unreachable
+	check "d: and taints it $UNR_NS and $UNR_NE" wait_for 10 unreachable
 	show_taints "unreachable"
 	check "d: the controller left evictd's taint alone" has_taint "$EVT"
 	pressure off
-	check "d: the pressure gone, evictd removes its own taint" until_s 15 no_taint "$EVT"
+	check "d: the pressure gone, evictd removes its own taint" wait_for 15 no_taint "$EVT"
 	show_taints "evictd's removed"
 	check "d: evictd left the controller's unreachable taints alone" unreachable
 	pressure on
-	check "d: the pressure back, evictd adds its taint beside them" until_s 10 has_taint "$EVT"
+	check "d: the pressure back, evictd adds its taint beside them" wait_for 10 has_taint "$EVT"
 	check "d: the unreachable taints still there" unreachable
 	show_taints "evictd's back"
 	node_heartbeat "$node"
 	ready() { kc get node "$node" -o json | jqtest 'any(.status.conditions[]; .type == "Ready" and .status == "True")'; }
-	check "d: the heartbeat back: the node is Ready again" until_s 30 ready
+	check "d: the heartbeat back: the node is Ready again" wait_for 30 ready
 	reachable() { no_taint "$UNR_NS" && no_taint "$UNR_NE"; }
-	check "d: the controller removed its unreachable taints" until_s 20 reachable
+	check "d: the controller removed its unreachable taints" wait_for 20 reachable
 	show_taints "Ready again"
 	check "d: and left evictd's taint alone" has_taint "$EVT"
 	check "d: evictd's node PATCHes all succeeded (a 409 is retried, nothing else refused)" \
