@@ -409,7 +409,7 @@ static void test_checker_catches_breakage(void **state)
 	static const struct mutation mutations[] = {
 		/* The claim misspelt: nothing would compare the real one. */
 		{ "'authentication.kubernetes.io/node-name']", "'authentication.kubernetes.io/nodename']", "" },
-		{ "request.userInfo.extra[?'authentication.kubernetes.io/node-name'][0].orValue('')",
+		{ "request.userInfo.?extra[?'authentication.kubernetes.io/node-name'][0].orValue('')",
 		  "request.userInfo.username", "" },
 		{ "failurePolicy: Fail", "failurePolicy: Ignore", "fail open" },
 		{ "operations: [\"CREATE\", \"UPDATE\", \"DELETE\", \"CONNECT\"]", "operations: [\"UPDATE\", \"DELETE\"]",
