@@ -6,7 +6,7 @@
 #   cluster_end               the test's own cleanup (its namespace, nodes, daemons, cgroups)
 #   make_node NAME            a Node object as its kubelet registers it (the node identity's
 #                             client certificate), Ready; $CLUSTER_DIR/node-NAME.kubeconfig
-#   node_heartbeat NAME       renew NAME's Lease and Ready condition every 10 s in the
+#   node_heartbeat NAME [lease-only]  renew NAME's Lease (and Ready condition) every 10 s in the
 #                             background (what the kubelet does; none runs on this host: its
 #                             pods would need the memory controller, and the next issue brings a
 #                             real kubelet in a guest)
@@ -107,10 +107,10 @@ make_namespace() {
 }
 
 node_heartbeat() {
-	local n=$1
+	local n=$1 lease_only=${2:-}
 	(
 		while :; do
-			_node_status_patch "$n"
+			[ -n "$lease_only" ] || _node_status_patch "$n"
 			kn "$n" apply -f - >/dev/null 2>&1 <<EOF
 {"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "$n", "namespace": "kube-node-lease"},
  "spec": {"holderIdentity": "$n", "leaseDurationSeconds": 40, "renewTime": "$(date -u +%FT%T.000000Z)"}}

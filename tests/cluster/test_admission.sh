@@ -63,18 +63,7 @@ check "a namespace with its default ServiceAccount" make_namespace "$NS"
 # The node lifecycle controller marks a node whose kubelet is silent for 50 s NotReady and
 # taints it: each node's Lease is renewed meanwhile (not its status: that would change the
 # resourceVersion the taint patches carry).
-for n in "$A" "$B" "$C"; do
-	(
-		while :; do
-			kn "$n" apply -f - >/dev/null 2>&1 <<EOF
-{"apiVersion": "coordination.k8s.io/v1", "kind": "Lease", "metadata": {"name": "$n", "namespace": "kube-node-lease"},
- "spec": {"holderIdentity": "$n", "leaseDurationSeconds": 40, "renewTime": "$(date -u +%FT%T.000000Z)"}}
-EOF
-			sleep 10
-		done
-	) &
-	_cluster_bg+=("$!")
-done
+for n in "$A" "$B" "$C"; do node_heartbeat "$n" lease-only; done
 # The TaintNodesByCondition admission plugin gives a new Node node.kubernetes.io/not-ready; the
 # controller takes it away once the node is Ready. Settled before any resourceVersion is read.
 no_not_ready() { ! kc get node "$1" -o jsonpath='{.spec.taints[*].key}' | grep -q not-ready; }
