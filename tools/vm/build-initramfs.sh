@@ -7,10 +7,11 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 
 usage() {
     cat <<EOF
-Usage: $PROG OUT.cpio.gz --init SCRIPT [--add HOST_PATH:GUEST_PATH]... [--modules mod1,mod2]
-       $PROG OUT.cpio.gz --bare [--usrmerge] [--lib-skip-list FILE] [--add ...] [--modules ...]
+Usage: $PROG OUT.cpio[.gz] --init SCRIPT [--add HOST_PATH:GUEST_PATH]... [--modules mod1,mod2]
+       $PROG OUT.cpio[.gz] --bare [--usrmerge] [--lib-skip-list FILE] [--add ...] [--modules ...]
 
-Build a gzip'd newc cpio initramfs containing:
+Build a newc cpio initramfs, gzip'd when OUT ends in .gz (an uncompressed one, OUT.cpio,
+boots faster under TCG: the guest kernel has nothing to inflate), containing:
   - /bin/busybox (busybox-static) and a symlink for every applet;
   - /proc /sys /dev /tmp /run ... mount points, /dev/console and /dev/null;
   - every --add HOST_PATH:GUEST_PATH (a file or a whole directory; GUEST_PATH
@@ -338,7 +339,9 @@ fi
 # ---- pack ------------------------------------------------------------------
 mkdir -p "$(dirname "$OUT")" || die "cannot create the directory of $OUT"
 tmpout="$OUT.tmp.$$"
+pack=(gzip -1)
+case $OUT in *.gz) ;; *) pack=(cat) ;; esac
 (cd "$STAGE" && find . -mindepth 1 | LC_ALL=C sort | cpio -o -H newc -R 0:0 --quiet) \
-    | gzip -1 >"$tmpout" || { rm -f "$tmpout"; die "packing $OUT failed"; }
+    | "${pack[@]}" >"$tmpout" || { rm -f "$tmpout"; die "packing $OUT failed"; }
 mv "$tmpout" "$OUT"
 echo "$OUT"

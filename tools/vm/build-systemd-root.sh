@@ -24,7 +24,7 @@ MM_OPTS=(
 
 usage() {
     cat <<EOF
-Usage: $PROG OUT.cpio.gz [--add HOST_PATH:GUEST_PATH]... [--unit UNIT_FILE]...
+Usage: $PROG OUT.cpio[.gz] [--add HOST_PATH:GUEST_PATH]... [--unit UNIT_FILE]...
                          [--packages p1,p2] [--modules m1,m2] [--rebuild]
        $PROG --base-only [--packages p1,p2] [--rebuild]
 
@@ -36,7 +36,9 @@ It is cached as a gzip'd cpio under \$EVICTD_VM_CACHE/systemd-root/ (now:
 $CACHE/systemd-root/), keyed by a hash of the package list and the recipe.
 
 OUT is that cached base followed by a second, small cpio archive (the kernel
-unpacks concatenated archives in order) holding:
+unpacks concatenated archives in order), both gzip'd when OUT ends in .gz, else
+not (the uncompressed base is cached too: the guest boots seconds faster under
+TCG when its kernel has nothing to inflate), holding:
   --add HOST:GUEST  a host file or directory (dynamic ELF files bring the
                     libraries the base root does not have, found with ldd)
   --unit FILE       a systemd unit, installed as /etc/systemd/system/NAME and
@@ -183,6 +185,14 @@ exec 9>"$RDIR/.lock"
 timeout 1800 flock 9 || die "timed out waiting for the lock $RDIR/.lock"
 if [ "$REBUILD" = 1 ] || [ ! -f "$BASE" ] || [ ! -f "$RDIR/$key.files" ]; then
     build_base
+    rm -f "$RDIR/$key.cpio"
+fi
+# an uncompressed OUT starts with the uncompressed base, made once from the cached one
+ZIP=1
+case $OUT in ""|*.gz) ;; *) ZIP=0 ;; esac
+if [ "$ZIP" = 0 ] && [ ! -f "$RDIR/$key.cpio" ]; then
+    gzip -dc "$BASE" >"$RDIR/$key.cpio.tmp" || { rm -f "$RDIR/$key.cpio.tmp"; die "cannot unpack $BASE"; }
+    mv "$RDIR/$key.cpio.tmp" "$RDIR/$key.cpio"
 fi
 exec 9>&-
 
@@ -215,9 +225,11 @@ done
 if [ -d "$WORK/dropins" ]; then
     ov_args+=(--add "$WORK/dropins:/etc/systemd/system")
 fi
-"$HERE/build-initramfs.sh" "$WORK/overlay.cpio.gz" "${ov_args[@]}" >/dev/null \
+overlay=$WORK/overlay.cpio.gz base=$BASE
+[ "$ZIP" = 1 ] || { overlay=$WORK/overlay.cpio; base=$RDIR/$key.cpio; }
+"$HERE/build-initramfs.sh" "$overlay" "${ov_args[@]}" >/dev/null \
     || die "building the overlay for $OUT failed"
 mkdir -p "$(dirname "$OUT")" || die "cannot create the directory of $OUT"
-cat "$BASE" "$WORK/overlay.cpio.gz" >"$OUT.tmp.$$" || die "cannot write $OUT"
+cat "$base" "$overlay" >"$OUT.tmp.$$" || die "cannot write $OUT"
 mv "$OUT.tmp.$$" "$OUT"
 echo "$OUT"

@@ -52,7 +52,9 @@ The cache layout is CACHE/kernel/KVER/{boot,lib/modules/KVER,...}, one directory
 per kernel, with CACHE/kernel/current -> the default amd64 kernel's KVER,
 CACHE/kernel/current-arm64 -> the default arm64 kernel's, and
 CACHE/kernel/by-spec/SPEC (amd64) or by-spec/SPEC-arm64 -> ../KVER for the others.
-A cached kernel is reused without touching apt.
+An amd64 kernel also gets boot/vmlinux-KVER, the same kernel uncompressed (when it
+has a PVH entry, and xz and readelf are there), which tools/vm/run-guest.sh boots
+in its place.  A cached kernel is reused without touching apt.
 EOF
 }
 
@@ -139,10 +141,53 @@ spec_link() {
 }
 LINK=$(spec_link)
 
+# make_vmlinux KDIR KVER: beside an amd64 bzImage, its kernel as an uncompressed ELF,
+# boot/vmlinux-KVER, when it has a PVH entry (CONFIG_PVH: the ELF note XEN_ELFNOTE_PHYS32_ENTRY,
+# 18): tools/vm/run-guest.sh boots that one, through qemu's PVH loader, and the guest no longer
+# spends seconds of TCG at every boot unpacking the compressed kernel (6.1: XZ, 6.12: zstd).
+# Without xz/zstd or readelf, or without the note, boot/.no-vmlinux says so and the bzImage
+# boots as before. Never fails.
+unpack_vmlinux() { # unpack_vmlinux BZIMAGE OUT: the payload after the first XZ or zstd magic
+    local z=$1 out=$2 off
+    set +e +o pipefail
+    off=$(LC_ALL=C grep -obUaP '\xfd7zXZ\x00' "$z" 2>/dev/null | LC_ALL=C awk -F: 'NR == 1 { print $1 }')
+    if [ -n "$off" ] && command -v xz >/dev/null 2>&1; then
+        tail -c +$((off + 1)) "$z" | xz -dc --single-stream >"$out" 2>/dev/null
+    else
+        off=$(LC_ALL=C grep -obUaP '\x28\xb5\x2f\xfd' "$z" 2>/dev/null | LC_ALL=C awk -F: 'NR == 1 { print $1 }')
+        [ -n "$off" ] && command -v zstd >/dev/null 2>&1 || return 1
+        # zstd complains about what follows the frame (exit 1): the frame is whole all the same
+        tail -c +$((off + 1)) "$z" | zstd -dc >"$out" 2>/dev/null
+    fi
+    [ "$(od -An -c -N4 "$out" 2>/dev/null | tr -d ' ')" = '177ELF' ] \
+        && readelf -n "$out" 2>/dev/null | grep -qE 'note type: \(0x00000012\)|PHYS32_ENTRY'
+}
+make_vmlinux() {
+    local kdir=$1 kver=$2 z out
+    z=$kdir/boot/vmlinuz-$kver out=$kdir/boot/vmlinux-$kver
+    [ "$DEBARCH" = amd64 ] || return 0
+    [ ! -f "$out" ] && [ ! -f "$kdir/boot/.no-vmlinux" ] || return 0
+    if command -v readelf >/dev/null 2>&1 && (unpack_vmlinux "$z" "$out.tmp"); then
+        mv "$out.tmp" "$out"
+        return 0
+    fi
+    rm -f "$out.tmp"
+    log "no uncompressed vmlinux with a PVH entry from $z (xz or zstd, readelf, CONFIG_PVH): the bzImage boots"
+    touch "$kdir/boot/.no-vmlinux"
+}
+
 # Fast path: a complete cached kernel.
 if [ "$REFRESH" = 0 ] && [ -L "$LINK" ]; then
     kver=$(basename "$(readlink "$LINK")")
     if [ -f "$CACHE/kernel/$kver/.complete" ] && [ -f "$CACHE/kernel/$kver/boot/vmlinuz-$kver" ]; then
+        # a kernel cached before the vmlinux was made gets it once (under the lock)
+        if [ "$DEBARCH" = amd64 ] && [ ! -f "$CACHE/kernel/$kver/boot/vmlinux-$kver" ] \
+            && [ ! -f "$CACHE/kernel/$kver/boot/.no-vmlinux" ]; then
+            exec 9>"$CACHE/.lock"
+            timeout 1800 flock 9 || die "timed out waiting for the lock $CACHE/.lock"
+            make_vmlinux "$CACHE/kernel/$kver" "$kver"
+            exec 9>&-
+        fi
         print_result "$kver"
         exit 0
     fi
@@ -213,6 +258,7 @@ if [ ! -f "$kdir/.complete" ]; then
     command -v depmod >/dev/null 2>&1 || PATH=$PATH:/sbin:/usr/sbin
     command -v depmod >/dev/null 2>&1 || die "depmod not found (package kmod)"
     timeout 300 depmod -b "$kdir.tmp" "$kver" || die "depmod -b $kdir.tmp $kver failed"
+    make_vmlinux "$kdir.tmp" "$kver"
     touch "$kdir.tmp/.complete"
     rm -rf "$kdir"
     mv "$kdir.tmp" "$kdir"

@@ -29,7 +29,9 @@ killed), 1 on usage/setup errors, otherwise qemu's own exit status.
   --timeout SECS    wall-clock limit for qemu (default 300)
   --append STR      extra kernel command line (repeatable, joined with spaces)
   --disk IMG        raw disk image to attach as virtio (repeatable)
-  --kernel F        vmlinuz to boot (default: fetch-kernel.sh's)
+  --kernel F        vmlinuz to boot (default: fetch-kernel.sh's); an uncompressed
+                    vmlinux-KVER beside a vmlinuz-KVER (fetch-kernel.sh makes it) boots
+                    instead, through its PVH entry (EVICTD_VM_PVH=0: the vmlinuz)
   --arch A          amd64 (default, \$EVICTD_VM_ARCH) or arm64: qemu-system-aarch64
                     -machine virt -cpu max under TCG, the console on ttyAMA0 (PL011)
   -h, --help        this help
@@ -84,6 +86,14 @@ if [ -z "$KERNEL" ]; then
     KERNEL=$("$HERE/fetch-kernel.sh" --arch "$ARCH") || die "fetch-kernel.sh failed"
 fi
 [ -f "$KERNEL" ] || die "kernel not found: $KERNEL"
+# fetch-kernel.sh's uncompressed vmlinux-KVER beside vmlinuz-KVER (amd64): qemu boots it through
+# its PVH entry, and the guest does not unpack the compressed kernel (XZ, zstd) under TCG at
+# every boot (seconds). EVICTD_VM_PVH=0 boots the bzImage.
+if [ "$ARCH" = amd64 ] && [ "${EVICTD_VM_PVH:-1}" != 0 ]; then
+    case ${KERNEL##*/} in
+        vmlinuz-*) [ ! -f "${KERNEL%/*}/vmlinux-${KERNEL##*/vmlinuz-}" ] || KERNEL=${KERNEL%/*}/vmlinux-${KERNEL##*/vmlinuz-} ;;
+    esac
+fi
 command -v "$QEMU" >/dev/null 2>&1 || die "$QEMU not found (run tools/vm/fetch-kernel.sh --arch $ARCH)"
 
 args=(
