@@ -98,12 +98,42 @@ run_one() {
 # vm_suite LOGNAME [ARG...]: tests/vm/run.sh ARG... (options such as --kernel SPEC, then
 # filters), which prints "PASS name (Ns)" / "FAIL name: reason" per scenario; ARCH in the
 # environment picks the guest. The TAP numbers go on from vm_n (a suite sets it to 0).
+# vm_suite --start LOGNAME [ARG...] starts it in the background, vm_suite --collect LOGNAME
+# waits for it and counts it; vm_suite --start-cmd LOGNAME CMD... does so for a command whose
+# output run_one counts. The guest runs started together share the guest slots
+# (EVICTD_VM_SLOTS, tools/vm/run-guest.sh --slots): at most that many guests at once.
 vm_n=0
+declare -A vm_bg=()
 vm_suite() {
+	local mode=run
+	case $1 in --start|--start-cmd|--collect) mode=${1#--}; shift ;; esac
 	local logname=$1 out="$log_dir/$1.log" rc line
 	shift
-	bash tests/vm/run.sh "$@" >"$out" 2>&1
-	rc=$?
+	case $mode in
+	start)
+		bash tests/vm/run.sh "$@" >"$out" 2>&1 &
+		vm_bg[$logname]=$!
+		return 0 ;;
+	start-cmd)
+		{ "$@" >"$log_dir/$logname.out" 2>&1; echo $? >"$log_dir/$logname.rc"; } &
+		vm_bg[$logname]=$!
+		return 0 ;;
+	collect)
+		[ -n "${vm_bg[$logname]:-}" ] || { echo "run-all: vm_suite: $logname was not started" >&2; return 1; }
+		wait "${vm_bg[$logname]}"
+		rc=$?
+		unset "vm_bg[$logname]"
+		if [ -f "$log_dir/$logname.rc" ]; then
+			rc=$(cat "$log_dir/$logname.rc")
+			rm -f "$log_dir/$logname.rc"
+			# shellcheck disable=SC2016
+			run_one "$logname" sh -c 'cat "$1"; exit "$2"' sh "$log_dir/$logname.out" "$rc"
+			return 0
+		fi ;;
+	run)
+		bash tests/vm/run.sh "$@" >"$out" 2>&1
+		rc=$? ;;
+	esac
 	while IFS= read -r line; do
 		case "$line" in
 		"PASS "*) vm_n=$((vm_n + 1)); echo "ok $vm_n - vm ${line#PASS }"; tally behaviour pass ;;
@@ -183,23 +213,50 @@ for suite in "${suites[@]}"; do
 			run_one "cli-$(basename "$script" .sh)" bash "$script"
 		done ;;
 	vm)
-		# The whole guest suite on Debian's default kernel (6.1), then on the second kernel
+		# The whole guest suite on Debian's default kernel (6.1), and on the second kernel
 		# (6.12, MGLRU on) the data plane, memory, preemption, refault (MGLRU off and on) and
 		# one shutdown scenario: VM_KERNEL2 / VM_KERNEL2_SCENARIOS ("" for VM_KERNEL2 skips it).
+		# All at once, and the aarch64 guests of vm-arm64 too when that suite runs, in VM_JOBS
+		# guest slots (default: the CPUs, at most 4; 1 = one guest after the other): a TCG
+		# guest keeps one or two host threads busy. Scenarios that check timings ('# vm-serial:
+		# yes') run with no other guest beside them. Results are counted suite by suite.
 		vm_kernel2=${VM_KERNEL2-6.12}
 		vm_kernel2_scenarios=${VM_KERNEL2_SCENARIOS:-05-bpf-dataplane 10-memory 14-preempt 18-refault systemd/10-shutdown}
-		vm_n=0
-		vm_suite vm
+		vm_jobs=${VM_JOBS:-$(nproc 2>/dev/null || echo 1)}
+		[ -n "${VM_JOBS:-}" ] || [ "$vm_jobs" -le 4 ] || vm_jobs=4
+		export EVICTD_VM_JOBS=$vm_jobs EVICTD_VM_SLOTS=$vm_jobs
+		echo "# guests: up to $vm_jobs at once (VM_JOBS)"
+		vm_suite --start vm
 		if [ -n "$vm_kernel2" ]; then
 			# shellcheck disable=SC2086
-			vm_suite "vm-$vm_kernel2" --kernel "$vm_kernel2" $vm_kernel2_scenarios
-		fi ;;
+			vm_suite --start "vm-$vm_kernel2" --kernel "$vm_kernel2" $vm_kernel2_scenarios
+		fi
+		case " ${suites[*]} " in
+		*" vm-arm64 "*)
+			if [ -z "${vm_arm64_started:-}" ]; then
+				ARCH=arm64 vm_suite --start-cmd bpf-arm64-test_bpf_dataplane bash tests/bpf/run-in-guest.sh
+				ARCH=arm64 vm_suite --start vm-arm64 00-smoke 10-memory
+				vm_arm64_started=1
+			fi ;;
+		esac
+		vm_n=0
+		vm_suite --collect vm
+		[ -z "$vm_kernel2" ] || vm_suite --collect "vm-$vm_kernel2" ;;
 	vm-arm64)
 		# The aarch64 TCG guest on Debian's arm64 kernel (make ARCH=arm64's binaries): the BPF
 		# data-plane test (its TAP stream from the guest), the smoke and the memory scenarios.
-		ARCH=arm64 run_one bpf-arm64-test_bpf_dataplane bash tests/bpf/run-in-guest.sh
+		# Started by the vm suite (beside its guests) when both run.
+		if [ -z "${vm_arm64_started:-}" ]; then
+			vm_jobs=${VM_JOBS:-$(nproc 2>/dev/null || echo 1)}
+			[ -n "${VM_JOBS:-}" ] || [ "$vm_jobs" -le 4 ] || vm_jobs=4
+			export EVICTD_VM_JOBS=$vm_jobs EVICTD_VM_SLOTS=$vm_jobs
+			ARCH=arm64 vm_suite --start-cmd bpf-arm64-test_bpf_dataplane bash tests/bpf/run-in-guest.sh
+			ARCH=arm64 vm_suite --start vm-arm64 00-smoke 10-memory
+			vm_arm64_started=1
+		fi
+		vm_suite --collect bpf-arm64-test_bpf_dataplane
 		vm_n=0
-		ARCH=arm64 vm_suite vm-arm64 00-smoke 10-memory ;;
+		vm_suite --collect vm-arm64 ;;
 	cluster)
 		# One control plane for the suite; each test keeps to its own namespace and nodes.
 		if ! wait "$kubebin_pid"; then

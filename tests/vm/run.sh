@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # tests/vm/run.sh - real-kernel tests for evictd: boot Debian's kernel under QEMU
-# TCG once per scenario and check the markers the scenario prints on ttyS0.
+# TCG once per scenario and check the markers the scenario prints on ttyS0; scenarios
+# run side by side (--jobs), those that check timings alone (# vm-serial: yes).
 set -euo pipefail
 
 PROG=tests/vm/run.sh
@@ -9,7 +10,7 @@ TOOLS=$ROOT/tools/vm
 
 usage() {
     cat <<EOF
-Usage: $PROG [--list] [--kind busybox|systemd] [--kernel SPEC] [FILTER...]
+Usage: $PROG [--list] [--kind busybox|systemd] [--kernel SPEC] [--jobs N] [FILTER...]
 
 Runs every tests/vm/scenarios/*.sh (busybox guests) and every
 tests/vm/systemd-scenarios/*.sh (systemd guests, named systemd/NAME), or only
@@ -20,8 +21,22 @@ A scenario PASSes only when the guest powered off before the timeout, every
 '# vm-expect:' marker appears as an 'EVICTD-VM: PASS <marker>' line, no
 'EVICTD-VM: FAIL' line appears, and it printed 'EVICTD-VM: scenario exit=0'.
 Output: 'PASS name (secs)' or 'FAIL name: reason' per scenario (with the last
-60 lines of the serial log on failure), then 'N passed, N failed'; the exit
-status is non-zero when anything failed.
+60 lines of the serial log on failure), in the order they end, then 'N passed,
+N failed'; the exit status is non-zero when anything failed.  secs is the
+scenario's own time (its initramfs and its guest), without the wait for a slot.
+
+--jobs N runs up to N scenarios at once (default \$EVICTD_VM_JOBS, else the
+number of CPUs, at most 4; 1 = one after the other).  Each guest holds one of the
+host's guest slots while it runs (tools/vm/run-guest.sh --slots: \$EVICTD_VM_SLOTS,
+default N), which every run.sh on this machine shares: tests/run-all.sh starts
+the guest suites (both kernels, arm64) at once and they keep to those slots
+together.  A scenario whose header says '# vm-serial: yes' (it checks how long
+something took, or races a fixed rate against evictd) holds every slot: no other
+guest runs beside it.  The parallel scenarios go first, the longest first (the
+times of the last run, kept in \$EVICTD_VM_CACHE/durations; without them the
+'# vm-timeout:'), the serial ones last.  The systemd roots the scenarios need are
+built in the background from the start (tools/vm/build-systemd-root.sh
+--base-only, logged to \$EVICTD_VM_OUT/systemd-roots.log).
 
 --kernel SPEC boots another kernel than Debian's default (6.1): a version line
 (6.12: the newest linux-image-6.12*-amd64-unsigned apt knows, -arm64- under
@@ -46,6 +61,7 @@ Scenario header (comment lines at the top of the script, before any other line):
   # vm-append: ARGS          extra kernel command line
   # vm-units: UNIT_FILE ...  (systemd scenarios) extra units (relative to the repo root)
   # vm-packages: p1,p2       (systemd scenarios) extra Debian packages in the root
+  # vm-serial: yes [WHY]     run with no other guest beside it (see --jobs)
 Every guest gets build/vm-progs/* (memhog, forkbomb, mkfiles) in /usr/bin and
 /usr/lib/evictd-vm/vm-lib.sh (vm_pass, vm_fail, vm_check, vm_wait_for, ...).
 
@@ -53,7 +69,10 @@ Environment:
   EVICTD_BIN_DIR   where the host-built binaries are (default: build/, relative
                    paths are relative to the repo root)
   EVICTD_VM_OUT    where images and serial logs go (default: build/vm/)
-  EVICTD_VM_CACHE  kernel / systemd root cache (default: /var/cache/evictd-vm)
+  EVICTD_VM_CACHE  kernel / systemd root cache, scenario times (default:
+                   /var/cache/evictd-vm)
+  EVICTD_VM_JOBS   scenarios at once (--jobs)
+  EVICTD_VM_SLOTS  guests at once on this machine, across runs (default: --jobs)
   EVICTD_VM_KEEP   1 = keep the initramfs of passing scenarios too
   EVICTD_VM_KERNEL the kernel SPEC when --kernel is not given (make vmtest KERNEL=6.12)
   ARCH             x86 (default) or arm64: Debian's arm64 kernel in an aarch64
@@ -69,6 +88,7 @@ die() { echo "$PROG: error: $*" >&2; exit 2; }
 
 LIST=0
 KIND=""
+JOBS=${EVICTD_VM_JOBS:-}
 KSPEC=${EVICTD_VM_KERNEL:-}
 FILTERS=()
 while [ $# -gt 0 ]; do
@@ -76,12 +96,22 @@ while [ $# -gt 0 ]; do
         --list) LIST=1; shift ;;
         --kind) [ $# -ge 2 ] || die "--kind needs busybox or systemd"; KIND=$2; shift 2 ;;
         --kernel) [ $# -ge 2 ] || die "--kernel needs a SPEC (6.12, linux-image-...)"; KSPEC=$2; shift 2 ;;
+        --jobs) [ $# -ge 2 ] || die "--jobs needs a number"; JOBS=$2; shift 2 ;;
         -h|--help) usage; exit 0 ;;
         -*) die "unknown option '$1' (see --help)" ;;
         *) FILTERS+=("$1"); shift ;;
     esac
 done
 case $KIND in ""|busybox|systemd) ;; *) die "--kind must be busybox or systemd" ;; esac
+if [ -z "$JOBS" ]; then
+    JOBS=$(nproc 2>/dev/null || echo 1)
+    [ "$JOBS" -le 4 ] || JOBS=4
+fi
+[[ $JOBS =~ ^[1-9][0-9]*$ ]] || die "--jobs must be a number >= 1, got '$JOBS'"
+# The guest slots of this machine (tools/vm/run-guest.sh --slots), shared with every other
+# run.sh that runs at the same time.
+export EVICTD_VM_SLOTS=${EVICTD_VM_SLOTS:-$JOBS}
+CACHE=${EVICTD_VM_CACHE:-/var/cache/evictd-vm}
 [ "$KSPEC" != default ] || KSPEC=""
 # fetch-kernel.sh (called by every tool below) reads the spec from the environment.
 export EVICTD_VM_KERNEL=$KSPEC
@@ -132,11 +162,6 @@ if [ "$KIND" != busybox ]; then
         SCEN_FILES+=("$f"); SCEN_NAMES+=("$n"); SCEN_KINDS+=(systemd)
     done
 fi
-if [ "$LIST" = 1 ]; then
-    for i in "${!SCEN_NAMES[@]}"; do echo "${SCEN_NAMES[$i]}  (${SCEN_FILES[$i]#"$ROOT"/})"; done
-    exit 0
-fi
-[ ${#SCEN_NAMES[@]} -gt 0 ] || die "no scenario matches ${FILTERS[*]:-(none found)}"
 
 # ---- helpers -----------------------------------------------------------------
 # hdr FILE KEY: the values of '# vm-KEY:' lines in the leading comment block, one per line
@@ -148,19 +173,36 @@ hdr() {
 # unknown_keys FILE: '# vm-xxx:' keys this harness does not know
 unknown_keys() {
     awk 'NR == 1 && /^#!/ { next } !/^#/ { exit } /^# vm-[a-z]+:/ { k = $2; sub(/:$/, "", k); print k }' "$1" \
-        | grep -vxE 'vm-(expect|mem|smp|timeout|bins|add|modules|disk|append|units|packages)' || true
+        | grep -vxE 'vm-(expect|mem|smp|timeout|bins|add|modules|disk|append|units|packages|serial)' || true
+}
+# is_serial FILE: its header says '# vm-serial: yes' (no other guest may run beside it)
+is_serial() {
+    case $(hdr "$1" serial | tail -n1) in yes|yes[\ :\;,]*) return 0 ;; *) return 1 ;; esac
 }
 now() { date +%s.%N; }
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.1f", b - a }'; }
 # log_value LOG ERE: the number after the first match of 'ERE' (which ends in '=') in the log
 log_value() { { grep -oE "$2[0-9.]+" "$1" || true; } | head -n1 | sed 's/.*=//'; }
 
+if [ "$LIST" = 1 ]; then
+    for i in "${!SCEN_NAMES[@]}"; do
+        s=""; is_serial "${SCEN_FILES[$i]}" && s=", serial"
+        echo "${SCEN_NAMES[$i]}  (${SCEN_FILES[$i]#"$ROOT"/}$s)"
+    done
+    exit 0
+fi
+[ ${#SCEN_NAMES[@]} -gt 0 ] || die "no scenario matches ${FILTERS[*]:-(none found)}"
+
 NPASS=0
 NFAIL=0
-pass() { echo "PASS $1$SUFFIX ($2s)"; NPASS=$((NPASS + 1)); }
+# A scenario runs in a job of its own (run_one in a subshell, its output in a file): it says
+# its verdict in VERDICT, which the main loop counts.
+VERDICT=/dev/null
+pass() { echo "PASS $1$SUFFIX ($2s)"; NPASS=$((NPASS + 1)); echo pass >"$VERDICT"; }
 fail() {
     local name=$1$SUFFIX reason=$2 log=${3:-}
     echo "FAIL $name: $reason"
+    echo fail >"$VERDICT"
     if [ -n "$log" ] && [ -s "$log" ]; then
         echo "---- last 60 lines of $log ----"
         tail -n 60 "$log"
@@ -175,7 +217,9 @@ mkdir -p "$OUT" || die "cannot create $OUT"
 KERNEL=$(timeout 1800 "$TOOLS/fetch-kernel.sh" 2>"$OUT/fetch-kernel.log") || KERNEL=""
 if [ -z "$KERNEL" ] || [ ! -f "$KERNEL" ]; then
     setup_err="tools/vm/fetch-kernel.sh failed: $(tail -n 3 "$OUT/fetch-kernel.log" 2>/dev/null | tr '\n' ' ')"
-elif ! timeout 300 make -s -C "$ROOT/tests/vm/progs" OUT="$PROGS_DIR" CC="$PROGS_CC" >"$OUT/progs-build.log" 2>&1; then
+elif ! mkdir -p "$PROGS_DIR" || ! timeout 300 flock "$PROGS_DIR" \
+    make -s -C "$ROOT/tests/vm/progs" OUT="$PROGS_DIR" CC="$PROGS_CC" >"$OUT/progs-build.log" 2>&1; then
+    # (flock: another run.sh, of the other kernel, builds the same programs at the same time)
     setup_err="building tests/vm/progs failed: $(tail -n 3 "$OUT/progs-build.log" | tr '\n' ' ')"
 fi
 if [ -n "$setup_err" ]; then
@@ -200,7 +244,7 @@ run_one() {
 
     local bad; bad=$(unknown_keys "$file" | paste -sd' ' -)
     [ -z "$bad" ] || { fail "$name" "unknown header key(s): $bad (see $PROG --help)"; return; }
-    local expects=() mem smp timeout_s append modules="" adds=() disks=() units=() packages=""
+    local expects=() mem smp timeout_s append modules="" adds=() disks=() units=() packages="" exclusive=""
     for v in $(hdr "$file" expect); do
         [[ $v =~ ^[A-Za-z0-9_.-]+$ ]] || { fail "$name" "bad marker name '$v' in '# vm-expect:'"; return; }
         expects+=("$v")
@@ -215,6 +259,7 @@ run_one() {
     append=$(hdr "$file" append | paste -sd' ' -)
     for v in $(hdr "$file" modules | tr ',' ' '); do modules=${modules:+$modules,}$v; done
     for v in $(hdr "$file" packages | tr ',' ' '); do packages=${packages:+$packages,}$v; done
+    is_serial "$file" && exclusive=--exclusive
 
     # host binaries and files
     for p in "$PROGS_DIR"/*; do adds+=(--add "$p:/usr/bin/$(basename "$p")"); done
@@ -326,8 +371,13 @@ EOF
     rc=0
     "$TOOLS/run-guest.sh" --kernel "$KERNEL" --initramfs "$img_out" --mem "$mem" --smp "$smp" \
         --timeout "$timeout_s" ${append:+--append "$append"} ${disks[@]+"${disks[@]}"} \
-        --log "$raw" >"$sdir/qemu.log" 2>&1 || rc=$?
+        ${exclusive:+"$exclusive"} --log "$raw" >"$sdir/qemu.log" 2>&1 || rc=$?
     t_end=$(now)
+    # the wait for a guest slot (other guests ran) is no part of the scenario's time
+    local waited
+    waited=$(sed -n 's/^run-guest\.sh: slot wait \([0-9]*\)s.*/\1/p' "$sdir/qemu.log" | head -n1)
+    waited=${waited:-0}
+    t_end=$(awk -v e="$t_end" -v w="$waited" 'BEGIN { printf "%.3f", e - w }')
     tr -d '\r' <"$raw" | sed 's/\x1b\[[0-9;?]*[A-Za-z]//g' >"$log" || true
 
     # verdict
@@ -353,9 +403,11 @@ EOF
     ready=$(log_value "$log" 'EVICTD-VM: (init|systemd) ready uptime=')
     done_at=$(log_value "$log" 'EVICTD-VM: scenario exit=[0-9]* uptime=')
     local timing
-    timing="build $(secs "$t_start" "$t_built")s, qemu $(secs "$t_built" "$t_end")s; guest uptime: ready ${ready:-?}s, scenario done ${done_at:-?}s"
+    timing="build $(secs "$t_start" "$t_built")s, qemu $(secs "$t_built" "$t_end")s${exclusive:+ (alone)}; guest uptime: ready ${ready:-?}s, scenario done ${done_at:-?}s"
+    [ "$waited" = 0 ] || timing="$timing; waited ${waited}s for a guest slot"
     echo "$timing" >"$sdir/timing"
     if [ ${#reasons[@]} -eq 0 ]; then
+        secs "$t_start" "$t_end" >"$VERDICT.secs"
         pass "$name" "$(secs "$t_start" "$t_end")"
         echo "  $name: $timing"
         [ "${EVICTD_VM_KEEP:-0}" = 1 ] || rm -f "$img_out" "$sdir"/disk*.img
@@ -366,8 +418,122 @@ EOF
     fi
 }
 
-for i in "${!SCEN_NAMES[@]}"; do
-    run_one "${SCEN_FILES[$i]}" "${SCEN_NAMES[$i]}" "${SCEN_KINDS[$i]}"
+# ---- the run: up to JOBS scenarios at once --------------------------------------
+# Each scenario is a job: run_one in a subshell, its output in JOBDIR/I.out, printed whole
+# when it ends (so a FAIL's serial log tail stays with it), its verdict in JOBDIR/I.verdict.
+JOBDIR=$OUT/.jobs
+rm -rf "$JOBDIR"
+mkdir -p "$JOBDIR" "$CACHE/durations" || die "cannot create $JOBDIR or $CACHE/durations"
+# The scenarios' last times on this machine (NAME@SPEC@ARCH SECS, one a line; passes only).
+DURATIONS=$CACHE/durations/scenarios
+
+# The order: the parallel busybox scenarios, the parallel systemd ones (their roots are built
+# in the background meanwhile), then the serial ones; in each group the longest first (the
+# last time, else the timeout, which is larger than any time), so the last jobs are short
+# ones and no slot idles long at the end.
+ORDER=()
+while read -r _ _ i; do ORDER+=("$i"); done < <(
+    for i in "${!SCEN_NAMES[@]}"; do
+        f=${SCEN_FILES[$i]}
+        g=0; [ "${SCEN_KINDS[$i]}" = systemd ] && g=1
+        is_serial "$f" && g=2
+        est=$(awk -v n="${SCEN_NAMES[$i]}$SUFFIX" '$1 == n { v = $2 } END { print v }' "$DURATIONS" 2>/dev/null || true)
+        if [ -z "$est" ]; then
+            est=$(hdr "$f" timeout | tail -n1); est=$(( ${est:-300} * TIMEOUT_SCALE ))
+        fi
+        echo "$g $est $i"
+    done | sort -k1,1n -k2,2gr -k3,3n)
+
+# The systemd roots (one per '# vm-packages:' set), built in the background from now on in
+# the order the scenarios need them, at a low priority: on a fresh machine that is minutes of
+# mmdebstrap that the busybox guests hide; once cached, a second.  A scenario's own
+# build-systemd-root.sh waits for the one being built (its lock), or builds it itself.
+ROOTS_PID=""
+roots=()
+for i in "${ORDER[@]}"; do
+    [ "${SCEN_KINDS[$i]}" = systemd ] || continue
+    p=""
+    for v in $(hdr "${SCEN_FILES[$i]}" packages | tr ',' ' '); do p=${p:+$p,}$v; done
+    case " ${roots[*]-} " in *" =$p "*) ;; *) roots+=("=$p") ;; esac
 done
+if [ ${#roots[@]} -gt 0 ]; then
+    (
+        for r in "${roots[@]}"; do
+            p=${r#=}
+            nice -n 10 timeout 1800 "$TOOLS/build-systemd-root.sh" --base-only ${p:+--packages "$p"} \
+                || echo "$PROG: the systemd root${p:+ with $p} did not build (the scenarios build it again)"
+        done
+    ) >"$OUT/systemd-roots.log" 2>&1 &
+    ROOTS_PID=$!
+fi
+
+# kill_tree PID: PID and everything below it (a job: its subshell, run-guest.sh, qemu)
+kill_tree() {
+    local c
+    for c in $(ps -o pid= --ppid "$1" 2>/dev/null); do kill_tree "$c"; done
+    kill "$1" 2>/dev/null || true
+}
+declare -A JOB_OF=()
+stop_jobs() {
+    local p
+    for p in "${!JOB_OF[@]}" $ROOTS_PID; do kill_tree "$p"; done
+}
+trap 'stop_jobs; exit 130' INT
+trap 'stop_jobs; exit 143' TERM
+
+start_job() {
+    local i=$1
+    (
+        VERDICT=$JOBDIR/$i.verdict
+        run_one "${SCEN_FILES[$i]}" "${SCEN_NAMES[$i]}" "${SCEN_KINDS[$i]}"
+    ) >"$JOBDIR/$i.out" 2>&1 &
+    JOB_OF[$!]=$i
+}
+
+# reap_job: wait for a job to end, print its output, count its verdict
+reap_job() {
+    local pid="" rc=0 i verdict
+    while :; do
+        rc=0
+        wait -n -p pid || rc=$?
+        [ -n "$pid" ] || return 0
+        if [ "$pid" = "$ROOTS_PID" ]; then ROOTS_PID=""; pid=""; continue; fi
+        [ -n "${JOB_OF[$pid]+x}" ] && break
+        pid=""
+    done
+    i=${JOB_OF[$pid]}
+    unset "JOB_OF[$pid]"
+    cat "$JOBDIR/$i.out"
+    verdict=$(cat "$JOBDIR/$i.verdict" 2>/dev/null || true)
+    case $verdict in
+        pass) NPASS=$((NPASS + 1)) ;;
+        fail) NFAIL=$((NFAIL + 1)) ;;
+        *) echo "FAIL ${SCEN_NAMES[$i]}$SUFFIX: the harness's job for it ended (exit $rc) without a verdict (${JOBDIR#"$ROOT"/}/$i.out)"
+           NFAIL=$((NFAIL + 1)) ;;
+    esac
+}
+
+t_run=$(now)
+for i in "${ORDER[@]}"; do
+    while [ ${#JOB_OF[@]} -ge "$JOBS" ]; do reap_job; done
+    start_job "$i"
+done
+while [ ${#JOB_OF[@]} -gt 0 ]; do reap_job; done
+[ -z "$ROOTS_PID" ] || wait "$ROOTS_PID" || true
+trap - INT TERM
+
+# the times of the scenarios that passed, for the next run's order (other runs of other
+# kernels update the same file at the same time: under its lock)
+{
+    flock 9
+    {
+        for i in "${!SCEN_NAMES[@]}"; do
+            [ -f "$JOBDIR/$i.verdict.secs" ] && echo "${SCEN_NAMES[$i]}$SUFFIX $(cat "$JOBDIR/$i.verdict.secs")"
+        done
+        cat "$DURATIONS" 2>/dev/null || true
+    } | awk '!seen[$1]++' | LC_ALL=C sort >"$DURATIONS.tmp.$$" && mv "$DURATIONS.tmp.$$" "$DURATIONS"
+} 9>>"$DURATIONS.lock" || true
+
+echo "wall time $(secs "$t_run" "$(now)")s: ${#SCEN_NAMES[@]} scenario(s), up to $JOBS at once, $EVICTD_VM_SLOTS guest slot(s)"
 echo "$NPASS passed, $NFAIL failed"
 [ "$NFAIL" = 0 ]

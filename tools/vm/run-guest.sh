@@ -9,7 +9,7 @@ usage() {
     cat <<EOF
 Usage: $PROG --initramfs F --log LOG [--mem 1024M] [--smp 2] [--timeout 300]
              [--append "extra cmdline"] [--disk IMG]... [--kernel VMLINUZ]
-             [--arch amd64|arm64]
+             [--arch amd64|arm64] [--slots N [--exclusive]]
 
 Boot the Debian kernel from fetch-kernel.sh with initramfs F under
 qemu-system-x86_64 -accel tcg (no KVM), with the serial console (ttyS0)
@@ -34,7 +34,17 @@ killed), 1 on usage/setup errors, otherwise qemu's own exit status.
                     instead, through its PVH entry (EVICTD_VM_PVH=0: the vmlinuz)
   --arch A          amd64 (default, \$EVICTD_VM_ARCH) or arm64: qemu-system-aarch64
                     -machine virt -cpu max under TCG, the console on ttyAMA0 (PL011)
+  --slots N         share the host with other guests: boot only while holding one of
+                    N slots (default \$EVICTD_VM_SLOTS; unset or 0: no limit), lock files
+                    slot0..slotN-1 in \$EVICTD_VM_SLOT_DIR (default /tmp/evictd-vm-slots),
+                    so every run-guest.sh with --slots on this machine shares them (the
+                    guest suites of tests/run-all.sh, tests/vm/run.sh's concurrent scenarios)
+  --exclusive       with --slots: hold all N slots, so that no other slot-sharing guest
+                    runs beside this one (a scenario that checks timings: # vm-serial: yes)
   -h, --help        this help
+
+The wait for a slot does not count against --timeout; it is reported on stderr as
+'run-guest.sh: slot wait Ns'.
 EOF
 }
 
@@ -49,6 +59,9 @@ APPEND=""
 DISKS=()
 KERNEL=""
 ARCH=${EVICTD_VM_ARCH:-amd64}
+SLOTS=${EVICTD_VM_SLOTS:-0}
+EXCLUSIVE=0
+SLOT_DIR=${EVICTD_VM_SLOT_DIR:-/tmp/evictd-vm-slots}
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -61,6 +74,8 @@ while [ $# -gt 0 ]; do
         --disk) [ $# -ge 2 ] || die "--disk needs an image"; DISKS+=("$2"); shift 2 ;;
         --kernel) [ $# -ge 2 ] || die "--kernel needs a file"; KERNEL=$2; shift 2 ;;
         --arch) [ $# -ge 2 ] || die "--arch needs amd64 or arm64"; ARCH=$2; shift 2 ;;
+        --slots) [ $# -ge 2 ] || die "--slots needs a number"; SLOTS=$2; shift 2 ;;
+        --exclusive) EXCLUSIVE=1; shift ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -71,6 +86,7 @@ done
 [[ $TIMEOUT =~ ^[0-9]+$ ]] || die "--timeout must be whole seconds, got '$TIMEOUT'"
 [[ $SMP =~ ^[0-9]+$ ]] || die "--smp must be a number, got '$SMP'"
 [[ $MEM =~ ^[0-9]+[MGmg]?$ ]] || die "--mem must look like 1024M or 2G, got '$MEM'"
+[[ $SLOTS =~ ^[0-9]+$ ]] || die "--slots must be a number, got '$SLOTS'"
 
 # The machine per architecture; the console is the board's first UART.
 case $ARCH in
@@ -119,6 +135,39 @@ done
 
 mkdir -p "$(dirname "$LOG")" || die "cannot create the directory of $LOG"
 : >"$LOG" || die "cannot write $LOG"
+
+# take_slots: hold one slot (all with --exclusive) for as long as this script and its qemu
+# run: flock on slot files, the locks are released when the descriptors close at exit.
+# Whoever waits holds the gate: waiters are served in turn, and an exclusive waiter is not
+# overtaken by guests that would keep one slot busy all the time.
+take_slots() {
+    local gate fd i t0=$SECONDS
+    mkdir -p "$SLOT_DIR" || die "cannot create $SLOT_DIR"
+    exec {gate}>>"$SLOT_DIR/gate" || die "cannot open $SLOT_DIR/gate"
+    flock "$gate" || die "flock $SLOT_DIR/gate failed"
+    if [ "$EXCLUSIVE" = 1 ]; then
+        for ((i = 0; i < SLOTS; i++)); do
+            exec {fd}>>"$SLOT_DIR/slot$i" || die "cannot open $SLOT_DIR/slot$i"
+            flock "$fd" || die "flock $SLOT_DIR/slot$i failed"
+        done
+        echo "$PROG: slot wait $((SECONDS - t0))s (all $SLOTS slots)" >&2
+    else
+        while :; do
+            for ((i = 0; i < SLOTS; i++)); do
+                exec {fd}>>"$SLOT_DIR/slot$i" || die "cannot open $SLOT_DIR/slot$i"
+                if flock -n "$fd"; then
+                    echo "$PROG: slot wait $((SECONDS - t0))s (slot $i of $SLOTS)" >&2
+                    break 2
+                fi
+                exec {fd}>&-
+            done
+            sleep 0.2
+        done
+    fi
+    exec {gate}>&-
+}
+[ "$SLOTS" -gt 0 ] && take_slots
+
 rc=0
 timeout --kill-after=10 "$TIMEOUT" "$QEMU" "${args[@]}" </dev/null || rc=$?
 if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then

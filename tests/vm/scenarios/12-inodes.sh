@@ -15,6 +15,7 @@
 # vm-mem: 1024M
 # vm-smp: 2
 # vm-timeout: 300
+# vm-serial: yes: a filler at a fixed rate races the reclaim step and the kill to ENOSPC
 # vm-disk: 32M ext4 -N 2048 -m 0
 # vm-bins: evictd
 # vm-add: tests/vm/lib/kubepods.sh:/usr/lib/evictd-vm/kubepods.sh

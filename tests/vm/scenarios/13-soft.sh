@@ -16,6 +16,7 @@
 # vm-mem: 1024M
 # vm-smp: 2
 # vm-timeout: 300
+# vm-serial: yes: grace periods checked to 0.05-1.5 s
 # vm-bins: evictd
 # vm-add: tests/vm/lib/kubepods.sh:/usr/lib/evictd-vm/kubepods.sh
 # vm-add: tests/vm/data:/usr/lib/evictd-vm/data

@@ -6,6 +6,7 @@
 # vm-mem: 1024M
 # vm-smp: 2
 # vm-timeout: 300
+# vm-serial: yes: the exit must take at most 1 s
 # vm-bins: evictd
 # vm-add: tests/vm/data:/usr/lib/evictd-vm/data
 # vm-expect: evictd-started triggers-open removed-closed exit-prompt

@@ -8,6 +8,7 @@
 # start and end times are persisted.
 # vm-mem: 1024M
 # vm-timeout: 300
+# vm-serial: yes: shutdown group periods checked to +-1 s
 # vm-bins: evictd
 # vm-packages: attr
 # vm-add: tests/vm/systemd-scenarios/shutdown-lib.inc:/usr/lib/evictd-vm/shutdown-lib.inc

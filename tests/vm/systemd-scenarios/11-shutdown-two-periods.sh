@@ -6,6 +6,7 @@
 # reboot) are loaded and reported at start, and replaced by this shutdown's.
 # vm-mem: 1024M
 # vm-timeout: 300
+# vm-serial: yes: shutdown periods checked to +-1 s
 # vm-bins: evictd
 # vm-packages: attr
 # vm-add: tests/vm/systemd-scenarios/shutdown-lib.inc:/usr/lib/evictd-vm/shutdown-lib.inc

@@ -9,6 +9,7 @@
 # masked while logind waits, and at 4 s logind's StartUnit fails -> PrepareForShutdown(false).
 # vm-mem: 1024M
 # vm-timeout: 300
+# vm-serial: yes: the cancel races logind's 4 s inhibitor delay
 # vm-bins: evictd
 # vm-packages: attr
 # vm-add: tests/vm/systemd-scenarios/shutdown-lib.inc:/usr/lib/evictd-vm/shutdown-lib.inc

@@ -4,6 +4,7 @@
 # not two), and the poweroff that follows still goes through evictd's sequence.
 # vm-mem: 1024M
 # vm-timeout: 300
+# vm-serial: yes: the poweroff must follow the release within 1 s
 # vm-bins: evictd
 # vm-packages: attr
 # vm-add: tests/vm/systemd-scenarios/shutdown-lib.inc:/usr/lib/evictd-vm/shutdown-lib.inc
