@@ -315,8 +315,8 @@ static bool mglru_on(void)
  * count as all their pages). Dropping it again: file_removed_pages by the same 1024.
  * Classic LRU: the second read activates (mm_lru_activate). MGLRU: it does not, a read()
  * access only counts in the folio's tier (mm/swap.c folio_mark_accessed() ->
- * lru_gen_inc_refs()), so no activation is asserted there (the reason evictd refuses
- * --memory-refault-aware under MGLRU); the guest scenario 05-bpf-dataplane runs both.
+ * folio_inc_refs()), so no activation is asserted there (why --memory-refault-aware has its
+ * own rule under MGLRU, DESIGN.md §1); the guest scenario 05-bpf-dataplane runs both.
  */
 static void test_page_cache_pages_counted(void **state)
 {

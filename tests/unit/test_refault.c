@@ -3,8 +3,10 @@
  * The refault-aware memory signal (--memory-refault-aware, user/signals/memory.c; kubernetes
  * issue 43916): active file cache counts as reclaimable unless the file cache is refaulting
  * (more than 1% of it read back in per second, workingset_refault_file), exported beside the
- * kubelet's value. The verdict's boundaries, and signals_read() on a fixture root whose
- * memory.stat changes between two reads a window apart. Numbers worked out in the comments.
+ * kubelet's value. Under MGLRU the kubelet's value unless refaulting, then all of the file
+ * cache. The verdict's boundaries, signals_read() on a fixture root whose memory.stat changes
+ * between two reads a window apart, and on roots captured from a 6.12 guest with MGLRU on.
+ * Numbers worked out in the comments.
  */
 #include "testutil.h"
 
@@ -158,13 +160,14 @@ static void test_refault_counters_missing(void **state)
 }
 
 /*
- * MGLRU on (Debian 6.12's default 0x0007): active_file is only the two youngest generations, so
- * the option is refused: thresholds see the kubelet's value and no refault-aware value is
- * exported. Off (0x0000) or absent (no CONFIG_LRU_GEN): the refault-aware value as before.
- * Each case has its own root: detection is once per root (one boot).
+ * The rule follows the LRU (DESIGN.md §1, "Refault-aware memory.available under MGLRU").
+ * MGLRU on (Debian 6.12's default 0x0007, or the core bit alone): active_file is the two
+ * youngest generations (used recently), so while the cache does not refault the refault-aware
+ * value is the kubelet's. Off (0x0000), walks without the core bit, or absent (no
+ * CONFIG_LRU_GEN): classic LRU, active file cache counted as free. Each case has its own
+ * root: detection is once per root (one boot).
  */
-static void check_mglru_case(const char *root, const char *enabled, int64_t want_available,
-			     int64_t want_aware)
+static void check_lru_case(const char *root, const char *enabled, int64_t want_available)
 {
 	struct signal_source aware = { .root = root, .memory_refault_aware = true, .now_ns = fake_now_ns };
 	struct observations obs = { 0 };
@@ -175,26 +178,102 @@ static void check_mglru_case(const char *root, const char *enabled, int64_t want
 	assert_int_equal(signals_read(&aware, SIGNAL_MASK_MEMORY, &obs), 0);
 	assert_int_equal(obs.memory_available_kubelet_bytes, 424 * MI);
 	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, want_available);
-	assert_int_equal(obs.memory_available_refault_aware_bytes, want_aware);
+	assert_int_equal(obs.memory_available_refault_aware_bytes, want_available);
 	assert_false(obs.file_cache_refaulting);
 }
 
-static void test_refault_aware_refused_under_mglru(void **state)
+static void test_refault_aware_rule_per_lru(void **state)
 {
 	const char *base = *state;
 	char root[PATH_MAX];
 
 	snprintf(root, sizeof(root), "%s/mglru-on", base);
-	check_mglru_case(root, "0x0007\n", 424 * MI, -1);
+	check_lru_case(root, "0x0007\n", 424 * MI);
 	snprintf(root, sizeof(root), "%s/mglru-core-only", base);
-	check_mglru_case(root, "0x0001\n", 424 * MI, -1);
+	check_lru_case(root, "0x0001\n", 424 * MI);
 	snprintf(root, sizeof(root), "%s/mglru-off", base);
-	check_mglru_case(root, "0x0000\n", 924 * MI, 924 * MI);
+	check_lru_case(root, "0x0000\n", 924 * MI);
 	/* Walks on, core off (the core bit is the switch, mm/vmscan.c enabled_store()). */
 	snprintf(root, sizeof(root), "%s/mglru-walk-only", base);
-	check_mglru_case(root, "0x0006\n", 924 * MI, 924 * MI);
+	check_lru_case(root, "0x0006\n", 924 * MI);
 	snprintf(root, sizeof(root), "%s/no-lru-gen", base);
-	check_mglru_case(root, NULL, 924 * MI, 924 * MI);
+	check_lru_case(root, NULL, 924 * MI);
+}
+
+/* The pure rule on its four corners: 100 MiB anon, 800 MiB file, 300 inactive, 500 active. */
+static void test_refault_aware_working_set(void **state)
+{
+	struct refault_aware_view view = { .usage = 900 * MI, .working_set = 600 * MI,
+					   .active_file = 500 * MI };
+
+	assert_int_equal(signals_refault_aware_working_set(&view), 100 * MI);
+	view.refaulting = true;
+	assert_int_equal(signals_refault_aware_working_set(&view), 600 * MI);
+	view.mglru = true;
+	assert_int_equal(signals_refault_aware_working_set(&view), 900 * MI);
+	view.refaulting = false;
+	assert_int_equal(signals_refault_aware_working_set(&view), 600 * MI);
+	/* Classic, active_file above the working set (a racy read): floored at 0. */
+	view = (struct refault_aware_view){ .usage = 10 * MI, .working_set = 10 * MI,
+					    .active_file = 20 * MI };
+	assert_int_equal(signals_refault_aware_working_set(&view), 0);
+}
+
+/*
+ * Captured on the 6.12 guest, MGLRU on (tests/fixtures/node-mglru-6.12/README), one root per
+ * moment. Every number below is read from those files.
+ *   clean:   MemTotal 990504 kB; anon 327680, file 451485696, inactive_file 419516416,
+ *            active_file 0, workingset_refault_file 18.
+ *   thrash1: workingset_refault_file 107122.
+ *   thrash2: MemTotal 990504 kB; anon 450560, file 876400640, inactive_file 844337152,
+ *            workingset_refault_file 216842 (2 s after thrash1).
+ */
+#define MGLRU_FIX FIXTURES_DIR "/node-mglru-6.12/"
+#define CAPTURED_TOTAL (990504LL * 1024)
+
+static void test_refault_aware_mglru_captured(void **state)
+{
+	struct signal_source clean = { .root = MGLRU_FIX "clean", .memory_refault_aware = true,
+				       .now_ns = fake_now_ns },
+			     thrash1 = clean, thrash2 = clean;
+	struct observations obs = { 0 };
+
+	thrash1.root = MGLRU_FIX "thrash1";
+	thrash2.root = MGLRU_FIX "thrash2";
+	/* Clean cache read twice, not refaulting (18 refaults since boot, a lower counter than
+	 * the tests before: a new baseline): the refault-aware value is the kubelet's, the
+	 * 400 MiB of inactive cache free in both. */
+	sleep_ns(10 * SEC);
+	assert_int_equal(signals_read(&clean, SIGNAL_MASK_MEMORY, &obs), 0);
+	assert_false(obs.file_cache_refaulting);
+	assert_int_equal(obs.memory_available_kubelet_bytes,
+			 CAPTURED_TOTAL - (327680 + 451485696 - 419516416));
+	assert_int_equal(obs.memory_available_refault_aware_bytes,
+			 obs.memory_available_kubelet_bytes);
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available,
+			 obs.memory_available_kubelet_bytes);
+
+	/* Thrashing, 2 s between the captures: 109720 pages back in, about 210 MiB/s against
+	 * 1% of 836 MiB = 8.4 MiB/s. The kubelet's formula still counts the cache as free
+	 * (inactive_file 805 MiB): only anon and the rest are used. Refault-aware: all of it. */
+	sleep_ns(2 * SEC);
+	assert_int_equal(signals_read(&thrash1, SIGNAL_MASK_MEMORY, &obs), 0);
+	sleep_ns(2 * SEC);
+	assert_int_equal(signals_read(&thrash2, SIGNAL_MASK_MEMORY, &obs), 0);
+	assert_true(obs.file_cache_refaulting);
+	assert_int_equal(obs.memory_available_kubelet_bytes,
+			 CAPTURED_TOTAL - (450560 + 876400640 - 844337152));
+	assert_int_equal(obs.memory_available_refault_aware_bytes,
+			 CAPTURED_TOTAL - (450560 + 876400640));
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available,
+			 CAPTURED_TOTAL - (450560 + 876400640));
+
+	/* The thrash stops (the same counter a window later): the kubelet's value again. */
+	sleep_ns(2 * SEC);
+	assert_int_equal(signals_read(&thrash2, SIGNAL_MASK_MEMORY, &obs), 0);
+	assert_false(obs.file_cache_refaulting);
+	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available,
+			 obs.memory_available_kubelet_bytes);
 }
 
 static void test_read_mglru(void **state)
@@ -221,8 +300,10 @@ int main(void)
 		cmocka_unit_test(test_refault_verdict_boundaries),
 		cmocka_unit_test_setup_teardown(test_refault_aware_signal, setup_tmp, teardown_tmp),
 		cmocka_unit_test_setup_teardown(test_refault_counters_missing, setup_tmp, teardown_tmp),
-		cmocka_unit_test_setup_teardown(test_refault_aware_refused_under_mglru, setup_tmp,
+		cmocka_unit_test_setup_teardown(test_refault_aware_rule_per_lru, setup_tmp,
 						teardown_tmp),
+		cmocka_unit_test(test_refault_aware_working_set),
+		cmocka_unit_test(test_refault_aware_mglru_captured),
 		cmocka_unit_test_setup_teardown(test_read_mglru, setup_tmp, teardown_tmp),
 	};
 

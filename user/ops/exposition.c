@@ -200,8 +200,9 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 	if (snap->memory_available_kubelet >= 0 && snap->memory_available_refault_aware >= 0) {
 		put_help(out, "evictd_memory_available_bytes", "gauge",
 			 "memory.available two ways: formula=\"kubelet\" (capacity - (usage - inactive_file)), "
-			 "formula=\"refault-aware\" (active file cache counted as free unless it refaults; "
-			 "what thresholds use with --memory-refault-aware).");
+			 "formula=\"refault-aware\" (only refaulting or recently used file cache counted: classic LRU, "
+			 "active file cache free unless it refaults; MGLRU, all file cache counted while it "
+			 "refaults; what thresholds use with --memory-refault-aware).");
 		fputs("evictd_memory_available_bytes{", out);
 		put_label(out, true, "formula", "kubelet");
 		fprintf(out, "} %lld\n", (long long)snap->memory_available_kubelet);

@@ -167,16 +167,19 @@ static __thread struct refault_state refault;
 
 /*
  * MGLRU, the multi-gen LRU (CONFIG_LRU_GEN; on by default in Debian's 6.12: lru_gen/enabled
- * 0x0007). memory.stat's active_file is then the pages of the two youngest generations
- * (include/linux/mm_inline.h lru_gen_is_active()); fresh page cache goes to the oldest ones
- * (lru_gen_add_folio()), and a second read() does not promote it: folio_mark_accessed() only
- * counts the access in the folio's tier (mm/swap.c, lru_gen_inc_refs()), no mm_lru_activate.
- * The cache classic LRU calls active sits in inactive_file, which the kubelet's formula
- * already counts as free, so --memory-refault-aware has nothing left to subtract (only pages
- * made young through page tables) and its thrash guard would compare against a value equal
- * to the kubelet's: refused for the boot, with a line saying so (DESIGN.md, "Refault-aware
- * memory.available"). workingset_refault_file still counts refaults (mm/workingset.c
- * lru_gen_refault()), but a verdict with no active set to act on is not exported either.
+ * 0x0007; DESIGN.md §1, "Refault-aware memory.available under MGLRU"). memory.stat's
+ * active_file is then the file pages of the two youngest generations (include/linux/mm_inline.h
+ * lru_gen_is_active()): pages faulted in through page tables (mm/swap.c folio_add_lru() sets
+ * them active, lru_gen_add_folio() puts them in max_seq) or found young by the aging walk, that
+ * is pages used recently. read() cache goes to the oldest generations however often it is read
+ * (lru_gen_add_folio(): min_seq or min_seq + 1; folio_mark_accessed() only counts the access in
+ * the folio's tier), and so does a refaulted page (lru_gen_refault() counts it, activates
+ * nothing), so the kubelet's usage - inactive_file already counts read() cache as free, the
+ * thrashing cache included: the over-count of kubernetes issue 43916 turns into an under-count.
+ * The rule there: not refaulting, the kubelet's value (what it counts is what was used
+ * recently); refaulting (the same rate as classic LRU, workingset_refault_file, counted for every
+ * refault, mm/workingset.c lru_gen_refault()), all of the file cache: memory.stat has no split
+ * that holds the refaulting pages apart.
  */
 #define LRU_GEN_CORE 0x1u	/* mm/vmscan.c enabled_show(): BIT(LRU_GEN_CORE), the main switch */
 
@@ -212,7 +215,7 @@ int signals_read_mglru(const char *root, bool *enabled)
 static __thread struct {
 	bool valid;
 	bool enabled;
-	bool warned;		/* the refusal was logged (once per root, when the option is on) */
+	bool warned;		/* the MGLRU rule was logged (once per root, when the option is on) */
 	char root[PATH_MAX];
 } mglru_cache;
 
@@ -229,10 +232,10 @@ static bool mglru_enabled(const struct signal_source *source)
 		mglru_cache.valid = true;
 	}
 	if (mglru_cache.enabled && source->memory_refault_aware && !mglru_cache.warned) {
-		log_warn("--memory-refault-aware refused: MGLRU is on (%.*s/sys/kernel/mm/lru_gen/enabled): "
-			 "active_file is only its two youngest generations and the kubelet's formula "
-			 "already counts older file cache as free; memory.available uses the kubelet's "
-			 "formula (echo n > /sys/kernel/mm/lru_gen/enabled and restart to use the option)",
+		log_info("--memory-refault-aware under MGLRU (%.*s/sys/kernel/mm/lru_gen/enabled): "
+			 "the kubelet's value while the file cache does not refault (its active_file is "
+			 "the two youngest generations, used recently), all of the file cache counted "
+			 "while it does (refaulted pages go back to the oldest generations)",
 			 sig_root_len(root), root);
 		mglru_cache.warned = true;
 	}
@@ -262,8 +265,19 @@ static bool refaulting_now(int64_t now, int64_t refault_pages, int64_t file_cach
 	return refault.refaulting;
 }
 
-/* working_set: the kubelet's; refault_aware: without active file cache unless refaulting
- * (-1 when memory.stat has no refault counters, or under MGLRU). */
+/* The refault-aware working set (DESIGN.md §1): classic LRU, the kubelet's without active_file
+ * unless refaulting; MGLRU, the kubelet's unless refaulting, then usage (all file cache). */
+int64_t signals_refault_aware_working_set(const struct refault_aware_view *view)
+{
+	if (view->mglru)
+		return view->refaulting ? view->usage : view->working_set;
+	if (view->refaulting)
+		return view->working_set;
+	return view->working_set < view->active_file ? 0 : view->working_set - view->active_file;
+}
+
+/* working_set: the kubelet's; refault_aware: the value above (-1 when memory.stat has no
+ * refault counters). */
 static int working_set_v2(const struct signal_source *source, const char *memory_dir,
 			  int64_t *working_set, int64_t *refault_aware, bool *refaulting)
 {
@@ -290,13 +304,13 @@ static int working_set_v2(const struct signal_source *source, const char *memory
 		*working_set = usage < scan.values[2] ? 0 : usage - scan.values[2];
 	*refault_aware = -1;
 	*refaulting = false;
-	/* active_file, workingset_refault_file: 5.9+; not under MGLRU (mglru_enabled()). */
-	if ((scan.found & (8 | 16)) == (8 | 16) && !mglru_enabled(source)) {
+	/* active_file, workingset_refault_file: 5.9+. */
+	if ((scan.found & (8 | 16)) == (8 | 16)) {
 		*refaulting = refaulting_now(source->now_ns ? source->now_ns() : clock_monotonic_ns(),
 					     scan.values[4], scan.values[1]);
-		*refault_aware = *working_set;
-		if (!*refaulting)
-			*refault_aware = *working_set < scan.values[3] ? 0 : *working_set - scan.values[3];
+		*refault_aware = signals_refault_aware_working_set(&(struct refault_aware_view){
+			.usage = usage, .working_set = *working_set, .active_file = scan.values[3],
+			.refaulting = *refaulting, .mglru = mglru_enabled(source) });
 	}
 	return 0;
 }

@@ -23,8 +23,8 @@ struct signal_source {
 	/* The kubelet's --cgroup-root, where kubepods(.slice) is (allocatableMemory.available);
 	 * NULL or "" = the hierarchy's root. */
 	const char *kubelet_cgroup_root;
-	/* memory.available counts active file cache as reclaimable unless it is refaulting
-	 * (kubernetes issue 43916; signals/memory.c). Off, or under MGLRU: the kubelet's formula. */
+	/* memory.available with the refault-aware working set (kubernetes issue 43916;
+	 * signals/memory.c, DESIGN.md §1). Off: the kubelet's formula. */
 	bool memory_refault_aware;
 	/* CLOCK_MONOTONIC for the refault rate's window; NULL = the real clock (tests inject). */
 	int64_t (*now_ns)(void);
@@ -47,9 +47,20 @@ struct refault_state_view {
 	int64_t file_cache_bytes;			/* memory.stat file */
 };
 bool signals_file_cache_refaulting(struct refault_state_view *view);
+/* The refault-aware working set from the root memory.stat (signals/memory.c). Classic LRU:
+ * working_set - active_file unless refaulting. MGLRU (active_file = the two youngest
+ * generations, refaulted pages in the oldest): working_set unless refaulting, then usage. */
+struct refault_aware_view {
+	int64_t usage;			/* anon + file */
+	int64_t working_set;		/* the kubelet's: usage - inactive_file */
+	int64_t active_file;
+	bool refaulting;		/* signals_file_cache_refaulting() over the last window */
+	bool mglru;			/* signals_read_mglru() */
+};
+int64_t signals_refault_aware_working_set(const struct refault_aware_view *view);
 /* Whether MGLRU runs (root/sys/kernel/mm/lru_gen/enabled has the LRU_GEN_CORE bit). 0, or
  * -ENOENT for a kernel without CONFIG_LRU_GEN (classic LRU), or negative errno; *enabled is
- * false unless it read a set bit. Under MGLRU --memory-refault-aware is refused (memory.c). */
+ * false unless it read a set bit. It picks the refault-aware rule (memory.c). */
 int signals_read_mglru(const char *root, bool *enabled);
 
 /* The individual readers, exposed for tests. Each returns 0 or negative errno and logs

@@ -1,19 +1,29 @@
 #!/bin/sh
 # 18-refault-mglru: --memory-refault-aware under MGLRU (lru_gen/enabled switched on; Debian's
-# 6.12 boots with it on, 6.1 has it built in and off). A pod reads a 400 MiB file twice: the
-# cache stays in the older generations (inactive_file; active_file is only the two youngest,
-# include/linux/mm_inline.h lru_gen_is_active()), which the kubelet's formula already counts as
-# free. evictd refuses the option with a line saying so and uses the kubelet's memory.available
-# (user/signals/memory.c mglru_enabled(); DESIGN.md "Refault-aware memory.available").
+# 6.12 boots with it on, 6.1 has it built in and off), with 18-refault's workloads.
+#  Clean: a BestEffort pod ("cache") reads a 400 MiB file twice and sleeps. Under MGLRU its
+#     cache stays in the older generations (inactive_file; active_file is only the two
+#     youngest, include/linux/mm_inline.h lru_gen_is_active()): not refaulting, the
+#     refault-aware value is the kubelet's and does not count that cache. A threshold between
+#     "cache not counted" and "all file cache counted": the refault-aware daemon decides
+#     nothing.
+#  Thrash: a second pod ("thrash", memory.max 96 MiB) reads a 320 MiB file over and over.
+#     Under MGLRU its refaulted pages go back to the oldest generations too, so the kubelet's
+#     formula counts that cache as free (kubelet-formula-misses). The refault-aware daemon sees
+#     the file cache refaulting and counts all of it: with the threshold between the two
+#     values, it evicts the thrash pod (a real kill). The rule: user/signals/memory.c
+#     signals_refault_aware_working_set(), DESIGN.md §1 "Refault-aware memory.available under
+#     MGLRU".
 # vm-mem: 1024M
 # vm-smp: 2
-# vm-timeout: 300
+# vm-timeout: 420
 # vm-disk: 1024M ext4 -m 0
 # vm-bins: evictd
 # vm-add: tests/vm/lib/kubepods.sh:/usr/lib/evictd-vm/kubepods.sh
 # vm-add: tests/vm/data:/usr/lib/evictd-vm/data
 # vm-expect: mglru-on disk-mounted pods-running cache-inactive
-# vm-expect: once-refused daemon-refused kubelet-formula-used evictd-alive
+# vm-expect: clean-cache-not-counted clean-refault-aware-keeps
+# vm-expect: thrash-refaulting kubelet-formula-misses thrash-refault-aware-evicts evictd-alive
 . /usr/lib/evictd-vm/vm-lib.sh
 . /usr/lib/evictd-vm/kubepods.sh
 . /usr/lib/evictd-vm/data/evictd-vm.sh
@@ -22,7 +32,6 @@ LRU=/sys/kernel/mm/lru_gen/enabled
 DATA=/mnt/data
 PODS=/run/pods.json
 MiB=1048576
-REFUSED='memory-refault-aware refused: MGLRU is on'
 
 if [ -w $LRU ] && echo y >$LRU && [ "$(cat $LRU)" != 0x0000 ]; then
     vm_pass mglru-on
@@ -37,56 +46,132 @@ else
     vm_fail disk-mounted "cannot mount /dev/vda on $DATA"
 fi
 dd if=/dev/zero of=$DATA/cold bs=1M count=400 2>/dev/null
+dd if=/dev/zero of=$DATA/hot bs=1M count=320 2>/dev/null
 sync
 echo 3 >/proc/sys/vm/drop_caches
 
 kp_init systemd || vm_fail pods-running "kp_init systemd failed"
 kp_pod cache BestEffort
+kp_pod thrash BestEffort
 kp_podlist $PODS
 kp_run cache sh -c "cat $DATA/cold >/dev/null; cat $DATA/cold >/dev/null; echo read >/tmp/cache.done; exec sleep 100000"
 vm_wait_for 120 test -f /tmp/cache.done && vm_pass pods-running || vm_fail pods-running "the cache pod did not finish reading"
 
-active=$(vm_kv /sys/fs/cgroup/memory.stat active_file)
-inactive=$(vm_kv /sys/fs/cgroup/memory.stat inactive_file)
-vm_info "root active_file $(mib "$active") MiB, inactive_file $(mib "$inactive") MiB, $(grep -E 'workingset_(refault|activate)_file' /sys/fs/cgroup/memory.stat | tr '\n' ' ')"
+STAT=/sys/fs/cgroup/memory.stat
+stat_line() { grep -E '^(anon|file|active_file|inactive_file|workingset_(refault|activate)_file) ' $STAT | tr '\n' ' '; }
+active=$(vm_kv $STAT active_file)
+inactive=$(vm_kv $STAT inactive_file)
+vm_info "root: $(stat_line)"
 if [ "$inactive" -gt $((300 * MiB)) ] && [ "$active" -lt $((100 * MiB)) ]; then
     vm_pass cache-inactive
 else
     vm_fail cache-inactive "read-twice cache not in the older generations"
 fi
 
+# once MODE_FLAGS...: evictd --once --dry-run's JSON
 once() {
     evictd --once --dry-run --pods-file=$PODS --node-name=evictd-vm --output json \
         --metrics-address=off --event-log=off --control-socket=/run/evictd-once.sock \
-        --state-dir=/run/evictd-once --eviction-hard="memory.available<1Ki" "$@"
+        --state-dir=/run/evictd-once "$@" 2>/dev/null
 }
-avail() { once "$@" 2>/dev/null | tr -d ' \n' | grep -o '"memory.available":{[^}]*}' | grep -o '"available":[0-9]*' | grep -o '[0-9]*$'; }
-once --memory-refault-aware 2>/tmp/once.err >/dev/null
-if grep -q "$REFUSED" /tmp/once.err; then
-    vm_pass once-refused
-else
-    vm_fail once-refused "no refusal line: $(tail -c 300 /tmp/once.err)"
-fi
+# (no jq in the guest: the JSON flattened, then matched)
+avail() {
+    once --eviction-hard="memory.available<1Ki" "$@" | tr -d ' \n' |
+        grep -o '"memory.available":{[^}]*}' | grep -o '"available":[0-9]*' | grep -o '[0-9]*$'
+}
+victim() {
+    _v=$(once "$@" | tr -d ' \n' | grep -o '"victim":{[^}]*}' | grep -o '"name":"[^"]*"' | cut -d'"' -f4)
+    echo "${_v:-none}"
+}
+# all_counted: memory.available with all of the root's file cache counted (MemTotal - anon - file)
+all_counted() {
+    awk 'FILENAME == "/proc/meminfo" && $1 == "MemTotal:" { t = $2 * 1024 }
+         FILENAME != "/proc/meminfo" && $1 == "anon" { a = $2 }
+         FILENAME != "/proc/meminfo" && $1 == "file" { f = $2 }
+         END { printf "%d\n", t - a - f }' /proc/meminfo $STAT
+}
+evaluations() { wget -q -O - http://127.0.0.1:9808/metrics | awk '$1 == "evictd_evaluations_total" { print $2 }'; }
+aware_metrics() { wget -q -O - http://127.0.0.1:9808/metrics | grep -E '^evictd_(file_cache_refaulting|memory_available_bytes)' | tr '\n' ' '; }
+aware_value() {
+    wget -q -O - http://127.0.0.1:9808/metrics |
+        awk '$1 == "evictd_memory_available_bytes{formula=\"refault-aware\"}" { printf "%d\n", $2 }'
+}
+
 K=$(avail)
 R=$(avail --memory-refault-aware)
-vm_info "memory.available kubelet $(mib "$K") MiB, with --memory-refault-aware $(mib "$R") MiB"
+A=$(all_counted)
+vm_info "clean cache: memory.available kubelet $(mib "$K") MiB, refault-aware $(mib "$R") MiB, all file cache counted $(mib "$A") MiB"
+# Not refaulting: the kubelet's value (a moment apart), 300 MiB of the cache above counting all.
 d=$(( K > R ? K - R : R - K ))
-# two samples a moment apart: equal but for the memory that moved in between
-if [ -n "$K" ] && [ -n "$R" ] && [ "$d" -lt $((16 * MiB)) ]; then
-    vm_pass kubelet-formula-used
+if [ -n "$K" ] && [ -n "$R" ] && [ "$d" -lt $((16 * MiB)) ] && [ "$R" -gt $((A + 300 * MiB)) ]; then
+    vm_pass clean-cache-not-counted
 else
-    vm_fail kubelet-formula-used "kubelet $K, refault-aware $R"
+    vm_fail clean-cache-not-counted "kubelet $K, refault-aware $R, all counted $A"
 fi
-
+T=$(( (R + A) / 2 ))
 ev_start --dry-run --pods-file=$PODS --node-name=evictd-vm --memory-refault-aware \
-    --eviction-hard="memory.available<1Ki" --housekeeping-interval=1s --event-log=off \
-    || vm_fail daemon-refused "evictd did not start"
-m=$(wget -q -O - http://127.0.0.1:9808/metrics | grep -E 'formula="refault-aware"|^evictd_file_cache_refaulting' | tr '\n' ' ')
-if grep -q "$REFUSED" "$EV_LOG" && [ -z "$m" ]; then
-    vm_pass daemon-refused
+    --eviction-hard="memory.available<$T" --housekeeping-interval=1s --event-log=/tmp/ev-clean.jsonl \
+    || vm_fail clean-refault-aware-keeps "evictd did not start"
+# 4 s and 4 evaluations at least: several complete 1 s refault windows were measured.
+sleep 4
+enough_evaluations() { [ "$(evaluations)" -ge 4 ]; }
+vm_wait_for 20 enough_evaluations
+n=$(evaluations)
+m=$(aware_metrics)
+vm_info "clean cache, refault-aware daemon (threshold $(mib "$T") MiB) after $n evaluations: $m"
+if [ "${n:-0}" -ge 4 ] && echo "$m" | grep -q 'evictd_file_cache_refaulting 0' &&
+    ! grep -q '"memory.available"' /tmp/ev-clean.jsonl; then
+    vm_pass clean-refault-aware-keeps
 else
-    vm_fail daemon-refused "log: $(grep -m1 refault "$EV_LOG"); refault-aware metrics: $m"
+    vm_fail clean-refault-aware-keeps "evaluations ${n:-none}; $m; log: $(tail -c 400 /tmp/ev-clean.jsonl)"
 fi
+grep -m1 'refault-aware' "$EV_LOG" | sed 's/^/EVICTD-VM: INFO log: /'
+ev_stop
+
+# The clean-cache pod's part is done: delete it (its cache stays, charged to the root now) so
+# that the thrash pod is the pod whose memory the decision is about.
+kp_delete cache || vm_info "kp_delete cache failed"
+kp_podlist $PODS
+
+# Thrash: the hot file through a 96 MiB memcg, over and over.
+echo $((96 * MiB)) >"$(kp_path thrash)/memory.max"
+kp_run thrash sh -c "while :; do cat $DATA/hot >/dev/null; done"
+THRASH_PID=$KP_PID
+sleep 3
+K=$(avail)
+A=$(all_counted)
+T=$(( (K + A) / 2 ))
+vm_info "thrashing: memory.available kubelet $(mib "$K") MiB, all file cache counted $(mib "$A") MiB; threshold $(mib "$T") MiB; root: $(stat_line)"
+# The kubelet's formula does not count the thrashing cache: no decision at that threshold.
+d=$(victim --eviction-hard="memory.available<$T")
+[ "$d" = none ] && vm_pass kubelet-formula-misses || vm_fail kubelet-formula-misses "kubelet formula decided: $d"
+ev_start --pods-file=$PODS --node-name=evictd-vm --memory-refault-aware \
+    --eviction-hard="memory.available<$T" --housekeeping-interval=1s --event-log=/tmp/ev.jsonl \
+    || vm_fail thrash-refault-aware-evicts "evictd did not start"
+if vm_wait_for 30 sh -c "wget -q -O - http://127.0.0.1:9808/metrics | grep -q '^evictd_file_cache_refaulting 1'"; then
+    vm_pass thrash-refaulting
+else
+    vm_fail thrash-refaulting "$(wget -q -O - http://127.0.0.1:9808/metrics | grep -E 'refault|memory_available' | tr '\n' ' ')"
+fi
+vm_info "metrics: $(aware_metrics)"
+killed_thrash() {
+    tr -d ' ' </tmp/ev.jsonl | grep '"signal":"memory.available"' | grep '"action":"killed"' |
+        grep -q '"victim":{[^}]*"pod":"thrash"'
+}
+if vm_wait_for 30 killed_thrash &&
+    vm_wait_for 30 grep -q '^populated 0' "$(kp_path thrash)/cgroup.events"; then
+    vm_info "decision: $(tr -d ' ' </tmp/ev.jsonl | grep '"signal":"memory.available"' | head -1 | grep -oE '"(action|value|threshold)":[^,]*|"pod":"[^"]*"' | tr '\n' ' ')"
+    vm_pass thrash-refault-aware-evicts
+else
+    vm_fail thrash-refault-aware-evicts "no kill of the thrash pod for memory.available in the log: $(tail -c 600 /tmp/ev.jsonl); $(cat "$(kp_path thrash)/cgroup.events" | tr '\n' ' ')"
+fi
+kill $THRASH_PID 2>/dev/null
 ev_alive && vm_pass evictd-alive || vm_fail evictd-alive "evictd exited"
+# End the thrash before evictd detaches its programs (18-refault: a thrashing cat once held a
+# CPU in memcg reclaim for minutes, and a BPF detach waits for every CPU).
+echo max >"$(kp_path thrash)/memory.max"
+echo 1 >"$(kp_path thrash)/cgroup.kill"
+vm_wait_for 30 grep -q 'populated 0' "$(kp_path thrash)/cgroup.events" ||
+    vm_info "the thrash pod still runs 30 s after cgroup.kill"
 ev_stop
 exit 0

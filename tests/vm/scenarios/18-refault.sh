@@ -13,8 +13,8 @@
 # (a window of at least 1 s, user/signals/memory.c refaulting_now()): --once reads one sample
 # only, so it would report the not-refaulting value whatever the cache did.
 # Classic LRU on every kernel: MGLRU (on in Debian's 6.12) is switched off before any cache is
-# made and before evictd starts; under MGLRU a second read does not activate and the option is
-# refused (18-refault-mglru).
+# made and before evictd starts; under MGLRU a second read does not activate and the option
+# has its own rule (18-refault-mglru).
 # vm-mem: 1024M
 # vm-smp: 2
 # vm-timeout: 420
