@@ -62,11 +62,11 @@ static void test_noisy_but_sure_holds_the_truth(void **state)
 	int64_t last;
 
 	ahead_reset(&s);
-	/* 50 inodes/s from 100000, +-20 inodes of scatter, every 100 ms for 5 s. */
-	last = feed(&s, SEC, 100 * MS, 51, 100000, 50.0, 20);
+	/* 50 inodes/s from 100000, +-10 inodes of scatter (0.2 s of the rate), every 100 ms for 5 s. */
+	last = feed(&s, SEC, 100 * MS, 51, 100000, 50.0, 10);
 	e = ahead_estimate(&s, 1000, last);
 	assert_int_equal(e.none, AHEAD_SURE);
-	/* truth: (100000 - 250 - 1000) / 50 = 1975 s (the last reading is +20 off the line) */
+	/* truth: (100000 - 250 - 1000) / 50 = 1975 s (the last reading is +10 off the line) */
 	assert_true(e.seconds_low <= 1975.0 && 1975.0 <= e.seconds_high);
 	assert_true(fabs(e.seconds - 1975.0) < 0.05 * 1975.0);
 }
@@ -130,21 +130,28 @@ static void test_burst_that_stopped_gives_none(void **state)
 	assert_int_not_equal(ahead_estimate(&s, 0, t + 15 * 200 * MS).none, AHEAD_SURE);
 }
 
-/* Bursts: 200 inodes at once every 2 s, flat between. */
+/* Bursts: 200 inodes at once every 2 s, flat between: at no reading is there an estimate. */
 static void test_bursty_gives_none(void **state)
 {
 	struct ahead_series s;
 	int64_t t = SEC, avail = 100000;
-	struct ahead_estimate e;
 
 	ahead_reset(&s);
-	for (int i = 0; i < 50; i++, t += 200 * MS) {
+	for (int i = 0; i < 100; i++, t += 200 * MS) {
 		if (i % 10 == 0)
 			avail -= 200;
 		ahead_observe(&s, t, avail);
+		assert_int_not_equal(ahead_estimate(&s, 0, t).none, AHEAD_SURE);
 	}
-	e = ahead_estimate(&s, 0, t - 200 * MS);
-	assert_int_not_equal(e.none, AHEAD_SURE);
+	/* A steady rate with scatter of 0.4 s of its rate (+-40 at 100/s): the slope is sure,
+	 * the crossing time is not. */
+	ahead_reset(&s);
+	t = feed(&s, SEC, 200 * MS, 50, 100000, 100.0, 40);
+	assert_int_equal(ahead_estimate(&s, 0, t).none, AHEAD_BURSTY);
+	/* the same rate, steady, is sure */
+	ahead_reset(&s);
+	t = feed(&s, SEC, 200 * MS, 50, 100000, 100.0, 0);
+	assert_int_equal(ahead_estimate(&s, 0, t).none, AHEAD_SURE);
 }
 
 /* A step (a kill freed 500 MiB): the old rate is forgotten, a new one is measured. */

@@ -138,6 +138,9 @@ struct ahead_estimate ahead_estimate(const struct ahead_series *series, int64_t 
 	rate = -whole.slope;
 	if (whole.slope_stderr > AHEAD_MAX_REL_STDERR * rate)
 		return estimate;
+	estimate.none = AHEAD_BURSTY;
+	if (whole.resid_sd > AHEAD_MAX_SCATTER_S * rate)
+		return estimate;
 	/* A burst that stopped, or one that started late in the window, fits a line through the
 	 * whole window well enough; its newer half does not: it must fall at a like rate. */
 	estimate.none = AHEAD_UNSTEADY;
@@ -170,6 +173,7 @@ const char *ahead_none_name(enum ahead_none none)
 		[AHEAD_SHORT_WINDOW] = "short window",
 		[AHEAD_NOT_FALLING] = "not falling",
 		[AHEAD_NOISY] = "noisy",
+		[AHEAD_BURSTY] = "bursty",
 		[AHEAD_UNSTEADY] = "unsteady",
 	};
 

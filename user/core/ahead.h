@@ -21,6 +21,9 @@
 #define AHEAD_MIN_POINTS 6
 /* The slope's standard error must be at most this share of the slope (t >= 4). */
 #define AHEAD_MAX_REL_STDERR 0.25
+/* The readings' scatter about the line, as time at the rate (residual sd / rate), at most
+ * this: bursts (a staircase) and jitter make the crossing time uncertain by about as much. */
+#define AHEAD_MAX_SCATTER_S 0.25
 /* The newer half's rate must lie within this factor of the whole window's. */
 #define AHEAD_HALF_FACTOR 2.0
 
@@ -41,6 +44,7 @@ enum ahead_none {
 	AHEAD_SHORT_WINDOW,	/* spanning less than AHEAD_MIN_SPAN_NS */
 	AHEAD_NOT_FALLING,	/* flat or rising */
 	AHEAD_NOISY,		/* standard error too large for the slope */
+	AHEAD_BURSTY,		/* readings scatter over more than AHEAD_MAX_SCATTER_S of the rate */
 	AHEAD_UNSTEADY,		/* the newer half's rate differs from the window's */
 };
 
