@@ -68,6 +68,7 @@ done
 free=$(jq -r '.signals["nodefs.inodesFree"].available' <<<"$reply")
 est=$(jq -r '.thresholds[] | select(.signal == "nodefs.inodesFree") | .ahead' <<<"$reply")
 metrics=$(curl -s "http://127.0.0.1:$port/metrics")
+table=$("$EVICTCTL" --socket "$sock" status)
 wait "$pacer"
 read -r made took <"$tmp/steady.out"
 rate=$(awk -v m="$made" -v t="$took" 'BEGIN { printf "%.1f", m / t }')
@@ -82,7 +83,8 @@ check "its bounds hold the estimate, within 10% of it" \
 	-v s="$seconds" 'BEGIN { exit !(l <= s && s <= h && h - l < 0.1 * s) }'
 check "the measured rate is the created one within 10%" \
 	awk -v r="$(jq -r '.rate_per_second // 0' <<<"$est")" -v c="$rate" 'BEGIN { exit !(r > 0.9 * c && r < 1.1 * c) }'
-
+check "evictctl status shows the time ahead in its AHEAD column" \
+	grep -qE '^hard nodefs.inodesFree<2000 +[0-9]+ +- +ok +in [0-9.]+s \([0-9.]+-[0-9.]+s\)' <<<"$table"
 wait_log "$tmp/hook.log" 'warn-ahead' 5
 check "--warn-ahead runs the hook with kind warn-ahead" grep -q "^warn-ahead|nodefs.inodesFree|$threshold|" "$tmp/hook.log"
 check "--warn-ahead writes a decision-log entry naming the estimate" \
