@@ -223,6 +223,9 @@ static void test_duration_ranges(void **state)
 		"--shutdown-grace-period=500ms",	/* the kubelet: zero or at least 1s */
 		"--shutdown-grace-period=25h",
 		"--shutdown-grace-period-by-pod-priority=0=86401",
+		"--act-ahead=50ms",	/* seeing ahead: under the 100 ms spacing of its points */
+		"--act-ahead=61s",	/* beyond what a 10 s window says */
+		"--warn-ahead=1h1s",
 	};
 	static const char *const good[] = {
 		"--housekeeping-interval=100ms",
@@ -234,6 +237,10 @@ static void test_duration_ranges(void **state)
 		"--shutdown-grace-period=0",
 		"--shutdown-grace-period=24h",
 		"--shutdown-grace-period-by-pod-priority=0=86400",
+		"--act-ahead=0",
+		"--act-ahead=100ms",
+		"--act-ahead=1m",
+		"--warn-ahead=1h",
 	};
 	const char *soft_bad[] = { "--eviction-soft=memory.available<1Gi",
 				   "--eviction-soft-grace-period=memory.available=24h1s", NULL };

@@ -266,8 +266,11 @@ static void sample_snapshot(struct metrics_snapshot *snap)
 	snap->signal_present[EV_SIGNAL_PID_AVAILABLE] = true;
 	snap->signal_available[EV_SIGNAL_PID_AVAILABLE] = 4000000;
 	snap->signal_capacity[EV_SIGNAL_PID_AVAILABLE] = 4194304;
-	snap->thresholds[0] = (struct metrics_threshold){ EV_SIGNAL_MEMORY_AVAILABLE, true, 100ll << 20, false };
-	snap->thresholds[1] = (struct metrics_threshold){ EV_SIGNAL_MEMORY_AVAILABLE, false, 1ll << 30, true };
+	/* The hard one is 12.5 s away at a sure rate; the soft one has no estimate. */
+	snap->thresholds[0] = (struct metrics_threshold){ EV_SIGNAL_MEMORY_AVAILABLE, true, 100ll << 20, false,
+							  true, 12.5 };
+	snap->thresholds[1] = (struct metrics_threshold){ EV_SIGNAL_MEMORY_AVAILABLE, false, 1ll << 30, true,
+							  false, 0 };
 	snap->n_thresholds = 2;
 	snap->conditions[EV_CONDITION_MEMORY_PRESSURE] = true;
 	snap->evaluations = 42;
@@ -339,6 +342,10 @@ static void test_exposition_series_and_types(void **state)
 	assert_true(value_of(&exp, "evictd_threshold_bytes", "signal", "memory.available", "kind", "soft") == 1.0 * (1 << 30));
 	assert_true(value_of(&exp, "evictd_threshold_met", "signal", "memory.available", "kind", "soft") == 1);
 	assert_true(value_of(&exp, "evictd_threshold_met", "signal", "memory.available", "kind", "hard") == 0);
+	/* Time to exhaustion: the sure estimate only (doc/DESIGN.md "Seeing ahead"). */
+	assert_string_equal(type_of(&exp, "evictd_time_to_threshold_seconds"), "gauge");
+	assert_true(value_of(&exp, "evictd_time_to_threshold_seconds", "signal", "memory.available", "kind", "hard") == 12.5);
+	assert_int_equal(count_samples(&exp, "evictd_time_to_threshold_seconds"), 1);
 
 	assert_true(value_of(&exp, "evictd_node_condition", "condition", "MemoryPressure", NULL, NULL) == 1);
 	assert_true(value_of(&exp, "evictd_node_condition", "condition", "DiskPressure", NULL, NULL) == 0);
@@ -398,8 +405,8 @@ static void test_signal_families_by_unit(void **state)
 	snap.signal_present[EV_SIGNAL_NODEFS_INODES_FREE] = true;
 	snap.signal_available[EV_SIGNAL_NODEFS_INODES_FREE] = 5000;
 	snap.signal_capacity[EV_SIGNAL_NODEFS_INODES_FREE] = 65536;
-	snap.thresholds[2] = (struct metrics_threshold){ EV_SIGNAL_NODEFS_INODES_FREE, true, 3277, false };
-	snap.thresholds[3] = (struct metrics_threshold){ EV_SIGNAL_PID_AVAILABLE, true, 41943, false };
+	snap.thresholds[2] = (struct metrics_threshold){ EV_SIGNAL_NODEFS_INODES_FREE, true, 3277, false, false, 0 };
+	snap.thresholds[3] = (struct metrics_threshold){ EV_SIGNAL_PID_AVAILABLE, true, 41943, false, false, 0 };
 	snap.n_thresholds = 4;
 	metrics_update(metrics, &snap);
 	render_parse(metrics, &exp);

@@ -108,6 +108,11 @@ static void test_warn_off_by_default(void **state)
 	assert_true(config->warn_memory_available.on);
 	assert_true(config->warn_memory_available.value.is_percentage);
 	assert_int_not_equal(config_apply_flag(config, "warn-memory-available", "lots"), 0);
+	/* Seeing ahead is off by default too (doc/DESIGN.md "Seeing ahead"). */
+	assert_int_equal(config->warn_ahead_ns, 0);
+	assert_int_equal(config->act_ahead_ns, 0);
+	assert_int_equal(config_apply_flag(config, "act-ahead", "2s"), 0);
+	assert_int_equal(config->act_ahead_ns, 2 * SEC);
 	free(config);
 }
 

@@ -656,6 +656,10 @@ void config_print(const struct evictd_config *config, FILE *out)
 			(long long)(config->warn_interval_ns / 1000000000));
 	else
 		fprintf(out, "warn off\n");
+	duration_format(config->warn_ahead_ns, buf, sizeof(buf));
+	fprintf(out, "warn-ahead %s\n", config->warn_ahead_ns ? buf : "off");
+	duration_format(config->act_ahead_ns, buf, sizeof(buf));
+	fprintf(out, "act-ahead %s\n", config->act_ahead_ns ? buf : "off");
 	fprintf(out, "profile %s (%s)\n", config_profile_name(config->profile_effective),
 		config->profile_reason[0] ? config->profile_reason : "configured");
 	if (config->n_shutdown_groups) {

@@ -161,6 +161,10 @@ struct evictd_config {
 	 * swap gate, while no threshold acts; said at most once per warn_interval_ns. */
 	struct host_guard warn_memory_available;
 	int64_t warn_interval_ns;
+	/* Seeing ahead (doc/DESIGN.md "Seeing ahead"); 0: off. Warn when a hard threshold's time to
+	 * exhaustion is below warn_ahead_ns; act on it when below act_ahead_ns and sure. */
+	int64_t warn_ahead_ns;
+	int64_t act_ahead_ns;
 	char profile[16];			/* auto, kubernetes, server, desktop */
 	enum config_profile profile_effective;	/* config_finalize */
 	char profile_reason[160];		/* why, for --validate and the start line */

@@ -34,6 +34,11 @@ static const struct {
 	  { 100 * NS_PER_MS, 10 * 60 * NS_PER_S, false, "a duration from 100ms to 10m" } },
 	{ offsetof(struct evictd_config, warn_interval_ns),
 	  { NS_PER_S, DAY_NS, false, "a duration from 1s to 24h" } },
+	/* More than a minute ahead, a rate measured over AHEAD_WINDOW_NS (10 s) says little. */
+	{ offsetof(struct evictd_config, warn_ahead_ns),
+	  { 100 * NS_PER_MS, 60 * 60 * NS_PER_S, true, "0 (off), or a duration from 100ms to 1h" } },
+	{ offsetof(struct evictd_config, act_ahead_ns),
+	  { 100 * NS_PER_MS, 60 * NS_PER_S, true, "0 (off), or a duration from 100ms to 1m" } },
 	{ offsetof(struct evictd_config, kube_pods_refresh_ns),
 	  { NS_PER_S, DAY_NS, false, "a duration from 1s to 24h" } },
 	{ offsetof(struct evictd_config, kube_eviction_status_wait_ns),

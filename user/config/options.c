@@ -174,6 +174,11 @@ const struct option_spec config_options[] = {
 	  "memory.available is below this and no threshold acts (off)" },
 	{ "warn-interval", NULL, "warnInterval", OPT_DURATION, FIELD(warn_interval_ns), "DURATION",
 	  "at most one warning per this (60s)" },
+	{ "warn-ahead", NULL, "warnAhead", OPT_DURATION, FIELD(warn_ahead_ns), "DURATION",
+	  "warn (as --warn-memory-available) while a hard threshold is sure to be reached within "
+	  "this at the measured rate (0: off)" },
+	{ "act-ahead", NULL, "actAhead", OPT_DURATION, FIELD(act_ahead_ns), "DURATION",
+	  "act on a hard threshold not yet met when it is sure to be reached within this (0: off)" },
 	{ "profile", NULL, "profile", OPT_PATH, FIELD(profile), "auto|kubernetes|server|desktop",
 	  "defaults for the node (auto: kubernetes when the kubelet's directory exists)" },
 	{ "output", NULL, "output", OPT_OUTPUT, FIELD(output), "text|json", "output of --once" },

@@ -22,7 +22,7 @@ static const char *const group_thresholds[] = {
 	"eviction-pressure-transition-period", "eviction-max-pod-grace-period",
 	"hard-eviction-grace-period", "housekeeping-interval", "oom-guard", "oom-guard-max",
 	"swap-guard", "zram-guard", "memory-pressure-limit", "memory-pressure-duration", "warn-memory-available",
-	"warn-interval", "profile",
+	"warn-interval", "warn-ahead", "act-ahead", "profile",
 	NULL,
 };
 static const char *const group_sources[] = {

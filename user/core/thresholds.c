@@ -11,6 +11,7 @@
 
 #include "core/arith.h"
 #include "core/quantity.h"
+#include "core/ahead.h"
 #include "core/thresholds.h"
 
 /* Whether text has strconv.ParseFloat's syntax (Go src/strconv/atof.go readFloat,
@@ -283,6 +284,8 @@ void engine_evaluate(struct eviction_engine *engine, const struct observations *
 	memset(out, 0, sizeof(*out));
 	out->act_on = -1;
 	out->swap_short = swap_short;
+	for (size_t i = 0; i < EV_MAX_THRESHOLDS; i++)
+		out->ahead_none[i] = AHEAD_FEW_POINTS;	/* until the caller estimates */
 
 	for (size_t i = 0; i < engine->n_thresholds; i++) {
 		const struct threshold *threshold = &engine->thresholds[i];

@@ -75,6 +75,13 @@ struct evaluation {
 	bool conditions[EV_CONDITION_COUNT];
 	int act_on;	/* index of the threshold to reclaim for (kubelet getReclaimableThreshold), or -1 */
 	bool swap_short;	/* the swap gate is open (engine_swap_gate_open) */
+	/* Time to exhaustion (core/ahead.h; doc/DESIGN.md "Seeing ahead"), filled by the caller
+	 * after engine_evaluate: seconds until the threshold is reached at the measured rate and
+	 * its bounds, or ahead_none[i] != AHEAD_SURE (0) when there is no sure estimate. */
+	double ahead_seconds[EV_MAX_THRESHOLDS];
+	double ahead_seconds_low[EV_MAX_THRESHOLDS], ahead_seconds_high[EV_MAX_THRESHOLDS];
+	double ahead_rate[EV_MAX_THRESHOLDS];		/* units per second, falling */
+	unsigned char ahead_none[EV_MAX_THRESHOLDS];	/* enum ahead_none */
 };
 
 /* Whether swap is short enough for the swap-gated memory thresholds to count: no swap or

@@ -739,6 +739,7 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 			daemon_log_decision(daemon);
 		}
 		daemon_warn(daemon);
+		daemon_warn_ahead(daemon);
 		if (!threshold) {
 			if (daemon->ops)
 				eventlog_pressure_cleared(daemon_ops_eventlog(daemon));

@@ -33,6 +33,7 @@ int daemon_init(struct daemon *daemon, const struct evictd_config *config, int a
 	daemon->logged_threshold_index = -1;
 	pressure_watch_init(&daemon->pressure);
 	warn_state_init(&daemon->warn);
+	warn_state_init(&daemon->warn_ahead);
 	pacing_init(&daemon->memory_pacing);
 	err = loop_new(&daemon->loop);
 	if (!err)

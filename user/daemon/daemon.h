@@ -64,6 +64,7 @@ struct daemon {
 	struct loop_source *pressure_timer;	/* re-reads it each second while a clock runs */
 	/* The pre-kill warning (daemon/warn.c): when it was last said. */
 	struct warn_state warn;
+	struct warn_state warn_ahead;	/* --warn-ahead's (doc/DESIGN.md "Seeing ahead") */
 	uint64_t warnings;		/* said, evictd_warnings_total */
 	char first_in_line_said[600];	/* dry run: the would-be victim last logged */
 

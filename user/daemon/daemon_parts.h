@@ -60,6 +60,7 @@ struct eventlog *daemon_ops_eventlog(struct daemon *daemon);
 void daemon_pressure_poll(struct daemon *daemon);
 /* The pre-kill warning, when due (daemon/warn.c). */
 void daemon_warn(struct daemon *daemon);	/* NULL before open */
+void daemon_warn_ahead(struct daemon *daemon);	/* --warn-ahead (daemon/warn.c) */
 struct metrics *daemon_ops_metrics(struct daemon *daemon);
 /* A kill was refused for lack of permission since the last check (daemon_can_evict_check). */
 bool daemon_can_evict_recheck_due(const struct daemon *daemon);

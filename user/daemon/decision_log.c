@@ -80,8 +80,9 @@ void daemon_log_decision(struct daemon *daemon)
 				  victim, decision->reason ? decision->reason : "");
 		else
 		log_event(LOGLEVEL_INFO, LOG_KIND_DECISION, fields, sizeof(fields) / sizeof(fields[0]),
-			  "decision: %s%s %s=%lld < %s (%lld) candidates=%zu [%s%s] victim=%s reason=\"%s\"",
-			  decision->dry_run ? "[dry-run] " : "", threshold->hard ? "hard" : "soft",
+			  "decision: %s%s%s %s=%lld < %s (%lld) candidates=%zu [%s%s] victim=%s reason=\"%s\"",
+			  decision->dry_run ? "[dry-run] " : "", decision->ahead ? "[ahead] " : "",
+			  threshold->hard ? "hard" : "soft",
 			  signal_name(threshold->signal), (long long)observed->available,
 			  threshold->value.text,
 			  (long long)policy->eval.threshold_value[decision->threshold_index],

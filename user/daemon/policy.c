@@ -468,10 +468,17 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 	policy->read_done_ns = clock_monotonic_ns();
 	engine_follow_layout(policy);
 	engine_evaluate(&policy->engine, &policy->obs, policy->now_ns(), &policy->eval);
+	policy_ahead_update(policy);
 	policy->evaluated_ns = clock_monotonic_ns();
 
 	memset(decision, 0, sizeof(*decision));
 	decision->threshold_index = pick_threshold(policy);
+	if (decision->threshold_index < 0) {
+		/* --act-ahead: the same path as a crossing, from the ranking on (doc/DESIGN.md
+		 * "Seeing ahead"). */
+		decision->threshold_index = policy_ahead_pick(policy);
+		decision->ahead = decision->threshold_index >= 0;
+	}
 	decision->dry_run = policy->config.dry_run;
 	policy->preranked = false;
 	if (decision->threshold_index < 0) {
@@ -508,6 +515,8 @@ int policy_evaluate(struct policy *policy, uint32_t mask)
 		decision->reason = !policy->pods ? "no cgroup v2 tree to evict from" :
 				   protected_running ? "every candidate is in the never-evict set" :
 							  "no pods or workloads to evict";
+	else if (decision->ahead)
+		decision->reason = policy_ahead_reason(policy);
 	else if (threshold->signal == EV_SIGNAL_MEMORY_PRESSURE)
 		decision->reason = policy->pressure->victim_cgroup_id && decision->victim->cgroup_id ==
 				   policy->pressure->victim_cgroup_id ?

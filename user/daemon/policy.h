@@ -12,6 +12,7 @@
 #include "act/kill.h"
 #include "act/reclaim.h"
 #include "config/config.h"
+#include "core/ahead.h"
 #include "core/rank.h"
 #include "core/thresholds.h"
 #include "ops/report.h"
@@ -68,6 +69,10 @@ struct policy {
 	 * own_pressure (--once, tests). */
 	struct pressure_watch *pressure;
 	struct pressure_watch own_pressure;
+	/* Each signal's recent readings, for its time to exhaustion (doc/DESIGN.md "Seeing
+	 * ahead"; kept across a reload), and the decision's reason when it acts ahead. */
+	struct ahead_series ahead[EV_SIGNAL_COUNT];
+	char ahead_reason[224];
 };
 
 /* What the policy takes from the runtime: the API client for pod metadata (NULL = none). */
@@ -104,6 +109,17 @@ const struct pod *policy_first_in_line(struct policy *policy, enum ev_signal sig
  * crossing uses it instead of ranking anew (policy.c prerank; doc/DESIGN.md "Acting"). */
 #define POLICY_PRERANK_NEAR_BYTES (16LL << 20)
 #define POLICY_PRERANK_MAX_AGE_NS (100LL * 1000000)
+/* Seeing ahead (policy_ahead.c, doc/DESIGN.md "Seeing ahead"). Feed this evaluation's readings
+ * to the series and fill the evaluation's time to exhaustion of every threshold. */
+void policy_ahead_update(struct policy *policy);
+/* --act-ahead: the hard threshold not met yet that is sure to be reached within the duration
+ * (the soonest), or -1. */
+int policy_ahead_pick(const struct policy *policy);
+/* The reason of a decision to act ahead, naming the estimate (in policy->ahead_reason). */
+const char *policy_ahead_reason(struct policy *policy);
+/* Whether a time to exhaustion is kept for signal (not the gates, not memory.pressure). */
+bool policy_ahead_applies(enum ev_signal signal);
+
 /* Re-read evictd's own cgroup for the kill rules (at start, reloads, housekeeping). */
 void policy_read_self_cgroup(struct policy *policy);
 /* false while the first pod list from the API server is awaited (at most 5 s after start). */

@@ -48,6 +48,8 @@ int daemon_reload(struct daemon *daemon)
 		policy->inherited = old->engine;
 		policy->has_inherited = true;
 	}
+	/* The readings' series are the node's, not the configuration's. */
+	memcpy(policy->ahead, old->ahead, sizeof(policy->ahead));
 	daemon->policy = policy;
 	/* A reclaim job reads the old policy's signals: it ends with it, the new one decides. */
 	reclaim_cancel(&old->reclaim);

@@ -24,7 +24,16 @@ struct warn_verdict {
 	int64_t level;		/* the warning level resolved against the capacity */
 };
 
+/* --warn-ahead (doc/DESIGN.md "Seeing ahead"): a hard threshold not met yet whose sure time to
+ * exhaustion is below the duration, while none acts. */
+struct warn_ahead_verdict {
+	int index;		/* the threshold (the soonest); -1: none below */
+	bool due;		/* and the interval since the last such warning has passed */
+};
+
 void warn_state_init(struct warn_state *state);
+struct warn_ahead_verdict warn_ahead_evaluate(const struct policy *policy, struct warn_state *state,
+					      int64_t now_ns);
 /* Judge the policy's last evaluation at now_ns; a due verdict marks it said. Pure but for the
  * policy it reads. */
 struct warn_verdict warn_evaluate(const struct policy *policy, struct warn_state *state, int64_t now_ns);

@@ -236,6 +236,22 @@ static void print_can_evict(FILE *out, struct json_object *reply, struct safe_bu
 	}
 }
 
+/* A threshold's time to exhaustion: "in 12.3s (10.1-15.8s)", or why there is none ("-: noisy"). */
+static void ahead_text(struct json_object *ahead, char *buf, size_t len)
+{
+	struct json_object *seconds = ahead ? field_typed(ahead, "seconds", json_type_double) : NULL;
+	struct json_object *low = ahead ? field_typed(ahead, "seconds_low", json_type_double) : NULL;
+	struct json_object *high = ahead ? field_typed(ahead, "seconds_high", json_type_double) : NULL;
+
+	if (!ahead)
+		snprintf(buf, len, "-");
+	else if (!seconds || !low || !high)
+		snprintf(buf, len, "-: %s", field_string(ahead, "why_not", "?"));
+	else
+		snprintf(buf, len, "in %.1fs (%.1f-%.1fs)", json_object_get_double(seconds),
+			 json_object_get_double(low), json_object_get_double(high));
+}
+
 static void print_status(FILE *out, struct json_object *reply)
 {
 	struct json_object *signals = field_typed(reply, "signals", json_type_object);
@@ -289,8 +305,8 @@ static void print_status(FILE *out, struct json_object *reply)
 	table_print(out, &table);
 	fputc('\n', out);
 
-	table.n_cols = 4;
-	table_add(&table, "THRESHOLD", "RESOLVED", "GRACE", "STATE");
+	table.n_cols = 5;
+	table_add(&table, "THRESHOLD", "RESOLVED", "GRACE", "STATE", "AHEAD");
 	for (size_t i = 0; i < array_length(thresholds); i++) {
 		struct json_object *threshold = json_object_array_get_idx(thresholds, i);
 		const char *signal = field_string(threshold, "signal", "?");
@@ -301,8 +317,9 @@ static void print_status(FILE *out, struct json_object *reply)
 			 strcmp(signal, "memory.pressure") ? "<" : " ", field_string(threshold, "value", "?"),
 			 field_bool(threshold, "derived") ? " (derived)" : "");
 		amount_field(signal, threshold, "resolved", a, sizeof(a));
+		ahead_text(field_typed(threshold, "ahead", json_type_object), b, sizeof(b));
 		table_add(&table, text, a, field_string(threshold, "grace_period", "-"),
-			  field_bool(threshold, "actionable") ? "ACTING" : field_bool(threshold, "met") ? "met" : "ok");
+			  field_bool(threshold, "actionable") ? "ACTING" : field_bool(threshold, "met") ? "met" : "ok", b);
 	}
 	table_print(out, &table);
 	fputc('\n', out);

@@ -211,7 +211,9 @@ void eventlog_action_text(const struct eventlog_decision *decision, char *buf, s
 		snprintf(buf, len, "the last kill did not give back its memory: %s; holding evictions", error);
 		return;
 	case EVENTLOG_WARNED:
-		snprintf(buf, len, "warning: below the warning level; first in line %s",
+		/* --warn-ahead's is on a hard threshold not met yet (daemon/warn.c) */
+		snprintf(buf, len, "warning: %s; first in line %s",
+			 decision->hard ? "the threshold is near at the measured rate" : "below the warning level",
 			 decision->victim ? name : "nothing evictable");
 		return;
 	}

@@ -225,6 +225,22 @@ void metrics_exposition_write(FILE *out, const struct metrics_snapshot *snap,
 		fprintf(out, "} %d\n", snap->thresholds[i].met);
 	}
 
+	/* Absent while no estimate is sure (doc/DESIGN.md "Seeing ahead"): a gauge that said NaN
+	 * or a huge number would look like data to an alert rule. */
+	for (size_t i = 0, said = 0; i < snap->n_thresholds; i++) {
+		if (!snap->thresholds[i].ahead_sure)
+			continue;
+		if (!said++)	/* no family without samples */
+			put_help(out, "evictd_time_to_threshold_seconds", "gauge",
+				 "Seconds until the threshold is reached at the measured rate; only while the rate is sure.");
+		fputs("evictd_time_to_threshold_seconds{", out);
+		put_label(out, true, "signal", signal_name(snap->thresholds[i].signal));
+		put_label(out, false, "kind", kind_name(snap->thresholds[i].hard));
+		fputs("} ", out);
+		put_double(out, snap->thresholds[i].ahead_seconds);
+		fputc('\n', out);
+	}
+
 	put_help(out, "evictd_node_condition", "gauge",
 		 "Node pressure condition as the kubelet would report it: 1 true, 0 false.");
 	for (int c = 0; c < EV_CONDITION_COUNT; c++) {

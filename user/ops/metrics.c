@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "sys/log.h"
+#include "core/ahead.h"
 #include "ops/metrics.h"
 #include "ops/metrics_internal.h"
 #include "sys/netaddr.h"
@@ -98,6 +99,8 @@ void metrics_snapshot_fill(struct metrics_snapshot *snap, const struct eviction_
 			.hard = engine->thresholds[i].hard,
 			.value = eval->threshold_value[i],
 			.met = eval->met[i],
+			.ahead_sure = eval->ahead_none[i] == AHEAD_SURE,
+			.ahead_seconds = eval->ahead_seconds[i],
 		};
 		snap->n_thresholds++;
 	}

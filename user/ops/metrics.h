@@ -64,6 +64,9 @@ struct metrics_threshold {
 	bool hard;
 	int64_t value;		/* resolved against the observed capacity, in the signal's unit */
 	bool met;
+	/* Time to exhaustion (doc/DESIGN.md "Seeing ahead"): only when sure. */
+	bool ahead_sure;
+	double ahead_seconds;
 };
 
 /* What the daemon knows after one evaluation: a plain copy, no pointers. */

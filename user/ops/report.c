@@ -4,9 +4,28 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/ahead.h"
 #include "core/quantity.h"
 #include "ops/report.h"
 
+/* A threshold's time to exhaustion (doc/DESIGN.md "Seeing ahead"): seconds with their bounds
+ * and the rate, or why there is none. */
+static struct json_object *ahead_json(const struct evaluation *eval, size_t i)
+{
+	struct json_object *object = json_object_new_object();
+
+	json_object_object_add(object, "sure", json_object_new_boolean(eval->ahead_none[i] == AHEAD_SURE));
+	if (eval->ahead_none[i] != AHEAD_SURE) {
+		json_object_object_add(object, "why_not",
+				       json_object_new_string(ahead_none_name(eval->ahead_none[i])));
+		return object;
+	}
+	json_object_object_add(object, "seconds", json_object_new_double(eval->ahead_seconds[i]));
+	json_object_object_add(object, "seconds_low", json_object_new_double(eval->ahead_seconds_low[i]));
+	json_object_object_add(object, "seconds_high", json_object_new_double(eval->ahead_seconds_high[i]));
+	json_object_object_add(object, "rate_per_second", json_object_new_double(eval->ahead_rate[i]));
+	return object;
+}
 
 static struct json_object *decision_json(const struct eviction_engine *engine,
 					 const struct observations *obs,
@@ -29,6 +48,7 @@ static struct json_object *decision_json(const struct eviction_engine *engine,
 			       json_object_new_int64(eval->threshold_value[decision->threshold_index]));
 	json_object_object_add(object, "candidates", json_object_new_int64((int64_t)decision->n_candidates));
 	json_object_object_add(object, "dry_run", json_object_new_boolean(decision->dry_run));
+	json_object_object_add(object, "ahead", json_object_new_boolean(decision->ahead));
 	json_object_object_add(object, "reason", json_object_new_string(decision->reason ? decision->reason : ""));
 	if (decision->victim) {
 		const struct pod *pod = decision->victim;
@@ -89,6 +109,7 @@ struct json_object *report_json(const struct evictd_config *config,
 		json_object_object_add(entry, "derived", json_object_new_boolean(threshold->derived));
 		json_object_object_add(entry, "met", json_object_new_boolean(eval->met[i]));
 		json_object_object_add(entry, "actionable", json_object_new_boolean(eval->actionable[i]));
+		json_object_object_add(entry, "ahead", ahead_json(eval, i));
 		json_object_array_add(thresholds, entry);
 	}
 

@@ -15,6 +15,9 @@ struct decision {
 	size_t n_candidates;
 	const char *reason;		/* why there is or is no victim */
 	bool dry_run;
+	/* --act-ahead: the threshold is not met yet, its time to exhaustion (the evaluation's
+	 * ahead_seconds) is within the duration (doc/DESIGN.md "Seeing ahead"). */
+	bool ahead;
 };
 
 struct json_object;
