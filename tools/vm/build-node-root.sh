@@ -34,7 +34,8 @@ if [ "$1" = --base-only ]; then
     exec "$HERE/build-systemd-root.sh" --base-only --packages "$PACKAGES"
 fi
 exec "$HERE/build-systemd-root.sh" "$1" --packages "$PACKAGES" --modules "$MODULES" \
-    --add "$GUEST/node-setup.sh:/usr/lib/evictd-node/node-setup.sh" \
+    --add "$GUEST/init:/init" --add "$GUEST/node-setup.sh:/usr/lib/evictd-node/node-setup.sh" \
     --add "$GUEST/node-images.sh:/usr/lib/evictd-node/node-images.sh" \
+    --add "$GUEST/pod-logs.sh:/usr/lib/evictd-node/pod-logs.sh" --unit "$GUEST/evictd-node-podlogs.service" \
     --unit "$GUEST/evictd-node-setup.service" --unit "$GUEST/evictd-node-images.service" \
     --unit "$GUEST/kubelet.service"

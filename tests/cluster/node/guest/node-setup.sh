@@ -18,7 +18,12 @@ done
 mkdir -p /etc/kubernetes/manifests /etc/containerd /etc/cni/net.d
 [ -e /etc/resolv.conf ] || : >/etc/resolv.conf
 cp /node/config/kubelet.yaml /var/lib/kubelet/config.yaml
-cp /node/config/kubeconfig /node/config/ca.crt /node/config/node.crt /node/config/node.key /etc/kubernetes/
+cp /node/config/kubeconfig /node/config/ca.crt /etc/kubernetes/
+# The node's client certificate where kubeadm's nodes keep it (the kubelet's --cert-dir, as its
+# certificate rotation writes it): evictd lists this node's pods with it (Node authorizer).
+mkdir -p /var/lib/kubelet/pki
+cat /node/config/node.crt /node/config/node.key >/var/lib/kubelet/pki/kubelet-client-current.pem
+chmod 600 /var/lib/kubelet/pki/kubelet-client-current.pem
 cp /node/config/containerd.toml /etc/containerd/config.toml
 cp /node/config/10-ptp.conflist /etc/cni/net.d/
 ln -sf /node/bin/kubebin /usr/local/bin/kubebin
