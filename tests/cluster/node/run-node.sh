@@ -144,6 +144,8 @@ imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 serializeImagePulls: false
 rotateCertificates: false
+# V(3): the status manager's patches ("Patch status for pod"), what scenario (a) looks at.
+logging: {verbosity: 3}
 EOT
 cat >"$DIR/disk/config/containerd.toml" <<'EOT'
 version = 2
@@ -261,14 +263,14 @@ grep -q SandboxChanged <<<"$events" && notok "a SandboxChanged event: the sandbo
 	|| ok "no SandboxChanged event"
 grep -q '^Evicted' <<<"$events" && ok "an Evicted event" || notok "no Evicted event"
 other_running() { hog_pod | awk -v u="$HOG_UID" '$2 != u && $3 == "Running" { f = 1 } END { exit !f }'; }
-wait_until 600 other_running && ok "the ReplicaSet's replacement is Running" || notok "no replacement Running"
+wait_until $([ $stay = 1 ] && echo 600 || echo 30) other_running && ok "the ReplicaSet's replacement is Running" || notok "no replacement Running"
 kc -n hog describe pod "$HOG" | sed 's/^/#   describe: /'
 # Who acted: evictd's eviction, not the kubelet's eviction manager nor the kernel OOM killer.
 tr -d '\r' <"$DIR/serial.log" >"$DIR/serial.txt"
-grep -a -E 'eviction_manager|eviction manager' "$DIR/serial.txt" | grep -a -v 'Eviction manager: starting' | tail -n 20 | sed 's/^/#   kubelet: /'
+grep -a -i 'eviction manager' "$DIR/serial.txt" | grep -a -v -i -E 'starting control loop|failed to get summary stats' | tail -n 20 | sed 's/^/#   kubelet: /'
 grep -a -q 'Out of memory: Killed process' "$DIR/serial.txt" && notok "the kernel OOM killer killed a process" \
 	|| ok "no kernel OOM kill"
-grep -a -q 'eviction manager: pods .* evicted successfully\|Evicting pod' "$DIR/serial.txt" \
+grep -a -q -i -E 'eviction manager: (attempting to reclaim|pods .* evicted)' "$DIR/serial.txt" \
 	&& notok "the kubelet's eviction manager evicted a pod" || ok "the kubelet's eviction manager evicted nothing"
 echo "# kubelet log lines about $HOG:"
 grep -a "$HOG" "$DIR/serial.txt" | tail -n 60 | sed 's/^/#   /'
