@@ -17,7 +17,9 @@ ev_start() {
     vm_info "starting: evictd $*"
     evictd "$@" >>"$EV_OUT" 2>>"$EV_LOG" &
     EV_PID=$!
-    if ! vm_wait_for 20 grep -q 'evictd running' "$EV_LOG"; then
+    # 60 s: returns at the line; a TCG guest beside other guests on a loaded host once took
+    # over 20 s to get there (18-refault: the line came, after the wait had given up).
+    if ! vm_wait_for 60 grep -q 'evictd running' "$EV_LOG"; then
         vm_info "evictd did not start: $(tail -n 5 "$EV_LOG" | tr '\n' '|')"
         return 1
     fi

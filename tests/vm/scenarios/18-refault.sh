@@ -21,12 +21,14 @@
 # vm-disk: 1024M ext4 -m 0
 # vm-bins: evictd
 # vm-add: tests/vm/lib/kubepods.sh:/usr/lib/evictd-vm/kubepods.sh
+# vm-add: tests/vm/lib/refault.sh:/usr/lib/evictd-vm/refault.sh
 # vm-add: tests/vm/data:/usr/lib/evictd-vm/data
 # vm-expect: disk-mounted pods-running cache-active
 # vm-expect: clean-kubelet-evicts clean-refault-aware-keeps
 # vm-expect: thrash-refaulting thrash-refault-aware-evicts evictd-alive
 . /usr/lib/evictd-vm/vm-lib.sh
 . /usr/lib/evictd-vm/kubepods.sh
+. /usr/lib/evictd-vm/refault.sh
 . /usr/lib/evictd-vm/data/evictd-vm.sh
 
 if [ -w /sys/kernel/mm/lru_gen/enabled ]; then
@@ -120,25 +122,9 @@ vm_info "thrashing: memory.available kubelet $(mib "$K") MiB, refault-aware befo
 ev_start --pods-file=$PODS --node-name=evictd-vm --memory-refault-aware \
     --eviction-hard="memory.available<$T" --housekeeping-interval=1s --event-log=/tmp/ev.jsonl \
     || vm_fail thrash-refault-aware-evicts "evictd did not start"
-if vm_wait_for 30 sh -c "wget -q -O - http://127.0.0.1:9808/metrics | grep -q '^evictd_file_cache_refaulting 1'"; then
-    vm_pass thrash-refaulting
-else
-    vm_fail thrash-refaulting "$(wget -q -O - http://127.0.0.1:9808/metrics | grep -E 'refault|memory_available' | tr '\n' ' ')"
-fi
+expect_refaulting
 vm_info "metrics: $(wget -q -O - http://127.0.0.1:9808/metrics | grep -E '^evictd_memory_available_bytes' | tr '\n' ' ')"
-# The decision: memory.available, the thrash pod as the victim, killed (not only decided),
-# and its cgroup empty.
-killed_thrash() {
-    tr -d ' ' </tmp/ev.jsonl | grep '"signal":"memory.available"' | grep '"action":"killed"' |
-        grep -q '"victim":{[^}]*"pod":"thrash"'
-}
-if vm_wait_for 30 killed_thrash &&
-    vm_wait_for 30 grep -q '^populated 0' "$(kp_path thrash)/cgroup.events"; then
-    vm_info "decision: $(tr -d ' ' </tmp/ev.jsonl | grep '"signal":"memory.available"' | head -1 | grep -oE '"(action|value|threshold)":[^,]*|"pod":"[^"]*"' | tr '\n' ' ')"
-    vm_pass thrash-refault-aware-evicts
-else
-    vm_fail thrash-refault-aware-evicts "no kill of the thrash pod for memory.available in the log: $(tail -c 600 /tmp/ev.jsonl); $(cat "$(kp_path thrash)/cgroup.events" | tr '\n' ' ')"
-fi
+expect_thrash_killed
 kill $THRASH_PID 2>/dev/null
 ev_alive && vm_pass evictd-alive || vm_fail evictd-alive "evictd exited"
 # End the thrash before evictd detaches its programs: lift the limit, then kill the pod. Once
