@@ -25,13 +25,8 @@ fi
 trap 'umount -l "$kdir" 2>/dev/null; [ -n "${KEEP:-}" ] && tmp=/nonexistent; cleanup_daemons' EXIT
 
 # Memory and PIDs fixed by the fixture (as test_nobpf_poll.sh): only the inodes move.
-printf 'MemTotal:       16777216 kB\nMemFree:         1048576 kB\nMemAvailable:   12582912 kB\n' >"$fx/proc/meminfo"
-echo 4194304 >"$fx/proc/sys/kernel/pid_max"
-echo 126000 >"$fx/proc/sys/kernel/threads-max"
-echo '0.52 0.58 0.59 3/1187 40231' >"$fx/proc/loadavg"
-echo 'cpuset cpu io memory pids' >"$fx/sys/fs/cgroup/cgroup.controllers"
-printf 'anon 2147483648\nfile 3221225472\nkernel 0\nactive_file 1073741824\ninactive_file 2147483648\n' \
-	>"$fx/sys/fs/cgroup/memory.stat"
+. tests/cli/fixed-node.sh
+fixed_node "$fx"
 mkdir -p "$kdir/a" "$kdir/b" "$kdir/c"
 
 threshold=2000

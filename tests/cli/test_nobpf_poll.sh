@@ -21,13 +21,8 @@ trap cleanup EXIT
 # Far = both margins over 1000 ms of fill at 6000 KiB/ms (5.7 GiB): the 1 s ceiling.
 fx="$tmp/root"
 mkdir -p "$fx/proc/sys/kernel" "$fx/sys/fs/cgroup"
-printf 'MemTotal:       16777216 kB\nMemFree:         1048576 kB\nMemAvailable:   12582912 kB\n' >"$fx/proc/meminfo"
-echo 4194304 >"$fx/proc/sys/kernel/pid_max"
-echo 126000 >"$fx/proc/sys/kernel/threads-max"
-echo '0.52 0.58 0.59 3/1187 40231' >"$fx/proc/loadavg"
-echo 'cpuset cpu io memory pids' >"$fx/sys/fs/cgroup/cgroup.controllers"
-printf 'anon 2147483648\nfile 3221225472\nkernel 0\nactive_file 1073741824\ninactive_file 2147483648\n' \
-	>"$fx/sys/fs/cgroup/memory.stat"
+. tests/cli/fixed-node.sh
+fixed_node "$fx"
 avail=$("$EVICTD" --once --no-bpf --dry-run --output json --root "$fx" --state-dir="$tmp/state" 2>/dev/null |
 	jq '.signals["memory.available"].available')
 check "the fixture root's memory.available is 13 GiB ($avail)" [ "$avail" = 13958643712 ]

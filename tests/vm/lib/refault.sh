@@ -3,6 +3,18 @@
 # (MGLRU) share; sourced after vm-lib.sh and kubepods.sh, with evictd started on
 # --event-log=/tmp/ev.jsonl and its metrics on 127.0.0.1:9808.
 
+# The clean-cache pod's part is done: delete it (its cache stays, charged to the root now) so
+# that the thrash pod is the pod whose memory the decision is about; then the hot file through a
+# 96 MiB memcg, over and over (THRASH_PID). Needs PODS, DATA, MiB.
+start_thrash() {
+    kp_delete cache || vm_info "kp_delete cache failed"
+    kp_podlist $PODS
+    echo $((96 * MiB)) >"$(kp_path thrash)/memory.max"
+    kp_run thrash sh -c "while :; do cat $DATA/hot >/dev/null; done"
+    THRASH_PID=$KP_PID
+    sleep 3
+}
+
 # The daemon says the file cache refaults (marker thrash-refaulting), within 30 s.
 expect_refaulting() {
     if vm_wait_for 30 sh -c "wget -q -O - http://127.0.0.1:9808/metrics | grep -q '^evictd_file_cache_refaulting 1'"; then

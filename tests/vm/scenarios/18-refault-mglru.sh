@@ -130,16 +130,7 @@ fi
 grep -m1 'refault-aware' "$EV_LOG" | sed 's/^/EVICTD-VM: INFO log: /'
 ev_stop
 
-# The clean-cache pod's part is done: delete it (its cache stays, charged to the root now) so
-# that the thrash pod is the pod whose memory the decision is about.
-kp_delete cache || vm_info "kp_delete cache failed"
-kp_podlist $PODS
-
-# Thrash: the hot file through a 96 MiB memcg, over and over.
-echo $((96 * MiB)) >"$(kp_path thrash)/memory.max"
-kp_run thrash sh -c "while :; do cat $DATA/hot >/dev/null; done"
-THRASH_PID=$KP_PID
-sleep 3
+start_thrash
 K=$(avail)
 A=$(all_counted)
 T=$(( (K + A) / 2 ))
