@@ -10,7 +10,7 @@ usage() {
 Usage: $PROG --initramfs F --log LOG [--mem 1024M] [--smp 2] [--timeout 300]
              [--append "extra cmdline"] [--disk IMG]... [--kernel VMLINUZ]
              [--arch amd64|arm64] [--slots N [--exclusive]]
-             [--guestfwd GUEST_IP:GUEST_PORT:HOST_PORT]... [--serial2 FILE]
+             [--guestfwd GUEST_IP:GUEST_PORT:HOST_PORT]... [--serial2 FILE]...
 
 Boot the Debian kernel from fetch-kernel.sh with initramfs F under
 qemu-system-x86_64 -accel tcg (no KVM), with the serial console (ttyS0)
@@ -46,8 +46,8 @@ killed), 1 on usage/setup errors, otherwise qemu's own exit status.
                     (G in 10.0.2.0/24, neither the gateway 10.0.2.2 nor the DNS 10.0.2.3)
                     (repeatable; the guest configures 10.0.2.15/24 itself; a real node's
                     API server: tests/cluster/test_node.sh)
-  --serial2 FILE    a second serial port (ttyS1 on amd64) written to FILE (overwritten):
-                    a log apart from the console's
+  --serial2 FILE    one more serial port written to FILE (overwritten): ttyS1 for the
+                    first, ttyS2 for the second... (amd64): logs apart from the console's
   --exclusive       with --slots: hold all N slots, so that no other slot-sharing guest
                     runs beside this one (a scenario that checks timings: # vm-serial: yes)
   -h, --help        this help
@@ -72,7 +72,7 @@ SLOTS=${EVICTD_VM_SLOTS:-0}
 EXCLUSIVE=0
 SLOT_DIR=${EVICTD_VM_SLOT_DIR:-/tmp/evictd-vm-slots}
 GUESTFWDS=()
-SERIAL2=""
+SERIALS=()
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -88,7 +88,7 @@ while [ $# -gt 0 ]; do
         --slots) [ $# -ge 2 ] || die "--slots needs a number"; SLOTS=$2; shift 2 ;;
         --exclusive) EXCLUSIVE=1; shift ;;
         --guestfwd) [ $# -ge 2 ] || die "--guestfwd needs GUEST_IP:GUEST_PORT:HOST_PORT"; GUESTFWDS+=("$2"); shift 2 ;;
-        --serial2) [ $# -ge 2 ] || die "--serial2 needs a file"; SERIAL2=$2; shift 2 ;;
+        --serial2) [ $# -ge 2 ] || die "--serial2 needs a file"; SERIALS+=("$2"); shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -152,10 +152,10 @@ if [ ${#GUESTFWDS[@]} -gt 0 ]; then
 else
     args+=(-nic none)
 fi
-if [ -n "$SERIAL2" ]; then
-    : >"$SERIAL2" || die "cannot write $SERIAL2"
-    args+=(-serial "file:$SERIAL2")
-fi
+for f in ${SERIALS[@]+"${SERIALS[@]}"}; do
+    : >"$f" || die "cannot write $f"
+    args+=(-serial "file:$f")
+done
 for d in ${DISKS[@]+"${DISKS[@]}"}; do
     [ -f "$d" ] || die "disk image not found: $d"
     case $d in *,*) die "disk image path must not contain a comma: $d" ;; esac

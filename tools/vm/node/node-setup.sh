@@ -25,6 +25,11 @@ mount --bind /node/containerd /var/lib/containerd
 mount --bind /node/log-pods /var/log/pods
 ln -sfn /node/bin/kubebin /usr/local/bin/kubebin
 cp /etc/evictd-node/kubelet-config.yaml /var/lib/kubelet/config.yaml
+# The kubelet's client certificate where a kubeadm node's kubelet keeps it (its kubeconfig
+# names it; node agents such as evictd read it there to list the node's own pods).
+mkdir -p /var/lib/kubelet/pki
+cat /etc/evictd-node/node.crt /etc/evictd-node/node.key >/var/lib/kubelet/pki/kubelet-client-current.pem
+chmod 600 /var/lib/kubelet/pki/kubelet-client-current.pem
 mkdir -p /etc/kubernetes/manifests
 
 # qemu's user network (restrict=on: only the guestfwd to the host's API server is reachable).
