@@ -85,6 +85,8 @@ export const variants = [
 		(f) => { f.body.metadata.labels = { app: 'db' }; return f; }, "labels, annotations or finalizers"],
 	['a forged config.source annotation through pods/status', EVICT,
 		(f) => { f.body.metadata.annotations = { 'kubernetes.io/config.source': 'file' }; return f; }, "labels, annotations or finalizers"],
+	['another annotation beside evictd.io/failed-at through pods/status', EVICT,
+		(f) => { f.body.metadata.annotations['kubernetes.io/config.source'] = 'file'; return f; }, "labels, annotations or finalizers"],
 	['a pod phase Succeeded', 'pod-status-shutdown-failed.json',
 		(f) => { f.body.status.phase = 'Succeeded'; return f; }, 'only to phase Failed'],
 	['a pod Failed with a reason evictd does not write', 'pod-status-shutdown-failed.json',

@@ -103,9 +103,10 @@ _pki() {
 	mkdir -p "$d"
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout "$d/ca.key" -out "$d/ca.crt" -days 2 \
 		-subj "/CN=evictd-test-cluster-ca" 2>/dev/null || return 1
-	# The serving certificate: loopback, and 10.0.2.2, the host as qemu's user network shows it
-	# to a guest node; the in-cluster names of the kubernetes Service.
-	printf 'subjectAltName=IP:127.0.0.1,IP:10.0.2.2,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n' \
+	# The serving certificate: loopback; 10.0.2.100, where a guest node on qemu's user network
+	# reaches it (tests/cluster/test_node.sh: a guestfwd, which slirp refuses on the gateway's
+	# own 10.0.2.2); the in-cluster names of the kubernetes Service.
+	printf 'subjectAltName=IP:127.0.0.1,IP:10.0.2.100,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default.svc\nextendedKeyUsage=serverAuth\n' \
 		>"$d/apiserver.ext"
 	_cert apiserver "/CN=kube-apiserver" "$d/apiserver.ext" &&
 		_cert admin "/O=system:masters/CN=kubernetes-admin" &&

@@ -191,7 +191,8 @@ static void test_eviction_message(void **state)
 
 #define EVICTED_MESSAGE "The node was low on resource: memory. Threshold quantity: 100Mi, available: 50Mi. "
 #define EVICTED_PATCH                                                                              \
-	"{\"metadata\":{\"uid\":\"" UID_WEB "\"},\"status\":{\"phase\":\"Failed\",\"reason\":\"Evicted\"," \
+	"{\"metadata\":{\"uid\":\"" UID_WEB "\",\"annotations\":{\"evictd.io/failed-at\":\"" FIXED_TIME "\"}}," \
+	"\"status\":{\"phase\":\"Failed\",\"reason\":\"Evicted\"," \
 	"\"message\":\"" EVICTED_MESSAGE "\",\"conditions\":[{\"type\":\"DisruptionTarget\","            \
 	"\"status\":\"True\",\"lastTransitionTime\":\"" FIXED_TIME "\",\"reason\":\"TerminationByKubelet\"," \
 	"\"message\":\"" EVICTED_MESSAGE "\"}]}}"
@@ -850,7 +851,8 @@ static void test_pressure_taints_conflict(void **state)
 
 #define SHUTDOWN_TAINT "{\"key\":\"evictd.io/shutdown\",\"effect\":\"NoSchedule\"}"
 #define TERMINATED_PATCH(uid)                                                                      \
-	"{\"metadata\":{\"uid\":\"" uid "\"},\"status\":{\"phase\":\"Failed\",\"reason\":\"Terminated\"," \
+	"{\"metadata\":{\"uid\":\"" uid "\",\"annotations\":{\"evictd.io/failed-at\":\"" FIXED_TIME "\"}}," \
+	"\"status\":{\"phase\":\"Failed\",\"reason\":\"Terminated\"," \
 	"\"message\":\"Pod was terminated in response to imminent node shutdown.\",\"conditions\":["   \
 	"{\"type\":\"DisruptionTarget\",\"status\":\"True\",\"lastTransitionTime\":\"" FIXED_TIME "\","  \
 	"\"reason\":\"TerminationByKubelet\",\"message\":\"Pod was terminated in response to imminent " \

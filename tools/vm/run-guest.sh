@@ -10,6 +10,7 @@ usage() {
 Usage: $PROG --initramfs F --log LOG [--mem 1024M] [--smp 2] [--timeout 300]
              [--append "extra cmdline"] [--disk IMG]... [--kernel VMLINUZ]
              [--arch amd64|arm64] [--slots N [--exclusive]]
+             [--guestfwd GUEST_IP:GUEST_PORT:HOST_PORT]... [--serial2 FILE]...
 
 Boot the Debian kernel from fetch-kernel.sh with initramfs F under
 qemu-system-x86_64 -accel tcg (no KVM), with the serial console (ttyS0)
@@ -39,6 +40,14 @@ killed), 1 on usage/setup errors, otherwise qemu's own exit status.
                     slot0..slotN-1 in \$EVICTD_VM_SLOT_DIR (default /tmp/evictd-vm-slots),
                     so every run-guest.sh with --slots on this machine shares them (the
                     guest suites of tests/run-all.sh, tests/vm/run.sh's concurrent scenarios)
+  --guestfwd G:P:H  a network card (virtio-net, qemu's user network with restrict=on: the
+                    guest reaches nothing else) on which a TCP connection from the guest to
+                    G:P reaches 127.0.0.1:H on the host, through one socat per connection
+                    (G in 10.0.2.0/24, neither the gateway 10.0.2.2 nor the DNS 10.0.2.3)
+                    (repeatable; the guest configures 10.0.2.15/24 itself; a real node's
+                    API server: tests/cluster/test_node.sh)
+  --serial2 FILE    one more serial port written to FILE (overwritten): ttyS1 for the
+                    first, ttyS2 for the second... (amd64): logs apart from the console's
   --exclusive       with --slots: hold all N slots, so that no other slot-sharing guest
                     runs beside this one (a scenario that checks timings: # vm-serial: yes)
   -h, --help        this help
@@ -62,6 +71,8 @@ ARCH=${EVICTD_VM_ARCH:-amd64}
 SLOTS=${EVICTD_VM_SLOTS:-0}
 EXCLUSIVE=0
 SLOT_DIR=${EVICTD_VM_SLOT_DIR:-/tmp/evictd-vm-slots}
+GUESTFWDS=()
+SERIALS=()
 
 while [ $# -gt 0 ]; do
     case $1 in
@@ -76,6 +87,8 @@ while [ $# -gt 0 ]; do
         --arch) [ $# -ge 2 ] || die "--arch needs amd64 or arm64"; ARCH=$2; shift 2 ;;
         --slots) [ $# -ge 2 ] || die "--slots needs a number"; SLOTS=$2; shift 2 ;;
         --exclusive) EXCLUSIVE=1; shift ;;
+        --guestfwd) [ $# -ge 2 ] || die "--guestfwd needs GUEST_IP:GUEST_PORT:HOST_PORT"; GUESTFWDS+=("$2"); shift 2 ;;
+        --serial2) [ $# -ge 2 ] || die "--serial2 needs a file"; SERIALS+=("$2"); shift 2 ;;
         -h|--help) usage; exit 0 ;;
         *) die "unknown argument '$1' (see --help)" ;;
     esac
@@ -124,9 +137,25 @@ args=(
     -nographic
     -serial "file:$LOG"
     -monitor none
-    -nic none
     -no-reboot
 )
+if [ ${#GUESTFWDS[@]} -gt 0 ]; then
+    command -v socat >/dev/null 2>&1 || die "--guestfwd needs socat on the host"
+    nic=user,model=virtio-net-pci,restrict=on
+    for f in "${GUESTFWDS[@]}"; do
+        [[ $f =~ ^([0-9.]+):([0-9]+):([0-9]+)$ ]] || die "--guestfwd must be GUEST_IP:GUEST_PORT:HOST_PORT, got '$f'"
+        # cmd: qemu starts the command for each connection the guest opens (a chardev would
+        # carry one connection for qemu's lifetime)
+        nic+=",guestfwd=tcp:${BASH_REMATCH[1]}:${BASH_REMATCH[2]}-cmd:socat - TCP:127.0.0.1:${BASH_REMATCH[3]}"
+    done
+    args+=(-nic "$nic")
+else
+    args+=(-nic none)
+fi
+for f in ${SERIALS[@]+"${SERIALS[@]}"}; do
+    : >"$f" || die "cannot write $f"
+    args+=(-serial "file:$f")
+done
 for d in ${DISKS[@]+"${DISKS[@]}"}; do
     [ -f "$d" ] || die "disk image not found: $d"
     case $d in *,*) die "disk image path must not contain a comma: $d" ;; esac

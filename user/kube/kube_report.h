@@ -47,6 +47,14 @@
 #define KUBE_MESSAGE_SHUTDOWN "Pod was terminated in response to imminent node shutdown."
 #define KUBE_CONDITION_DISRUPTION_TARGET "DisruptionTarget"
 #define KUBE_REASON_TERMINATION_BY_KUBELET "TerminationByKubelet"
+/* Set on the pod (the time of the patch) in the same pods/status patch as the terminal phase:
+ * a change of metadata makes it an UPDATE for the kubelet's pod config
+ * (pkg/kubelet/config/config.go checkAndUpdatePod, podsDifferSemantically compares
+ * annotations, not status), so its pod worker sees the API's Failed phase at once and tears
+ * the pod down (pkg/kubelet/pod_workers.go UpdatePod: "Pod is in a terminal phase"). A
+ * status-only change is a reconcile: the status manager writes its cached Running back within
+ * ~10 s and the pod restarts in place (doc/DESIGN.md §8, seen on a real kubelet). */
+#define KUBE_ANNOTATION_FAILED_AT "evictd.io/failed-at"
 
 #define KUBE_TAINT_KEY_MEMORY_PRESSURE "evictd.io/memory-pressure"
 #define KUBE_TAINT_KEY_DISK_PRESSURE "evictd.io/disk-pressure"

@@ -174,7 +174,8 @@ void kube_json_add_time(struct json_object *obj, const char *key, int64_t unix_n
 
 /* The pods/status patch that fails a pod, as the kubelet's status function in evictPod sets
  * it (phase, reason, message, then podutil.UpdatePodCondition with the DisruptionTarget
- * condition); the API server keeps the other conditions (strategic merge by type). */
+ * condition), and evictd's failed-at annotation; the API server keeps the other conditions
+ * (strategic merge by type) and annotations. */
 char *kube_pod_failed_patch(const char *uid, const char *reason, const char *message, int64_t now_unix_ns)
 {
 	struct json_object *doc = json_object_new_object();
@@ -182,18 +183,24 @@ char *kube_pod_failed_patch(const char *uid, const char *reason, const char *mes
 	struct json_object *status = json_object_new_object();
 	struct json_object *conditions = json_object_new_array();
 	struct json_object *condition = json_object_new_object();
+	struct json_object *annotations = json_object_new_object();
 
-	if (!doc || !metadata || !status || !conditions || !condition) {
+	if (!doc || !metadata || !status || !conditions || !condition || !annotations) {
 		json_object_put(doc);
 		json_object_put(metadata);
 		json_object_put(status);
 		json_object_put(conditions);
 		json_object_put(condition);
+		json_object_put(annotations);
 		return NULL;
 	}
 	/* A precondition: the API server refuses the patch (422, uid immutable) when the pod of
 	 * this name is another one. */
 	kube_json_add_string(metadata, "uid", uid);
+	/* Metadata too, so that the kubelet takes the terminal phase as an update of the pod, not
+	 * a status to reconcile away (KUBE_ANNOTATION_FAILED_AT). */
+	kube_json_add_time(annotations, KUBE_ANNOTATION_FAILED_AT, now_unix_ns);
+	json_object_object_add(metadata, "annotations", annotations);
 	json_object_object_add(doc, "metadata", metadata);
 	kube_json_add_string(status, "phase", "Failed");
 	kube_json_add_string(status, "reason", reason ? reason : "");

@@ -1,0 +1,309 @@
+#!/usr/bin/env bash
+# test_node: a real node. The kubelet of the control plane's release, containerd 1.6 and runc
+# (Debian bookworm's) in a QEMU TCG guest (tools/vm/build-node.sh) join this control plane
+# through qemu's restricted user network (only the API server is reachable, by a guestfwd);
+# evictd is deployed as users deploy it (kubectl apply -k, the image tag set by a kustomize
+# overlay) and the DaemonSet controller, the scheduler and the real kubelet run it with the
+# manifests' privileges. Scenario (a): a memory hog in a Deployment; evictd evicts it before
+# the kubelet's eviction manager and the kernel's OOM killer, the pod stays Failed/Evicted
+# through the kubelet's status syncs with no restart in place, and the ReplicaSet replaces it.
+# The guest runs the node and prints markers (EVICTD-VM: ...); this script drives kubectl and
+# asserts through the API. The kubelet's log is the guest's second serial port.
+#
+# Environment: KERNEL_SPEC (fetch-kernel.sh's spec: 6.12; default Debian's 6.1),
+# NODE_GUEST_TIMEOUT (qemu's limit, default 1500 s), KEEP=1 keeps the scratch directory.
+set -u
+cd "$(dirname "$0")/../.."
+. tests/cli/tap.sh
+. tests/cluster/lib.sh
+export EVICTD_VM_KERNEL=${KERNEL_SPEC:-${EVICTD_VM_KERNEL:-}}
+
+# One Node and namespace per kernel: run-all.sh runs this on 6.1 and 6.12 against one control
+# plane, the first one's namespace may still be terminating.
+kid=${EVICTD_VM_KERNEL//[^0-9a-z]/}
+NODE=evictd-node${kid:+-$kid}
+NS=node-hog${kid:+-$kid}
+IMAGE_ARCHIVE=${IMAGE_ARCHIVE:-$BUILD_DIR/evictd-image.tar}
+GUEST_TIMEOUT=${NODE_GUEST_TIMEOUT:-1500}
+GUEST_MEM=${NODE_GUEST_MEM:-2048M}
+# Where the guest reaches the API server (a guestfwd; in the serving certificate, cluster.sh).
+GUEST_API_ADDR=10.0.2.100
+guest_pid=""
+t_start=$SECONDS
+
+if [ ! -f "$IMAGE_ARCHIVE" ]; then
+	echo "ok 1 # SKIP no evictd image ($IMAGE_ARCHIVE): make image"
+	echo "1..1"
+	exit 0
+fi
+EVICTD_TAG=$(tar -xOf "$IMAGE_ARCHIVE" index.json | jq -r '.manifests[0].annotations["org.opencontainers.image.ref.name"]')
+
+cluster_begin
+_cluster_nodes+=("$NODE")
+console=$tmp/console.log kubelet_log=$tmp/kubelet.log pod_logs=$tmp/pod-logs.log
+
+# The guest's end: the node powers itself off when its Node is annotated (node-watch.sh); qemu
+# is stopped by its pid when it has not after 90 s. Then the shared control plane gets evictd's
+# manifests back as tools/deploy has them.
+node_end() {
+	if [ -n "$guest_pid" ] && kill -0 "$guest_pid" 2>/dev/null; then
+		kc annotate node "$NODE" evictd.test/poweroff=1 --overwrite >/dev/null 2>&1
+		local end=$((SECONDS + 90)) t
+		while kill -0 "$guest_pid" 2>/dev/null && [ $SECONDS -lt $end ]; do sleep 1; done
+		if kill -0 "$guest_pid" 2>/dev/null; then
+			echo "# the guest did not power off: stopping qemu"
+			t=$(pgrep -P "$guest_pid" -x timeout)
+			[ -n "$t" ] && kill -TERM "$t" 2>/dev/null
+		fi
+		wait "$guest_pid" 2>/dev/null
+	fi
+	kc delete namespace "$NS" --wait=false >/dev/null 2>&1
+	deploy_evictd >/dev/null 2>&1
+	cluster_end
+}
+trap node_end EXIT
+
+# ---- the node's files: the node identity's certificate, the kubelet's configuration -----------
+node_cert "$NODE"
+nf=$tmp/node-files
+mkdir -p "$nf"
+cp "$CA" "$nf/ca.crt"
+cp "$CLUSTER_DIR/pki/node-$NODE.crt" "$nf/node.crt"
+cp "$CLUSTER_DIR/pki/node-$NODE.key" "$nf/node.key"
+cat >"$nf/env" <<EOF
+NODE_NAME=$NODE
+API_HOST=$GUEST_API_ADDR
+API_PORT=$API_PORT
+SERVICE_IP=10.96.0.1
+KUBELET_ARGS=--v=3
+EOF
+cat >"$nf/kubelet.kubeconfig" <<EOF
+apiVersion: v1
+kind: Config
+clusters:
+- name: local
+  cluster: {server: "https://$GUEST_API_ADDR:$API_PORT", certificate-authority: /etc/evictd-node/ca.crt}
+users:
+- name: node
+  user: {client-certificate: /var/lib/kubelet/pki/kubelet-client-current.pem, client-key: /var/lib/kubelet/pki/kubelet-client-current.pem}
+contexts:
+- name: local
+  context: {cluster: local, user: node}
+current-context: local
+EOF
+# The kubelet's eviction manager at its default hard thresholds, set explicitly so that it is
+# live beside evictd (whose shipped thresholds, tools/deploy/configmap.yaml, sit above them).
+cat >"$nf/kubelet-config.yaml" <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+cgroupDriver: cgroupfs
+containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
+failSwapOn: false
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: /etc/evictd-node/ca.crt}
+authorization: {mode: Webhook}
+staticPodPath: /etc/kubernetes/manifests
+evictionHard:
+  memory.available: "100Mi"
+  nodefs.available: "10%"
+  nodefs.inodesFree: "5%"
+  imagefs.available: "15%"
+  imagefs.inodesFree: "5%"
+evictionPressureTransitionPeriod: 30s
+# The images are imported, never pulled: garbage collection must not remove them.
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+resolvConf: /etc/resolv.conf
+serializeImagePulls: false
+EOF
+
+# ---- build and boot --------------------------------------------------------------------------
+t0=$SECONDS
+if ! tools/vm/build-node.sh "$tmp/guest" --kubebin "$KUBEBIN" --node-files "$nf" \
+	--image "$IMAGE_ARCHIVE=localhost/evictd" >"$tmp/build.log" 2>&1; then
+	fail "the node guest builds (tools/vm/build-node.sh)" "$(tail -n 20 "$tmp/build.log")"
+	done_testing; exit 1
+fi
+echo "# node guest built in $((SECONDS - t0)) s"
+nice tools/vm/run-guest.sh --initramfs "$tmp/guest/node.cpio" --disk "$tmp/guest/node.img" \
+	--mem "$GUEST_MEM" --smp 2 --timeout "$GUEST_TIMEOUT" --slots "${EVICTD_VM_SLOTS:-0}" \
+	--append "apparmor=0 systemd.unified_cgroup_hierarchy=1" \
+	--guestfwd "$GUEST_API_ADDR:$API_PORT:$API_PORT" --serial2 "$kubelet_log" --serial2 "$pod_logs" --log "$console" \
+	>"$tmp/run-guest.log" 2>&1 &
+guest_pid=$!
+t_boot=$SECONDS
+
+node_ready() { [ "$(kc get node "$NODE" -o 'jsonpath={.status.conditions[?(@.type=="Ready")].status}' 2>/dev/null)" = True ]; }
+guest_alive() { kill -0 "$guest_pid" 2>/dev/null; }
+# until CMD succeeds, SECONDS at most, while the guest runs
+wait_guest() {
+	local end=$((SECONDS + $1)); shift
+	until "$@"; do
+		guest_alive || return 2
+		[ $SECONDS -lt "$end" ] || return 1
+		sleep 2
+	done
+}
+diag() { # the console's and the kubelet's last lines
+	echo "# console:"; grep -a 'EVICTD-VM\|Failed\|error' "$console" | tail -n 20 | sed 's/^/#   /'
+	echo "# kubelet:"; tail -n 15 "$kubelet_log" | cut -c1-300 | sed 's/^/#   /'
+}
+
+if wait_guest 900 node_ready; then
+	boot_ready=$((SECONDS - t_boot))
+	pass "the kubelet in the guest registered Node $NODE and it turned Ready (${boot_ready} s from qemu's start)"
+else
+	fail "the kubelet in the guest registered Node $NODE and it turned Ready" "$(diag)"
+	done_testing; exit 1
+fi
+kc get node "$NODE" -o wide | sed 's/^/#   /'
+
+# ---- evictd as users deploy it ---------------------------------------------------------------
+mkdir -p "$tmp/deploy"
+cat >"$tmp/deploy/kustomization.yaml" <<EOF
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+  - $(realpath --relative-to="$tmp/deploy" tools/deploy)
+images:
+  - name: localhost/evictd
+    newTag: "$EVICTD_TAG"
+patches:
+  - path: configmap.yaml
+EOF
+# evictd's pressure taint stays for evictionPressureTransitionPeriod (5m shipped, the kubelet's
+# default), during which the BestEffort replacement cannot be scheduled: 30s here, as a user
+# sets it, so that the test waits 30 s, not 5 minutes.
+sed 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s/' tools/deploy/configmap.yaml \
+	>"$tmp/deploy/configmap.yaml"
+grep -q 'evictionPressureTransitionPeriod: 30s' "$tmp/deploy/configmap.yaml" ||
+	fail "tools/deploy/configmap.yaml sets evictionPressureTransitionPeriod: 5m (the test shortens it)"
+evictd_pod=""
+evictd_ready() {
+	evictd_pod=$(kc -n evictd-system get pods --field-selector "spec.nodeName=$NODE" \
+		-o jsonpath='{range .items[?(@.status.containerStatuses[0].ready==true)]}{.metadata.name}{end}' 2>/dev/null)
+	[ -n "$evictd_pod" ]
+}
+t0=$SECONDS
+if kc apply -k "$tmp/deploy" >"$tmp/apply.log" 2>&1 && wait_guest 600 evictd_ready; then
+	pass "kubectl apply -k: the DaemonSet's pod runs on the real node and is Ready (pod $evictd_pod, $((SECONDS - t0)) s)"
+else
+	fail "kubectl apply -k: the DaemonSet's pod runs on the real node and is Ready" \
+		"$(cat "$tmp/apply.log"; kc -n evictd-system get pods -o wide --field-selector "spec.nodeName=$NODE";
+		   kc -n evictd-system describe pods -l app.kubernetes.io/name=evictd | tail -n 30; diag)"
+	done_testing; exit 1
+fi
+# The API server cannot reach the guest's kubelet (kubectl logs): the guest copies the pods'
+# logs to its third serial port (node-logs.sh).
+echo "# guest: $(grep -ao 'node Ready uptime=[0-9.]*' "$console" | head -1) s after the kernel started"
+elog() { grep -a "^evictd-system_$evictd_pod" "$pod_logs" | cut -d' ' -f2-; }
+
+# ---- scenario (a): a memory hog in a Deployment ---------------------------------------------
+make_namespace "$NS"
+# The first pod to start allocates (20 MiB/s, no limit: BestEffort); its replacement only
+# sleeps, so that the ReplicaSet's new pod is not evicted again: the node's hostPath
+# remembers that the hog ran.
+kc -n "$NS" apply -f - >/dev/null <<EOF
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: hog}
+spec:
+  replicas: 1
+  selector: {matchLabels: {app: hog}}
+  template:
+    metadata: {labels: {app: hog}}
+    spec:
+      nodeSelector: {kubernetes.io/hostname: $NODE}
+      terminationGracePeriodSeconds: 5
+      containers:
+      - name: hog
+        image: localhost/evictd-test/workload:1
+        imagePullPolicy: Never
+        command: ["/bin/sh", "-c", "if mkdir /state/hogged 2>/dev/null; then sleep 5; exec /usr/bin/memhog --rate 20 --quiet; else exec sleep 3600; fi"]
+        volumeMounts: [{name: state, mountPath: /state}]
+      volumes:
+      - name: state
+        hostPath: {path: /var/lib/evictd-test-$NS, type: DirectoryOrCreate}
+EOF
+hog=""
+hog_running() {
+	hog=$(kc -n "$NS" get pods -l app=hog -o jsonpath='{range .items[?(@.status.phase=="Running")]}{.metadata.name}{end}' 2>/dev/null)
+	[ -n "$hog" ]
+}
+t0=$SECONDS
+if wait_guest 300 hog_running; then
+	pass "the hog's pod runs on the real node ($hog, $((SECONDS - t0)) s from apply to Running)"
+else
+	fail "the hog's pod runs on the real node" "$(kc -n "$NS" describe pods | tail -n 30; diag)"
+	done_testing; exit 1
+fi
+hog_uid=$(kc -n "$NS" get pod "$hog" -o jsonpath='{.metadata.uid}')
+pod_field() { kc -n "$NS" get pod "$hog" -o jsonpath="$1" 2>/dev/null; }
+evicted() { [ "$(pod_field '{.status.phase}/{.status.reason}')" = Failed/Evicted ]; }
+t0=$SECONDS
+if wait_guest 300 evicted; then
+	pass "the hog's pod ends Failed/Evicted ($((SECONDS - t0)) s after Running)"
+else
+	fail "the hog's pod ends Failed/Evicted" "$(kc -n "$NS" get pod "$hog" -o json | jq -c .status; elog | tail -n 20; diag)"
+	done_testing; exit 1
+fi
+kc -n "$NS" get pod "$hog" -o json >"$tmp/hog-evicted.json"
+
+# Three of the kubelet's status syncs (10 s each) and more: phase Failed at every look, never a
+# restart in place; from the kubelet's own terminal status on (its pod worker rewrites reason
+# and message once, within a few seconds), Failed/Evicted with no container running.
+states=() bad=""
+for i in $(seq 8); do
+	sleep 5
+	s=$(pod_field '{.status.phase}/{.status.reason} restarts={.status.containerStatuses[0].restartCount} running={.status.containerStatuses[0].state.running.startedAt}')
+	states+=("$((SECONDS - t0))s:$s")
+	case $s in Failed/*\ restarts=0\ *) ;; *) bad=1 ;; esac
+	[ "$i" -le 2 ] || case $s in "Failed/Evicted restarts=0 running=") ;; *) bad=1 ;; esac
+done
+if [ -z "$bad" ]; then
+	pass "the evicted pod stays Failed/Evicted with no container restart for 40 s (${states[*]})"
+else
+	fail "the evicted pod stays Failed/Evicted with no container restart for 40 s" "${states[*]}"
+fi
+sandbox_events=$(kc -n "$NS" get events --field-selector "involvedObject.uid=$hog_uid" -o json |
+	jq -r '[.items[] | select(.reason == "SandboxChanged" or .reason == "Started" or .reason == "Killing" or .reason == "Evicted") | .reason + "(" + (.count|tostring) + ")"] | join(" ")')
+case " $sandbox_events " in
+	*SandboxChanged*|*"Started(2)"*) fail "no SandboxChanged event, the container started once" "$sandbox_events" ;;
+	*) pass "no SandboxChanged event, the container started once (events: $sandbox_events)" ;;
+esac
+
+replacement() {
+	[ -n "$(kc -n "$NS" get pods -l app=hog -o json | jq -r --arg h "$hog" '.items[] | select(.metadata.name != $h and .status.phase == "Running") | .metadata.name')" ]
+}
+check "the ReplicaSet made a replacement pod and it runs" wait_guest 300 replacement
+
+kc -n "$NS" describe pod "$hog" >"$tmp/describe.txt" 2>&1
+if grep -Eq '^Status:[[:space:]]+Failed' "$tmp/describe.txt" && grep -Eq '^Reason:[[:space:]]+Evicted' "$tmp/describe.txt" &&
+	grep -Eq 'Warning[[:space:]]+Evicted' "$tmp/describe.txt" && grep -q 'DisruptionTarget' "$tmp/describe.txt"; then
+	pass "kubectl describe shows the eviction as the kubelet's own (Status Failed, Reason Evicted, a Warning Evicted event, DisruptionTarget)"
+else
+	fail "kubectl describe shows the eviction as the kubelet's own" "$(grep -E '^(Status|Reason|Message)|Evicted|Disruption' "$tmp/describe.txt")"
+fi
+grep -E '^(Status|Reason|Message):|Evicted|DisruptionTarget' "$tmp/describe.txt" | sed 's/^/#   describe: /'
+
+# Who acted: evictd, before the kubelet's eviction manager and the kernel's OOM killer.
+if grep -aq 'Eviction manager: attempting to reclaim\|Eviction manager: pods ranked for eviction' "$kubelet_log"; then
+	fail "the kubelet's eviction manager did not act (evictd first)" "$(grep -a 'Eviction manager' "$kubelet_log" | head -n 5 | cut -c1-300)"
+else
+	pass "the kubelet's eviction manager did not act (evictd first)"
+fi
+if grep -aEq 'Out of memory|oom-kill|Memory cgroup out of memory' "$console"; then
+	fail "no kernel OOM kill on the node" "$(grep -aE 'Out of memory|oom-kill' "$console" | head -n 5)"
+else
+	pass "no kernel OOM kill on the node"
+fi
+elog >"$tmp/evictd.log"
+grep -a "$hog" "$tmp/evictd.log" | head -n 5 | cut -c1-300 | sed 's/^/#   evictd: /'
+# What the kubelet's status manager and pod workers did with the pod (its UID) after evictd's
+# Failed/Evicted: the lines for the record.
+grep -a "$hog_uid\|$hog" "$kubelet_log" | grep -aiE 'status|SyncLoop|terminat|kill' | cut -c1-400 | head -n 40 |
+	sed 's/^/#   kubelet: /'
+echo "# node test: $((SECONDS - t_start)) s in all"
+done_testing
