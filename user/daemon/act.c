@@ -47,12 +47,32 @@ struct eviction {
 	struct kube_container_usage containers[POD_MAX_NAMED_CONTAINERS];
 	char container_names[POD_MAX_NAMED_CONTAINERS][64];
 	size_t n_containers;
-	/* The answer to its status patch, which a soft kill is held for (NULL: none). Owned:
-	 * the executor watches its fd until done is called. */
+	/* The answer to its status patch, which the kill is held for (NULL: none). Owned: the
+	 * executor watches its fd until done is called. */
 	struct kube_status_wait *status_wait;
 };
 
 static size_t evictions_in_flight;
+
+/* exec_request.handed_over: the status patch landed, the kubelet stops the containers on the
+ * terminal phase (doc/DESIGN.md §8, "Who terminates"). */
+static bool eviction_handed_over(void *ctx)
+{
+	struct eviction *eviction = ctx;
+
+	return eviction->policy->config.kube_handover_termination &&
+	       kube_status_wait_result(eviction->status_wait) == 0;
+}
+
+/* A hard kill held for its status report can wait no longer: its signal fell to half its
+ * threshold (doc/DESIGN.md §8: the kubelet's own thresholds and the kernel's min watermark
+ * lie below). */
+static bool eviction_cannot_wait(const struct policy *policy, const struct eviction *eviction)
+{
+	const struct observation *now = &policy->obs.signal[eviction->signal];
+
+	return now->present && now->available <= eviction->threshold_quantity / 2;
+}
 
 static void eviction_free(struct eviction *eviction)
 {
@@ -60,6 +80,13 @@ static void eviction_free(struct eviction *eviction)
 	policy_unref(eviction->policy);
 	free(eviction->candidates);
 	free(eviction);
+}
+
+/* exec_request.release: the daemon stops with this eviction in flight. */
+static void eviction_release(void *ctx)
+{
+	evictions_in_flight--;
+	eviction_free(ctx);
 }
 
 bool daemon_is_disk_signal(enum ev_signal signal)
@@ -402,7 +429,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 	bool urgent = threshold->hard;	/* hard thresholds and the OOM guard (always hard) */
 	const struct observation *observed = &policy->obs.signal[threshold->signal];
 	int64_t available = observed->available;
-	int64_t pending = 0, now = clock_monotonic_ns(), until;
+	int64_t pending = 0, in_flight_pending, now = clock_monotonic_ns(), until;
 	enum ledger_resource resource = ledger_resource_of(threshold->signal);
 
 	if (kill_ledger_backing_off(&daemon->ledger, resource, now, &until)) {
@@ -433,6 +460,9 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 						   observed->capacity - observed->available,
 						   procfs_count_zombies(policy->config.root));
 
+	in_flight_pending = pending;
+rescan:
+	pending = in_flight_pending;
 	for (struct exec_action *a = executor_next(daemon->executor, NULL); a;
 	     a = executor_next(daemon->executor, a)) {
 		const struct eviction *other = executor_action_owner(a);
@@ -447,7 +477,19 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 		 * from the signal read once it has, not from an estimate of what it will free. */
 		if (executor_action_phase(a) == EXEC_KILLED)
 			pending = sat_add_i64(pending, FREES_UNKNOWN);
-		else if (!urgent)
+		else if (executor_action_hard(a) && executor_action_phase(a) == EXEC_HELD) {
+			/* Held for its status report (--kube-hard-eviction-status-wait): it will
+			 * free what it holds, unless the node cannot wait for the report. */
+			if (eviction_cannot_wait(policy, other)) {
+				log_warn("%s: %lld MiB, half its threshold: %s is killed without waiting "
+					 "for its status report", signal_name(other->signal),
+					 (long long)(policy->obs.signal[other->signal].available >> 20),
+					 executor_action_pod(a)->cgroup_path);
+				executor_escalate(daemon->executor, a);	/* may free a: scan again */
+				goto rescan;
+			}
+			pending = sat_add_i64(pending, frees(threshold->signal, executor_action_pod(a)));
+		} else if (!urgent)
 			pending = sat_add_i64(pending, frees(threshold->signal, executor_action_pod(a)));
 	}
 	for (size_t i = 0; i < policy->n_candidates; i++) {
@@ -455,7 +497,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 		struct exec_action *action;
 		struct eviction *eviction;
 		struct kill_result result;
-		int64_t grace_ns;
+		int64_t grace_ns, hold_ns;
 		int err;
 
 		/* Past the pods every evaluation settles: make this one exact too. */
@@ -470,7 +512,9 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 		}
 		action = executor_find(daemon->executor, pod);
 		if (action) {
-			if (urgent && executor_action_phase(action) != EXEC_KILLED &&
+			/* A hard kill held for its status report is cut short above, by its own
+			 * signal, not by every evaluation that names it again. */
+			if (urgent && executor_action_phase(action) != EXEC_KILLED && !executor_action_hard(action) &&
 			    executor_action_kind(action) == DAEMON_ACTION_EVICTION) {
 				executor_escalate(daemon->executor, action);
 				pending = sat_add_i64(pending, FREES_UNKNOWN);
@@ -499,13 +543,21 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			log_err("evicting %s: out of memory", pod->cgroup_path);
 			return;
 		}
-		/* The kubelet's order (kube/report.c, DESIGN.md §8): the pod's status Failed/Evicted
-		 * before the kill. A soft eviction's SIGTERM is held for its first answer at most
-		 * --kube-eviction-status-wait (its SIGTERM would let a Job pod exit 0 and end
-		 * Succeeded first), by the executor in the loop, which goes on meanwhile; a hard one
-		 * is not held: it races the kernel OOM killer, its processes die by SIGKILL (never
-		 * Succeeded), and the patch, sent first, lands long before the kubelet's next relist
-		 * (PLEG, 1 s) sees them gone. */
+		/* The pod's status Failed/Evicted before the kill (kube/report.c, DESIGN.md §8): the
+		 * kubelet's pod worker restarts a pod whose containers died while its phase in the
+		 * API is Running (a new sandbox, SandboxChanged), and takes the terminal phase when
+		 * the API has it first (kubelet_pods.go generateAPIPodStatus: "API phase was
+		 * terminal"). The kill is held for the patch's first answer, by the executor in the
+		 * loop, which goes on meanwhile: a soft one at most --kube-eviction-status-wait (then
+		 * the kubelet terminates it, preStop and STOPSIGNAL, --kube-handover-termination), a
+		 * hard one at most --kube-hard-eviction-status-wait, cut short when its signal falls
+		 * to half the threshold (start_evictions' scan above). */
+		/* The OOM guard is the last line before the kernel's OOM killer: never held. */
+		hold_ns = grace_ns > 0 ? policy->config.kube_eviction_status_wait_ns :
+			  threshold->signal == EV_SIGNAL_OOM_GUARD ? 0 :
+			  policy->config.kube_hard_eviction_status_wait_ns;
+		if (!grace_ns && eviction_cannot_wait(policy, eviction))
+			hold_ns = 0;
 		if (daemon->kube_report && !policy->config.workload_roots.n && !policy->config.dry_run &&
 		    !executor_find(daemon->executor, pod))
 			kube_report_eviction(daemon->kube_report, &(struct kube_eviction){
@@ -516,8 +568,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 				.available = eviction->available,
 				.containers = eviction->containers,
 				.n_containers = eviction->n_containers,
-				.status_wait = !urgent && grace_ns > 0 && policy->config.kube_eviction_status_wait_ns > 0 ?
-					       &eviction->status_wait : NULL,
+				.status_wait = hold_ns > 0 ? &eviction->status_wait : NULL,
 			});
 		err = executor_start(daemon->executor, &policy->kill, &(struct exec_request){
 			.pod = pod,
@@ -528,7 +579,9 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			.owner = eviction,
 			.kind = DAEMON_ACTION_EVICTION,
 			.hold_fd = kube_status_wait_fd(eviction->status_wait),
-			.hold_ns = eviction->status_wait ? policy->config.kube_eviction_status_wait_ns : 0,
+			.hold_ns = eviction->status_wait ? hold_ns : 0,
+			.handed_over = eviction_handed_over,
+			.release = eviction_release,
 		}, &result);
 		daemon->last_kill = result;
 		eviction_keep_candidates(eviction, policy);
