@@ -184,8 +184,14 @@ EOF
 # evictd's pressure taint stays for evictionPressureTransitionPeriod (5m shipped, the kubelet's
 # default), during which the BestEffort replacement cannot be scheduled: 30s here, as a user
 # sets it, so that the test waits 30 s, not 5 minutes.
-sed 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s/' tools/deploy/configmap.yaml \
-	>"$tmp/deploy/configmap.yaml"
+# A soft memory threshold above the hard one, for scenario (d): its 40 s grace outlasts the
+# 20 s the hogs of (a) and (b) take from it to the hard threshold, so those stay hard evictions.
+sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s\
+    evictionSoft:\
+      memory.available: "900Mi"\
+    evictionSoftGracePeriod:\
+      memory.available: "40s"\
+    evictionMaxPodGracePeriod: 20/' tools/deploy/configmap.yaml >"$tmp/deploy/configmap.yaml"
 grep -q 'evictionPressureTransitionPeriod: 30s' "$tmp/deploy/configmap.yaml" ||
 	fail "tools/deploy/configmap.yaml sets evictionPressureTransitionPeriod: 5m (the test shortens it)"
 evictd_pod=""
