@@ -14,6 +14,7 @@
 # NODE_SCENARIOS gives (default: every one there is; tests/run-all.sh runs a and b on 6.12).
 #
 # Environment: KERNEL_SPEC (fetch-kernel.sh's spec: 6.12; default Debian's 6.1), NODE_SCENARIOS,
+# NODE_EVICTD=0 (no evictd: the kubelet alone), NODE_KUBELET_ARGS (more kubelet flags),
 # NODE_GUEST_TIMEOUT (qemu's limit, default 1500 s), KEEP=1 keeps the scratch directory.
 set -u
 cd "$(dirname "$0")/../.."
@@ -34,8 +35,12 @@ GUEST_API_ADDR=10.0.2.100
 guest_pid=""
 t_start=$SECONDS
 NODE_SCENARIOS=${NODE_SCENARIOS:-$(cd tests/cluster/node && ls scenario-*.sh | sed 's/^scenario-\(.*\)\.sh$/\1/' | tr '\n' ' ')}
+# A scenario is a name (tests/cluster/node/scenario-NAME.sh) or a file's path (the benches and
+# the demo bring their own: tools/bench, tools/demo).
+scenario_file() { case $1 in */*) echo "$1" ;; *) echo "tests/cluster/node/scenario-$1.sh" ;; esac; }
+scenario_ns() { basename "$1" .sh | tr -c 'a-z0-9\n' '-'; }
 for scenario in $NODE_SCENARIOS; do
-	[ -f "tests/cluster/node/scenario-$scenario.sh" ] || { echo "test_node: no scenario ($scenario): tests/cluster/node/scenario-$scenario.sh" >&2; exit 2; }
+	[ -f "$(scenario_file "$scenario")" ] || { echo "test_node: no scenario ($scenario): $(scenario_file "$scenario")" >&2; exit 2; }
 done
 . tests/cluster/node/hog.sh
 
@@ -65,7 +70,7 @@ node_end() {
 		fi
 		wait "$guest_pid" 2>/dev/null
 	fi
-	for scenario in $NODE_SCENARIOS; do kc delete namespace "$NS-$scenario" --wait=false >/dev/null 2>&1; done
+	for scenario in $NODE_SCENARIOS; do kc delete namespace "$NS-$(scenario_ns "$scenario")" --wait=false >/dev/null 2>&1; done
 	deploy_evictd >/dev/null 2>&1
 	cluster_end
 }
@@ -83,7 +88,7 @@ NODE_NAME=$NODE
 API_HOST=$GUEST_API_ADDR
 API_PORT=$API_PORT
 SERVICE_IP=10.96.0.1
-KUBELET_ARGS=--v=3
+KUBELET_ARGS="--v=3${NODE_KUBELET_ARGS:+ $NODE_KUBELET_ARGS}"
 EOF
 cat >"$nf/kubelet.kubeconfig" <<EOF
 apiVersion: v1
@@ -168,7 +173,9 @@ else
 fi
 kc get node "$NODE" -o wide | sed 's/^/#   /'
 
-# ---- evictd as users deploy it ---------------------------------------------------------------
+# ---- evictd as users deploy it (NODE_EVICTD=0: not at all, the kubelet alone) ---------------
+evictd_pod=""
+if [ "${NODE_EVICTD:-1}" != 0 ]; then
 mkdir -p "$tmp/deploy"
 cat >"$tmp/deploy/kustomization.yaml" <<EOF
 apiVersion: kustomize.config.k8s.io/v1beta1
@@ -194,7 +201,6 @@ sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod:
     evictionMaxPodGracePeriod: 20/' tools/deploy/configmap.yaml >"$tmp/deploy/configmap.yaml"
 grep -q 'evictionPressureTransitionPeriod: 30s' "$tmp/deploy/configmap.yaml" ||
 	fail "tools/deploy/configmap.yaml sets evictionPressureTransitionPeriod: 5m (the test shortens it)"
-evictd_pod=""
 evictd_ready() {
 	evictd_pod=$(kc -n evictd-system get pods --field-selector "spec.nodeName=$NODE" \
 		-o jsonpath='{range .items[?(@.status.containerStatuses[0].ready==true)]}{.metadata.name}{end}' 2>/dev/null)
@@ -208,6 +214,7 @@ else
 		"$(cat "$tmp/apply.log"; kc -n evictd-system get pods -o wide --field-selector "spec.nodeName=$NODE";
 		   kc -n evictd-system describe pods -l app.kubernetes.io/name=evictd | tail -n 30; diag)"
 	done_testing; exit 1
+fi
 fi
 # The API server cannot reach the guest's kubelet (kubectl logs): the guest copies the pods'
 # logs to its third serial port (node-logs.sh).
@@ -231,8 +238,8 @@ for scenario in $NODE_SCENARIOS; do
 	kubelet_mark=$(wc -l <"$kubelet_log") console_mark=$(wc -l <"$console")
 	echo "# ---- scenario ($scenario) on $NODE"
 	node_calm || fail "scenario ($scenario): the node is calm before it (no evictd pressure taint, no pressure condition)" "$(kc get node "$NODE" -o json | jq -c '[.spec.taints, [.status.conditions[] | select(.status == "True") | .type]]')"
-	NS_S=$NS-$scenario
-	. "tests/cluster/node/scenario-$scenario.sh"
+	NS_S=$NS-$(scenario_ns "$scenario")
+	. "$(scenario_file "$scenario")"
 	echo "# scenario ($scenario): $((SECONDS - t_scenario)) s"
 done
 echo "# node test: $((SECONDS - t_start)) s in all"
