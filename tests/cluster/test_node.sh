@@ -15,6 +15,8 @@
 #
 # Environment: KERNEL_SPEC (fetch-kernel.sh's spec: 6.12; default Debian's 6.1), NODE_SCENARIOS,
 # NODE_EVICTD=0 (no evictd: the kubelet alone), NODE_KUBELET_ARGS (more kubelet flags),
+# NODE_CGROUP_DRIVER (the kubelet's and containerd's: cgroupfs, the default, or systemd),
+# NODE_EVICTD_OPTIONS (more of evictd's options, "key: value;..."),
 # NODE_GUEST_TIMEOUT (qemu's limit, default 1500 s), KEEP=1 keeps the scratch directory.
 set -u
 cd "$(dirname "$0")/../.."
@@ -29,6 +31,8 @@ NODE=evictd-node${kid:+-$kid}
 NS=node-hog${kid:+-$kid}
 IMAGE_ARCHIVE=${IMAGE_ARCHIVE:-$BUILD_DIR/evictd-image.tar}
 GUEST_TIMEOUT=${NODE_GUEST_TIMEOUT:-1500}
+CGROUP_DRIVER=${NODE_CGROUP_DRIVER:-cgroupfs}
+case $CGROUP_DRIVER in cgroupfs|systemd) ;; *) echo "test_node: NODE_CGROUP_DRIVER: cgroupfs or systemd" >&2; exit 2 ;; esac
 GUEST_MEM=${NODE_GUEST_MEM:-2048M}
 # Where the guest reaches the API server (a guestfwd; in the serving certificate, cluster.sh).
 GUEST_API_ADDR=10.0.2.100
@@ -89,6 +93,7 @@ API_HOST=$GUEST_API_ADDR
 API_PORT=$API_PORT
 SERVICE_IP=10.96.0.1
 KUBELET_ARGS="--v=3${NODE_KUBELET_ARGS:+ $NODE_KUBELET_ARGS}"
+CGROUP_DRIVER=$CGROUP_DRIVER
 EOF
 cat >"$nf/kubelet.kubeconfig" <<EOF
 apiVersion: v1
@@ -109,7 +114,7 @@ EOF
 cat >"$nf/kubelet-config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-cgroupDriver: cgroupfs
+cgroupDriver: $CGROUP_DRIVER
 containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 failSwapOn: false
 authentication:
@@ -199,6 +204,14 @@ sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod:
     evictionSoftGracePeriod:\
       memory.available: "40s"\
     evictionMaxPodGracePeriod: 20/' tools/deploy/configmap.yaml >"$tmp/deploy/configmap.yaml"
+# NODE_EVICTD_OPTIONS: more of evictd's own options, YAML "key: value" lines separated by ";"
+# (e.g. "kubeHardEvictionStatusWait: 0s" shows scenario (b) without the hold).
+if [ -n "${NODE_EVICTD_OPTIONS:-}" ]; then
+	opts=$(tr ';' '\n' <<<"$NODE_EVICTD_OPTIONS" | sed 's/^ */    /')
+	awk -v opts="$opts" '{ print } /^    kind: EvictdConfiguration$/ { print opts }' "$tmp/deploy/configmap.yaml" >"$tmp/deploy/configmap.yaml.new" &&
+		mv "$tmp/deploy/configmap.yaml.new" "$tmp/deploy/configmap.yaml"
+	echo "# evictd's options added: $NODE_EVICTD_OPTIONS"
+fi
 grep -q 'evictionPressureTransitionPeriod: 30s' "$tmp/deploy/configmap.yaml" ||
 	fail "tools/deploy/configmap.yaml sets evictionPressureTransitionPeriod: 5m (the test shortens it)"
 evictd_ready() {
