@@ -34,7 +34,9 @@ struct eviction {
 	int64_t expected;		/* what the victim held of the resource then; -1 unknown */
 	int64_t detected_ns;		/* the wake-up, else when the crossing signal was read */
 	int64_t grace_ns;
-	const char *reason;		/* a string constant */
+	const char *reason;		/* a string constant, or reason_text */
+	char reason_text[224];		/* a decision ahead's reason, copied: the policy's buffer
+					 * (policy_ahead_reason) is rewritten by the next one */
 	char victim_name[330];
 	char rank_reason[256];		/* why this victim, for the log (log_eviction) */
 	/* Copied from the part of the ranking every evaluation settles, after the kill started
@@ -377,6 +379,10 @@ static struct eviction *eviction_new(struct daemon *daemon, const struct thresho
 		.grace_ns = grace_ns,
 		.reason = policy->decision.reason,
 	};
+	if (policy->decision.reason == policy->ahead_reason) {
+		snprintf(eviction->reason_text, sizeof(eviction->reason_text), "%s", policy->ahead_reason);
+		eviction->reason = eviction->reason_text;
+	}
 	daemon_victim_name(victim, eviction->victim_name, sizeof(eviction->victim_name));
 	/* evictionMessage reads the containers' usage before the pod is killed; only memory
 	 * has a per-container usage here (DESIGN.md §8). */
