@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Acting on a decision (doc/DESIGN.md, "Acting"): node-level reclaim first, then evictions
+ * Acting on a decision (doc/DESIGN.md, "Acting"): node-level reclaim first (act_reclaim.c), then evictions
  * started through the executor, which never waits. How many run at once, and how a decision
  * counts what those in flight will free, is written down in doc/DESIGN.md.
  */
@@ -96,88 +96,9 @@ bool daemon_is_disk_signal(enum ev_signal signal)
 	return signal_condition(signal) == EV_CONDITION_DISK_PRESSURE;
 }
 
-static bool is_memory_signal(enum ev_signal signal)
+bool daemon_is_memory_signal(enum ev_signal signal)
 {
 	return signal_meta(signal)->group == SIGNAL_GROUP_MEMORY;
-}
-
-/* reclaim_read_fn: re-read one signal for the reclaim steps. */
-static int reread_signal(void *ctx, enum ev_signal signal, int64_t *available)
-{
-	struct policy *policy = ctx;
-	int err = signals_read(&policy->source, SIGNAL_MASK(signal), &policy->obs);
-
-	if (!policy->obs.signal[signal].present)
-		return err ? err : -ENODATA;
-	*available = policy->obs.signal[signal].available;
-	return 0;
-}
-
-static void on_reclaim_done(void *ctx, const struct reclaim_report *report, int result)
-{
-	struct daemon *daemon = ctx;
-	struct policy *policy = daemon->policy;
-	enum ev_signal signal = daemon->reclaim_signal;
-	const struct threshold *threshold = policy_threshold(policy);
-
-	if (report->n_steps)
-		log_info("node-level reclaim for %s: %zu steps, available %lld -> %lld", signal_name(signal),
-			 report->n_steps, (long long)report->available_before, (long long)report->available_after);
-	if (result == 1) {
-		log_info("%s resolved by node-level reclaim; no pod evicted", signal_name(signal));
-		if (threshold && threshold->signal == signal) {
-			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_RECLAIMED, -1, NULL);
-
-			daemon_ops_record(daemon, &entry);
-		}
-	} else {
-		/* Not enough: the next decision for this signal evicts. */
-		daemon->reclaim_tried[signal] = true;
-	}
-	daemon->pending_mask |= SIGNAL_MASK_ALL;
-}
-
-/*
- * doc/DESIGN.md §4: node-level reclaim before evicting, as a job in the loop (commands through
- * sys/subprocess, memory.reclaim in a worker thread). Returns true while reclaim is what is
- * being done about this signal (started now or still running), false when it is time to evict.
- */
-static bool reclaim_first(struct daemon *daemon, const struct threshold *threshold, int64_t target)
-{
-	struct policy *policy = daemon->policy;
-	struct reclaim_request request = {
-		.signal = threshold->signal,
-		.target_available = target,
-		.read_signal = reread_signal,
-		.read_ctx = policy,
-	};
-	int err;
-
-	if (daemon_is_disk_signal(threshold->signal)) {
-		request.kind = RECLAIM_DISK;
-	} else if (is_memory_signal(threshold->signal) && policy->config.memory_reclaim_before_kill) {
-		request.kind = RECLAIM_MEMORY;
-		/* Reclaim walks the ranking as far as it needs: all of it in exact order (a slow
-		 * path already: memory.reclaim writes take milliseconds each). */
-		policy_rank_settle(policy, SIZE_MAX);
-		request.candidates = policy->candidates;
-		request.n_candidates = policy->n_candidates;
-	} else {
-		return false;
-	}
-	if (reclaim_busy(&policy->reclaim)) {
-		if (daemon->reclaim_signal == threshold->signal)
-			return true;	/* its steps are still running */
-		return false;		/* one job at a time: this signal evicts */
-	}
-	err = reclaim_start(&policy->reclaim, daemon->loop, &request, on_reclaim_done, daemon);
-	if (err) {
-		log_warn("node-level reclaim for %s: %s; evicting instead", signal_name(threshold->signal),
-			 strerror(-err));
-		return false;
-	}
-	daemon->reclaim_signal = threshold->signal;
-	return true;
 }
 
 static void on_retry(void *ctx)
@@ -204,7 +125,7 @@ static void daemon_arm_retry(struct daemon *daemon, int64_t at_ns)
 /* What a victim will give back of the starved resource once it is gone. */
 static int64_t frees(enum ev_signal signal, const struct pod *pod)
 {
-	if (is_memory_signal(signal))
+	if (daemon_is_memory_signal(signal))
 		return pod->stats_missing ? FREES_UNKNOWN :
 		       pod->memory_working_set > 0 ? pod->memory_working_set : 0;
 	if (signal == EV_SIGNAL_PID_AVAILABLE)
@@ -214,13 +135,13 @@ static int64_t frees(enum ev_signal signal, const struct pod *pod)
 
 static enum ledger_resource ledger_resource_of(enum ev_signal signal)
 {
-	return is_memory_signal(signal) ? LEDGER_MEMORY :
+	return daemon_is_memory_signal(signal) ? LEDGER_MEMORY :
 	       signal == EV_SIGNAL_PID_AVAILABLE ? LEDGER_PIDS : LEDGER_OTHER;
 }
 
 static bool same_resource(enum ev_signal a, enum ev_signal b)
 {
-	return a == b || (is_memory_signal(a) && is_memory_signal(b));
+	return a == b || (daemon_is_memory_signal(a) && daemon_is_memory_signal(b));
 }
 
 static struct eventlog_decision eviction_entry(const struct eviction *eviction, const struct pod *victim,
@@ -650,7 +571,7 @@ static void judge_followup(struct daemon *daemon)
 	enum ev_signal signal = daemon->ledger_signal[LEDGER_MEMORY];
 	const struct observation *observed = &policy->obs.signal[signal];
 	const struct threshold *threshold = policy_threshold(policy);
-	bool still_met = threshold && is_memory_signal(threshold->signal);
+	bool still_met = threshold && daemon_is_memory_signal(threshold->signal);
 	struct ledger_verdict verdict;
 	int64_t margin;
 	char what[256];
@@ -814,7 +735,7 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 					       &policy->obs);
 		/* The OOM guard never waits for reclaim. */
 		if (!policy->config.dry_run && !daemon->reclaim_tried[threshold->signal] &&
-		    threshold->signal != EV_SIGNAL_OOM_GUARD && reclaim_first(daemon, threshold, target))
+		    threshold->signal != EV_SIGNAL_OOM_GUARD && daemon_reclaim_first(daemon, threshold, target))
 			break;
 		if (!policy->decision.victim || !policy->pods) {
 			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_NO_VICTIM, -1, NULL);
