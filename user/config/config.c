@@ -454,6 +454,7 @@ int config_finalize(struct evictd_config *config)
 		    config_check_host_units(config, config->workload_roots.items[i]))
 			err = -EINVAL;
 	coexist_static_pod_path(config);	/* an unreadable file is logged, not fatal */
+	coexist_shutdown_owner(config);		/* the same */
 	return err;
 }
 
