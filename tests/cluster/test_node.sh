@@ -16,6 +16,7 @@
 # Environment: KERNEL_SPEC (fetch-kernel.sh's spec: 6.12; default Debian's 6.1), NODE_SCENARIOS,
 # NODE_EVICTD=0 (no evictd: the kubelet alone), NODE_KUBELET_ARGS (more kubelet flags),
 # NODE_CGROUP_DRIVER (the kubelet's and containerd's: cgroupfs, the default, or systemd),
+# NODE_KUBELET_SHUTDOWN (the kubelet's shutdownGracePeriod: its graceful shutdown on, scenario g),
 # NODE_EVICTD_OPTIONS (more of evictd's options, "key: value;..."),
 # NODE_GUEST_TIMEOUT (qemu's limit, default 1500 s), KEEP=1 keeps the scratch directory.
 set -u
@@ -38,7 +39,15 @@ GUEST_MEM=${NODE_GUEST_MEM:-2048M}
 GUEST_API_ADDR=10.0.2.100
 guest_pid=""
 t_start=$SECONDS
-NODE_SCENARIOS=${NODE_SCENARIOS:-$(cd tests/cluster/node && ls scenario-*.sh | sed 's/^scenario-\(.*\)\.sh$/\1/' | tr '\n' ' ')}
+# Default: every scenario but (g), which powers the node off (make vmtest: NODE_SCENARIOS=all).
+all_scenarios=$(cd tests/cluster/node && ls scenario-*.sh | sed 's/^scenario-\(.*\)\.sh$/\1/' | tr '\n' ' ')
+case ${NODE_SCENARIOS:-} in
+	"") NODE_SCENARIOS=${all_scenarios/g /} ;;
+	all) NODE_SCENARIOS=$all_scenarios ;;
+esac
+case " $NODE_SCENARIOS " in
+	*" g "*) [ "${NODE_SCENARIOS##* }" = g ] || { echo "test_node: scenario (g) powers the node off: it runs last" >&2; exit 2; } ;;
+esac
 # A scenario is a name (tests/cluster/node/scenario-NAME.sh) or a file's path (the benches and
 # the demo bring their own: tools/bench, tools/demo).
 scenario_file() { case $1 in */*) echo "$1" ;; *) echo "tests/cluster/node/scenario-$1.sh" ;; esac; }
@@ -130,6 +139,8 @@ evictionHard:
   imagefs.available: "15%"
   imagefs.inodesFree: "5%"
 evictionPressureTransitionPeriod: 30s
+${NODE_KUBELET_SHUTDOWN:+shutdownGracePeriod: $NODE_KUBELET_SHUTDOWN
+shutdownGracePeriodCriticalPods: 5s}
 # The images are imported, never pulled: garbage collection must not remove them.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
