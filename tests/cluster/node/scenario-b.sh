@@ -6,7 +6,7 @@
 # restarted in place by the kubelet's pod worker (the API still says Running: a new sandbox,
 # SandboxChanged); evictd holds the hard kill for the answer (--kube-hard-eviction-status-wait,
 # doc/DESIGN.md §8), then the kubelet takes the terminal phase itself.
-webhook_delay=3
+webhook_delay=${NODE_WEBHOOK_DELAY:-3}	# seconds; below --kube-hard-eviction-status-wait (5 s)
 rm -f "$tmp/webhook.port"
 python3 tests/cluster/slow-webhook.py --cert "$CLUSTER_DIR/pki/apiserver.crt" --key "$CLUSTER_DIR/pki/apiserver.key" \
 	--delay "$webhook_delay" --port-file "$tmp/webhook.port" --log "$tmp/webhook.log" 2>"$tmp/webhook.err" &
@@ -28,7 +28,7 @@ webhooks:
     expression: "request.userInfo.username == 'system:serviceaccount:evictd-system:evictd'"
   sideEffects: None
   admissionReviewVersions: ["v1"]
-  timeoutSeconds: 10
+  timeoutSeconds: 30
   failurePolicy: Fail
 EOF2
 check "a webhook that slows evictd's pods/status writes by ${webhook_delay} s is registered" \
