@@ -55,6 +55,10 @@ for p in plain-1 plain-2 critical; do
 		fail "$p: exactly one SIGTERM" "$terms: $(plog $p | tr '\n' ' ')"
 	fi
 done
+for p in plain-1 plain-2 critical; do
+	starts=$(plog $p | grep -c '^started')
+	check "$p: started once, never restarted in place during the shutdown ($starts)" test "$starts" = 1
+done
 t_of() { plog "$1" | awk '/^TERM 1 / { print $4 }'; }
 if [ -n "$(t_of critical)" ] && [ -n "$(t_of plain-1)" ] && [ -n "$(t_of plain-2)" ] &&
 	awk -v c="$(t_of critical)" -v a="$(t_of plain-1)" -v b="$(t_of plain-2)" 'BEGIN { exit !(c > a && c > b) }'; then
