@@ -259,9 +259,12 @@ void kube_report_conditions(struct kube_report *report, const bool conditions[EV
 
 /* PrepareForShutdown(true): the shutdown taint and a node Event. */
 void kube_report_shutdown_begin(struct kube_report *report);
-/* One pod's shutdown kill has ended: Failed, reason Terminated. Same returns as
+/* One pod's shutdown termination begins: Failed, reason Terminated, before its SIGTERM (as
+ * an eviction's: the kubelet then stops the pod itself instead of restarting it in place);
+ * *wait (NULL: not asked for) gets a handle on the patch's first answer. Same returns as
  * kube_report_eviction. */
-int kube_report_shutdown_pod(struct kube_report *report, const struct pod *pod);
+int kube_report_shutdown_pod(struct kube_report *report, const struct pod *pod,
+			     struct kube_status_wait **wait);
 /* Whether the node comes back after this shutdown (logind.h's shutdown kind). */
 enum kube_node_fate {
 	KUBE_NODE_FATE_UNKNOWN,		/* not known (yet): never out-of-service */
