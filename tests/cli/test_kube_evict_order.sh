@@ -188,7 +188,7 @@ check "no sanitizer report (stopped in a grace)" san_clean "$tmp/nine.err"
 # ---- 2: soft, the API black-holed: the SIGTERM within the bound ------------------------------
 echo '[{"method": "PATCH", "path": "/api/v1/namespaces/t/pods/p2/status", "delay": 8, "times": 1}]' >"$tmp/faults.json"
 victim 2
-run_daemon two "${soft[@]}"
+run_daemon two "${soft[@]}" --kube-eviction-status-wait=100ms
 wait_file "$tmp/sig-2" 20
 t_patch=$(patch_time 2)
 t_sig=$(cat "$tmp/sig-2" 2>/dev/null)

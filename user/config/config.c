@@ -46,7 +46,7 @@ void config_init_defaults(struct evictd_config *config)
 	strcpy(config->kube_api, "auto");
 	strcpy(config->kube_pods_client_cert, "auto");	/* the kubelet's identity when readable */
 	config->kube_pods_refresh_ns = 10LL * 1000000000;
-	config->kube_eviction_status_wait_ns = 100LL * 1000000;	/* KUBE_EVICTION_STATUS_WAIT_NS */
+	config->kube_eviction_status_wait_ns = 5000LL * 1000000;	/* KUBE_EVICTION_STATUS_WAIT_NS */
 	config->kube_hard_eviction_status_wait_ns = 5000LL * 1000000;	/* KUBE_HARD_EVICTION_STATUS_WAIT_NS */
 	config->kube_handover_termination = true;
 	/* On: nothing else tells the scheduler that evictd acted (the kubelet's own condition

@@ -131,7 +131,7 @@ const struct option_spec config_options[] = {
 	  "DURATION", "ignored: pod metadata is listed once, then watched" },
 	{ "kube-eviction-status-wait", NULL, "kubeEvictionStatusWait", OPT_DURATION,
 	  FIELD(kube_eviction_status_wait_ns), "DURATION",
-	  "hold a soft eviction's SIGTERM until its pod's Failed/Evicted status is answered, at most this long (100ms; 0: no hold)" },
+	  "hold a soft eviction's SIGTERM until its pod's Failed/Evicted status is answered, at most this long (5s; 0: no hold)" },
 	{ "kube-hard-eviction-status-wait", NULL, "kubeHardEvictionStatusWait", OPT_DURATION,
 	  FIELD(kube_hard_eviction_status_wait_ns), "DURATION",
 	  "hold a hard eviction's cgroup.kill until its pod's Failed/Evicted status is answered, at most this long, less when the signal falls to half its threshold (5s; 0: no hold)" },

@@ -106,9 +106,11 @@ struct kube_eviction {
 };
 /* The most the API may delay a soft kill (--kube-eviction-status-wait): the kubelet's kill
  * never waits for the API at all (its status manager writes asynchronously,
- * pkg/kubelet/status/status_manager.go SetPodStatus); evictd holds a soft kill this long so
- * that the terminal phase usually lands first (doc/DESIGN.md §8). */
-#define KUBE_EVICTION_STATUS_WAIT_NS (100ll * 1000000)
+ * pkg/kubelet/status/status_manager.go SetPodStatus), but evictd is not the kubelet: the
+ * terminal phase must land first for the kubelet to stop the pod itself (preStop,
+ * STOPSIGNAL) rather than restart it; a soft threshold is not urgent (a hard one cuts the hold
+ * short), and a loaded API server answered in 2 s (doc/DESIGN.md §8). */
+#define KUBE_EVICTION_STATUS_WAIT_NS (5000ll * 1000000)
 
 /* The first answer to an eviction's status patch, as an event source. Any thread. */
 struct kube_status_wait;
