@@ -61,6 +61,9 @@ struct executor {
 	size_t n;
 };
 
+/* A handed-over termination's deadline comes this long after its grace (begin_grace). */
+#define HANDOVER_SLACK_NS (2000ll * 1000000)
+
 static double ms(int64_t ns)
 {
 	return (double)ns / 1e6;
@@ -236,8 +239,10 @@ static int begin_grace(struct exec_action *action, bool handed_over)
 		action->result.handed_over = true;
 		log_info("kill: %s: the kubelet terminates it (preStop hooks, STOPSIGNAL) on the terminal "
 			 "phase its status report wrote; cgroup.kill if it is still populated in %.0f ms",
-			 action->pod.cgroup_path, ms(action->grace_ns));
-		action->grace_deadline_ns = sat_add_i64(action->sigterm_ns, action->grace_ns);
+			 action->pod.cgroup_path, ms(action->grace_ns + HANDOVER_SLACK_NS));
+		/* The kubelet's grace runs from its own start, a little after ours, and its sandbox
+		 * goes after the containers (StopPodSandbox): slack before the deadline's kill. */
+		action->grace_deadline_ns = sat_add_i64(action->sigterm_ns, action->grace_ns + HANDOVER_SLACK_NS);
 		action->recheck_ns = RECHECK_GRACE_NS;
 		arm_recheck(action, action->sigterm_ns, action->grace_deadline_ns);
 		return 0;

@@ -151,19 +151,10 @@ static void on_ended_at_start(void *ctx)
 	shutdown_advance(daemon);
 }
 
-/* A shutdown's SIGTERM waits for its status report at most 2 s of the group's period (the
- * grace starts when the hold ends): less than an eviction may, the node is going down. */
-#define SHUTDOWN_HOLD_MAX_NS (2000ll * 1000000)
-
-static int64_t shutdown_hold_ns(const struct evictd_config *config)
-{
-	return config->kube_eviction_status_wait_ns < SHUTDOWN_HOLD_MAX_NS ?
-	       config->kube_eviction_status_wait_ns : SHUTDOWN_HOLD_MAX_NS;
-}
-
 /*
  * shutdown_kill_ops.start: the pod's status Failed/Terminated first, the SIGTERM held for its
- * answer (at most --kube-eviction-status-wait, 2 s), then handed to the kubelet when it landed (its
+ * answer (at most --kube-eviction-status-wait: a SIGTERM sent before a late answer is the
+ * kubelet's too, a second one), then handed to the kubelet when it landed (its
  * pod worker stops the pod with preStop and STOPSIGNAL instead of restarting it in place when
  * its sandbox dies, tests/cluster/node/scenario-g.sh) or SIGTERM; cgroup.kill at the end of
  * grace_ns. Never waits.
@@ -192,7 +183,7 @@ static int start_kill(void *ctx, uint64_t token, const struct pod *pod, int64_t 
 		.kind = DAEMON_ACTION_SHUTDOWN,
 		.any_priority = true,
 		.hold_fd = kube_status_wait_fd(kill->wait),
-		.hold_ns = kill->wait ? shutdown_hold_ns(config) : 0,
+		.hold_ns = kill->wait ? config->kube_eviction_status_wait_ns : 0,
 		.handed_over = shutdown_handed_over,
 		.release = shutdown_kill_free,
 	}, NULL);

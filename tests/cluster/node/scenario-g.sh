@@ -66,12 +66,18 @@ if [ -n "$(t_of critical)" ] && [ -n "$(t_of plain-1)" ] && [ -n "$(t_of plain-2
 else
 	fail "the critical pod was terminated last" "plain $(t_of plain-1) $(t_of plain-2), critical $(t_of critical)"
 fi
-status_of() { kc -n "$NS_S" get pod "$1" -o jsonpath='{.status.phase}/{.status.reason}' 2>/dev/null; }
+# Failed with DisruptionTarget "Pod was terminated in response to imminent node shutdown.";
+# the reason Terminated, or none when the kubelet's terminal status (which clears it, see
+# scenario d) was the last write before the power went.
+status_of() { kc -n "$NS_S" get pod "$1" -o jsonpath='{.status.phase}/{.status.reason}/{.status.conditions[?(@.type=="DisruptionTarget")].message}' 2>/dev/null; }
 bad=""
 for p in plain-1 plain-2 critical; do
-	[ "$(status_of $p)" = Failed/Terminated ] || bad="$bad $p=$(status_of $p)"
+	case $(status_of $p) in
+		Failed/Terminated/*"imminent node shutdown"*|Failed//*"imminent node shutdown"*) ;;
+		*) bad="$bad $p=$(status_of $p)" ;;
+	esac
 done
-check "every pod is Failed/Terminated in the API, as the kubelet's shutdown manager marks them${bad:+ (not:$bad)}" test -z "$bad"
+check "every pod is Failed with the shutdown's DisruptionTarget in the API${bad:+ (not:$bad)}" test -z "$bad"
 kshut=$(kubelet_since | grep -a 'Shutdown manager' | head -n 3 | cut -c1-250)
 eshut=$(elog | grep -a -i 'shutdown' | head -n 6 | cut -c1-250)
 sed 's/^/#   kubelet: /' <<<"$kshut"
