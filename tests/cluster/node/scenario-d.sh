@@ -24,7 +24,7 @@ spec:
     # Down to about 700 MiB available (MemAvailable, the node's: no lxcfs), then hold.
     command: ["/bin/sh", "-c", "trap 'echo \"main got USR2 after [\$(cat /state/prestop 2>/dev/null)]\"; kill \$hog; exit 0' USR2; trap 'echo main got TERM; kill \$hog; exit 0' TERM; avail=\$(awk '/^MemAvailable/ {print int(\$2 / 1024)}' /proc/meminfo); echo \"available \$avail MiB\"; /usr/bin/memhog --rate 50 --max \$((avail - 700)) --quiet & hog=\$!; while :; do sleep 1 & wait \$!; done"]
     lifecycle:
-      preStop: {exec: {command: ["/bin/sh", "-c", "echo prestop-ran >/state/prestop; sleep 2"]}}
+      preStop: {exec: {command: ["/bin/sh", "-c", "echo prestop-ran >/state/prestop"]}}
   - name: side
     image: localhost/evictd-test/workload-usr2:1
     imagePullPolicy: Never
