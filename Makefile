@@ -279,11 +279,18 @@ test: deps $(BUILD)/evictd $(BUILD)/evictd-san $(BUILD)/evictctl $(TEST_PROGS) u
 # The guest kernel: make vmtest KERNEL=6.12 (the newest linux-image-6.12*-ARCH-unsigned) or
 # KERNEL=linux-image-...; empty = Debian's default (6.1). make test runs both (tests/run-all.sh vm).
 # ARCH=arm64: the busybox scenarios in the aarch64 guest (no .deb: the systemd root is amd64),
-# with KERNEL= as well.
+# with KERNEL= as well. On x86 the real node follows (tests/cluster/test_node.sh, every scenario
+# of tests/cluster/node/, against a control plane of its own; cgroup driver systemd on 6.12,
+# cgroupfs on 6.1), and a second boot for scenario (g) with the kubelet's own graceful shutdown
+# on; make test runs a part of it (a-f on 6.1, a and b on 6.12).
 KERNEL ?=
-vmtest: deps $(BUILD)/evictd $(if $(CROSS_DEPS),$(BUILD)/evictctl,$(DEB)) bpftest
-	@tools/install-deps.sh vm $(CROSS_DEPS)
+vmtest: deps $(BUILD)/evictd $(if $(CROSS_DEPS),$(BUILD)/evictctl,$(DEB)) bpftest $(if $(filter x86,$(ARCH)),image)
+	@tools/install-deps.sh vm $(CROSS_DEPS) $(if $(filter x86,$(ARCH)),cluster)
 	@ARCH=$(ARCH) tests/vm/run.sh $(if $(KERNEL),--kernel $(KERNEL))
+	@[ "$(ARCH)" != x86 ] || KERNEL_SPEC=$(KERNEL) NODE_CGROUP_DRIVER=$(if $(filter 6.12%,$(KERNEL)),systemd,cgroupfs) \
+		NODE_SCENARIOS=all bash tests/cluster/test_node.sh
+	@[ "$(ARCH)" != x86 ] || KERNEL_SPEC=$(KERNEL) NODE_CGROUP_DRIVER=$(if $(filter 6.12%,$(KERNEL)),systemd,cgroupfs) \
+		NODE_SCENARIOS=g NODE_KUBELET_SHUTDOWN=20s bash tests/cluster/test_node.sh
 
 bench: deps $(BUILD)/evictd $(BUILD)/evictctl
 	@tools/install-deps.sh vm bench

@@ -283,11 +283,13 @@ for suite in "${suites[@]}"; do
 			for script in tests/cluster/test_*.sh; do
 				run_one "cluster-$(basename "$script" .sh)" bash "$script"
 			done
-			# The real node (test_node.sh, a guest on 6.1 above) on the vm suite's second
-			# kernel too: its own Node name and namespace on the same control plane.
+			# The real node (test_node.sh, a guest on 6.1 above, every scenario) on the vm
+			# suite's second kernel too, scenarios a and b (NODE_SCENARIOS2; make vmtest runs
+			# them all), with the kubelet's other cgroup driver, systemd: its own Node name and
+			# namespaces on the same control plane.
 			node_kernel2=${VM_KERNEL2-6.12}
 			[ -z "$node_kernel2" ] ||
-				KERNEL_SPEC=$node_kernel2 run_one "cluster-test_node@$node_kernel2" bash tests/cluster/test_node.sh
+				KERNEL_SPEC=$node_kernel2 NODE_SCENARIOS=${NODE_SCENARIOS2-a b} NODE_CGROUP_DRIVER=systemd run_one "cluster-test_node@$node_kernel2" bash tests/cluster/test_node.sh
 			# The counts go back to the parent through a file: this is a subshell.
 			declare -p passed failed skipped failures kind_passed kind_failed kind_skipped >"$log_dir/cluster.counts"
 		)

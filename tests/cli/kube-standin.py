@@ -82,7 +82,11 @@ patch, event POST application/json, node PATCH merge patch. A pods/status patch 
 metadata.uid is not the pod's is 422 Invalid (uid immutable); a DELETE's preconditions.uid 409.
 DELETE: a terminal (Failed/Succeeded) pod goes at once whatever the grace, a pod with
 finalizers only gets its deletionTimestamp. POST /standin/kubelet-status/NS/NAME {"phase": ...}:
-the kubelet's status manager writes that status, keeping a terminal API phase and its reason. --faults FILE: a JSON list of rules,
+the kubelet's status manager writes that status over the API's, keeping a terminal API phase and
+its reason only when its pod worker took it: when the write that made the pod terminal also
+changed its metadata (evictd's evictd.io/failed-at annotation), which the kubelet's pod config
+sees as an UPDATE, not a status-only reconcile (a real kubelet 1.34 in tests/cluster/test_node.sh
+wrote a status-only Failed back to Running and restarted the pod in place). --faults FILE: a JSON list of rules,
 re-read on every request (a changed file starts its counts again), each {"method": M, "path": P (prefix), "query": Q (substring), "status": S, "times": N,
 "retry_after": SECONDS, "delay": SECONDS, "body": TEXT, "mutate_node": {"taints": [...]}}: the
 first N matching requests get status S (with body TEXT as is, when given: garbage or a Status
@@ -184,7 +188,18 @@ def merge_patch(target, patch):
 
 
 def strategic_status_patch(pod, patch):
-    """The part of a strategic merge patch evictd uses: status fields, conditions by type."""
+    """The part of a strategic merge patch evictd uses: status fields, conditions by type, and
+    metadata.annotations (pods/status keeps annotation changes: pkg/registry/core/pod/strategy.go
+    podStatusStrategy.PrepareForUpdate resets only the spec, deletionTimestamp and
+    ownerReferences; a null value removes the key)."""
+    annotations = patch.get("metadata", {}).get("annotations")
+    if annotations:
+        have = pod.setdefault("metadata", {}).setdefault("annotations", {})
+        for key, value in annotations.items():
+            if value is None:
+                have.pop(key, None)
+            else:
+                have[key] = value
     status = pod.setdefault("status", {})
     for key, value in patch.get("status", {}).items():
         if key == "conditions":
@@ -277,14 +292,19 @@ class State:
         return self.nodes[name]
 
     def kubelet_status(self, pod, status):
-        """What the kubelet's status manager writes for a pod (under lock), with its one rule
-        that matters here: a terminal API phase is kept (kubernetes pkg/kubelet/kubelet_pods.go
-        generateAPIPodStatus, "pods are not allowed to transition out of terminal phases"), and
-        with it the API's reason and message when the kubelet has none of its own."""
+        """What the kubelet's status manager writes for a pod (under lock). Its pod worker keeps
+        a terminal API phase (pkg/kubelet/kubelet_pods.go generateAPIPodStatus, "API phase was
+        terminal"), and with it the API's reason and message when the kubelet has none of its
+        own, only when a sync of the pod ran after the API turned terminal: a status-only change
+        reaches the kubelet as a reconcile (pkg/kubelet/config/config.go checkAndUpdatePod),
+        which starts no sync, and the status manager's next write (every 10 s) puts its cached
+        status back. The stand-in takes a metadata change in the same write (evictd's
+        evictd.io/failed-at annotation: an UPDATE) as the sync that makes it stick."""
         old = pod.setdefault("status", {})
         new = dict(old)
         new.update(status)
-        if old.get("phase") in ("Failed", "Succeeded"):
+        took = "evictd.io/failed-at" in (pod.get("metadata", {}).get("annotations") or {})
+        if old.get("phase") in ("Failed", "Succeeded") and took:
             new["phase"] = old["phase"]
             if not status.get("reason"):
                 new["reason"] = old.get("reason")

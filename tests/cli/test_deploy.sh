@@ -70,8 +70,9 @@ out=$("$EVICTD" --validate --no-bpf --config "$tmp/evictd.yaml" --kubelet-config
 [ $rc -eq 0 ] && ! grep -q 'warning: kubelet coexistence' <<<"$out" && grep -q 'no clash' <<<"$out"
 expect "the shipped ConfigMap beside a kubeadm kubelet (its defaults): valid, no warning" $? "$out"
 out=$("$EVICTD" --validate --no-bpf --config "$tmp/evictd.yaml" --kubelet-config "$tmp/kubelet-clash.yaml" 2>&1); rc=$?
-grep -q 'warning: kubelet coexistence.*both evictd and the kubelet.*graceful node shutdown' <<<"$out"
-expect "both running graceful shutdown: a warning at start" $? "$out"
+grep -q 'warning: graceful node shutdown: the kubelet runs it (shutdownGracePeriod 60s.*evictd.s is off' <<<"$out" &&
+	grep -q '^shutdown-grace-period 0s' <<<"$out"
+expect "both configured for graceful shutdown: the kubelet owns it, evictd's is off (said, and --validate shows 0s)" $? "$out"
 [ $rc -eq 0 ] && grep -q "warning: kubelet coexistence.*kubelet's hard memory.available<500Mi.*evictd's hard memory.available<500Mi" <<<"$out"
 expect "equal memory thresholds: a warning naming both (exit 0: a warning, not an error)" $? "$out"
 out=$("$EVICTD" --validate --no-bpf --config "$tmp/evictd.yaml" --kubelet-config "$tmp/none.yaml" 2>&1); rc=$?

@@ -5,11 +5,17 @@
 # (tests/cli/kube-standin.py, --log-time: each request's arrival in
 # CLOCK_MONOTONIC). Each pod is a real process in a real pod cgroup; the victim records when
 # its SIGTERM came (time.monotonic(), the same clock), or a watcher when its cgroup emptied.
-#  1. soft eviction: the pods/status PATCH arrives BEFORE the SIGTERM; the pod ends
-#     Failed/Evicted with DisruptionTarget, though its process exited 0 on the SIGTERM;
+#  1. soft eviction (--kube-handover-termination=false): the pods/status PATCH arrives BEFORE the
+#     SIGTERM; the pod ends Failed/Evicted with DisruptionTarget, though its process exited 0 on
+#     the SIGTERM;
+#  1h. soft eviction, handed over (the default): the PATCH answered, evictd sends no SIGTERM
+#     (the kubelet stops the containers on the terminal phase, with preStop and STOPSIGNAL; there
+#     is no kubelet here) and writes cgroup.kill at the end of the grace (2 s);
 #  2. soft eviction, status PATCH black-holed (answered after 8 s): the SIGTERM comes anyway,
 #     within the 100 ms bound plus slack, long before the answer;
-#  3. hard eviction, black-holed: the cgroup is killed without waiting for the answer;
+#  3. hard eviction, black-holed: held for the answer at most --kube-hard-eviction-status-wait
+#     (2 s here), killed then, long before the 8 s answer; 3z: with 0, not held at all; 3c: the
+#     signal at or below half its threshold: killed at once, not held;
 #  4. soft eviction held for its answer (--kube-eviction-status-wait=10s, answered after 5 s):
 #     while it is held the loop answers the control socket (evictctl status); the blocking wait
 #     it replaced held the loop, and evictctl, for the whole 5 s.
@@ -104,8 +110,8 @@ wait_file() { for _ in $(seq $(( $2 * 20 ))); do [ -s "$1" ] && return 0; sleep 
 
 "$PYTHON" "$STANDIN" --make-certs "$tmp/certs" >/dev/null 2>&1
 mkdir -p "$tmp/fixtures"
-printf '{"kind":"PodList","apiVersion":"v1","items":[%s,%s,%s,%s,%s]}\n' "$(pod_json 1)" "$(pod_json 2)" \
-	"$(pod_json 3)" "$(pod_json 4)" "$(pod_json 5)" >"$tmp/fixtures/pods.json"
+printf '{"kind":"PodList","apiVersion":"v1","items":[%s,%s,%s,%s,%s,%s,%s,%s,%s]}\n' "$(pod_json 1)" "$(pod_json 2)" \
+	"$(pod_json 3)" "$(pod_json 4)" "$(pod_json 5)" "$(pod_json 6)" "$(pod_json 7)" "$(pod_json 8)" "$(pod_json 9)" >"$tmp/fixtures/pods.json"
 echo '{"metadata": {"name": "n1"}}' >"$tmp/fixtures/node-n1.json"
 echo "token-for-evictd" >"$tmp/token"
 echo '[]' >"$tmp/faults.json"
@@ -143,7 +149,7 @@ san_clean() { ! grep -qE 'ERROR: AddressSanitizer|runtime error|LeakSanitizer' "
 
 # ---- 1: the status before the SIGTERM --------------------------------------------------------
 victim 1
-run_daemon one "${soft[@]}"
+run_daemon one "${soft[@]}" --kube-handover-termination=false
 wait_file "$tmp/sig-1" 20
 t_patch=$(patch_time 1)
 t_sig=$(cat "$tmp/sig-1" 2>/dev/null)
@@ -158,10 +164,31 @@ check "the pod ends Failed/Evicted with DisruptionTarget, though its process exi
 check "no sanitizer report (1)" san_clean "$tmp/one.err"
 lt "$t_patch" "$t_sig" || show "$tmp/one.err"
 
+# ---- 1h: handed over: no SIGTERM from evictd, cgroup.kill at the grace's end ------------------
+victim 6
+run_daemon six "${soft[@]}" --eviction-max-pod-grace-period=2
+wait_file "$tmp/empty-6" 20
+t_patch=$(patch_time 6)
+t_empty=$(cat "$tmp/empty-6" 2>/dev/null)
+check "handed over: no SIGTERM from evictd (the kubelet's to send, with preStop and STOPSIGNAL)" test ! -e "$tmp/sig-6"
+check "handed over: cgroup.kill at the end of the 2 s grace, not before ($t_patch + 1.8 < $t_empty)" \
+	lt "$(awk -v t="$t_patch" 'BEGIN { print t + 1.8 }')" "$t_empty"
+check "handed over: the daemon says who terminates it" grep -q 'the kubelet terminates it' "$tmp/six.err"
+stop_daemon
+check "no sanitizer report (1h)" san_clean "$tmp/six.err"
+# Stopped in a handed-over grace (20 s): the eviction is left to the kernel and the kubelet,
+# and nothing it held leaks.
+victim 9
+run_daemon nine "${soft[@]}"
+for _ in $(seq 100); do grep -q 'the kubelet terminates it' "$tmp/nine.err" && break; sleep 0.1; done
+stop_daemon
+check "stopped in a handed-over grace: left in its grace, not killed" grep -q 'leaving .* in its grace' "$tmp/nine.err"
+check "no sanitizer report (stopped in a grace)" san_clean "$tmp/nine.err"
+
 # ---- 2: soft, the API black-holed: the SIGTERM within the bound ------------------------------
 echo '[{"method": "PATCH", "path": "/api/v1/namespaces/t/pods/p2/status", "delay": 8, "times": 1}]' >"$tmp/faults.json"
 victim 2
-run_daemon two "${soft[@]}"
+run_daemon two "${soft[@]}" --kube-eviction-status-wait=100ms
 wait_file "$tmp/sig-2" 20
 t_patch=$(patch_time 2)
 t_sig=$(cat "$tmp/sig-2" 2>/dev/null)
@@ -172,27 +199,57 @@ check "the daemon says it did not wait longer" grep -q 'no answer to its status 
 stop_daemon
 check "no sanitizer report (2)" san_clean "$tmp/two.err"
 
-# ---- 3: hard, black-holed: never held ---------------------------------------------------------
+# ---- 3: hard, black-holed: held at most its bound ---------------------------------------------
+# The host's MemAvailable sits far above half of a threshold of MemTotal + 1 byte: held.
 echo '[{"method": "PATCH", "path": "/api/v1/namespaces/t/pods/p3/status", "delay": 8, "times": 1}]' >"$tmp/faults.json"
 victim 3
-run_daemon three --eviction-hard="memory.available<$((mem_total + 1))"
+run_daemon three --eviction-hard="memory.available<$((mem_total + 1))" --kube-hard-eviction-status-wait=2s
 wait_file "$tmp/empty-3" 20
-# The PATCH is sent, not waited for: it may reach the server after the kill (behind the Node's
-# pressure taint in the client's queue), so its arrival is awaited here.
-for _ in $(seq 100); do [ -n "$(patch_time 3)" ] && break; sleep 0.05; done
 t_patch=$(patch_time 3)
 t_empty=$(cat "$tmp/empty-3" 2>/dev/null)
 check "hard, black-holed: killed (cgroup.kill), no SIGTERM" test -s "$tmp/empty-3" -a ! -e "$tmp/sig-3"
-check "hard, black-holed: emptied within 1.5 s of the PATCH, not after its 8 s answer" \
-	lt "$t_empty" "$(awk -v t="$t_patch" 'BEGIN { print t + 1.5 }')"
-check "hard: nothing was held" bash -c "! grep -q 'status report' '$tmp/three.err'"
+check "hard, black-holed: held 2 s for the answer ($t_patch + 1.8 < $t_empty)" \
+	lt "$(awk -v t="$t_patch" 'BEGIN { print t + 1.8 }')" "$t_empty"
+check "hard, black-holed: killed at the bound, long before the 8 s answer" \
+	lt "$t_empty" "$(awk -v t="$t_patch" 'BEGIN { print t + 5 }')"
+check "hard: the daemon says it killed without the answer" grep -q 'no answer to its status report within 2000 ms.*cgroup.kill anyway' "$tmp/three.err"
 stop_daemon
 check "no sanitizer report (3)" san_clean "$tmp/three.err"
+
+# ---- 3z: hard, --kube-hard-eviction-status-wait=0: never held ---------------------------------
+echo '[{"method": "PATCH", "path": "/api/v1/namespaces/t/pods/p7/status", "delay": 8, "times": 1}]' >"$tmp/faults.json"
+victim 7
+run_daemon seven --eviction-hard="memory.available<$((mem_total + 1))" --kube-hard-eviction-status-wait=0
+wait_file "$tmp/empty-7" 20
+# The PATCH is sent, not waited for: it may reach the server after the kill (behind the Node's
+# pressure taint in the client's queue), so its arrival is awaited here.
+for _ in $(seq 100); do [ -n "$(patch_time 7)" ] && break; sleep 0.05; done
+t_patch=$(patch_time 7)
+t_empty=$(cat "$tmp/empty-7" 2>/dev/null)
+check "hard, not held: emptied within 1.5 s of the PATCH, not after its 8 s answer" \
+	lt "$t_empty" "$(awk -v t="$t_patch" 'BEGIN { print t + 1.5 }')"
+check "hard, not held: nothing was held" bash -c "! grep -q 'status report' '$tmp/seven.err'"
+stop_daemon
+check "no sanitizer report (3z)" san_clean "$tmp/seven.err"
+
+# ---- 3c: hard, the signal at half its threshold or below: never held --------------------------
+echo '[{"method": "PATCH", "path": "/api/v1/namespaces/t/pods/p8/status", "delay": 8, "times": 1}]' >"$tmp/faults.json"
+victim 8
+run_daemon eight --eviction-hard="memory.available<$((2 * mem_total + 2))"
+wait_file "$tmp/empty-8" 20
+for _ in $(seq 100); do [ -n "$(patch_time 8)" ] && break; sleep 0.05; done
+t_patch=$(patch_time 8)
+t_empty=$(cat "$tmp/empty-8" 2>/dev/null)
+check "hard, at half its threshold: emptied within 1.5 s of the PATCH (not held)" \
+	lt "$t_empty" "$(awk -v t="$t_patch" 'BEGIN { print t + 1.5 }')"
+check "hard, at half its threshold: nothing was held" bash -c "! grep -q 'once its status report' '$tmp/eight.err'"
+stop_daemon
+check "no sanitizer report (3c)" san_clean "$tmp/eight.err"
 
 # ---- 4: the loop answers while a soft eviction is held ---------------------------------------
 echo '[{"method": "PATCH", "path": "/api/v1/namespaces/t/pods/p4/status", "delay": 5, "times": 1}]' >"$tmp/faults.json"
 victim 4
-run_daemon four "${soft[@]}" --kube-eviction-status-wait=10s
+run_daemon four "${soft[@]}" --kube-eviction-status-wait=10s --kube-handover-termination=false
 for _ in $(seq 200); do [ -n "$(patch_time 4)" ] && break; sleep 0.05; done
 sleep 0.2	# the status is sent before the executor starts: let the hold begin
 start=$(date +%s%N)

@@ -10,7 +10,14 @@
 # The guest runs the node and prints markers (EVICTD-VM: ...); this script drives kubectl and
 # asserts through the API. The kubelet's log is the guest's second serial port.
 #
-# Environment: KERNEL_SPEC (fetch-kernel.sh's spec: 6.12; default Debian's 6.1),
+# The scenarios are tests/cluster/node/scenario-X.sh, run in one boot of the node, in the order
+# NODE_SCENARIOS gives (default: every one there is; tests/run-all.sh runs a and b on 6.12).
+#
+# Environment: KERNEL_SPEC (fetch-kernel.sh's spec: 6.12; default Debian's 6.1), NODE_SCENARIOS,
+# NODE_EVICTD=0 (no evictd: the kubelet alone), NODE_KUBELET_ARGS (more kubelet flags),
+# NODE_CGROUP_DRIVER (the kubelet's and containerd's: cgroupfs, the default, or systemd),
+# NODE_KUBELET_SHUTDOWN (the kubelet's shutdownGracePeriod: its graceful shutdown on, scenario g),
+# NODE_EVICTD_OPTIONS (more of evictd's options, "key: value;..."),
 # NODE_GUEST_TIMEOUT (qemu's limit, default 1500 s), KEEP=1 keeps the scratch directory.
 set -u
 cd "$(dirname "$0")/../.."
@@ -25,11 +32,30 @@ NODE=evictd-node${kid:+-$kid}
 NS=node-hog${kid:+-$kid}
 IMAGE_ARCHIVE=${IMAGE_ARCHIVE:-$BUILD_DIR/evictd-image.tar}
 GUEST_TIMEOUT=${NODE_GUEST_TIMEOUT:-1500}
+CGROUP_DRIVER=${NODE_CGROUP_DRIVER:-cgroupfs}
+case $CGROUP_DRIVER in cgroupfs|systemd) ;; *) echo "test_node: NODE_CGROUP_DRIVER: cgroupfs or systemd" >&2; exit 2 ;; esac
 GUEST_MEM=${NODE_GUEST_MEM:-2048M}
 # Where the guest reaches the API server (a guestfwd; in the serving certificate, cluster.sh).
 GUEST_API_ADDR=10.0.2.100
 guest_pid=""
 t_start=$SECONDS
+# Default: every scenario but (g), which powers the node off (make vmtest: NODE_SCENARIOS=all).
+all_scenarios=$(cd tests/cluster/node && ls scenario-*.sh | sed 's/^scenario-\(.*\)\.sh$/\1/' | tr '\n' ' ')
+case ${NODE_SCENARIOS:-} in
+	"") NODE_SCENARIOS=${all_scenarios/g /} ;;
+	all) NODE_SCENARIOS=$all_scenarios ;;
+esac
+case " $NODE_SCENARIOS " in
+	*" g "*) [ "${NODE_SCENARIOS##* }" = g ] || { echo "test_node: scenario (g) powers the node off: it runs last" >&2; exit 2; } ;;
+esac
+# A scenario is a name (tests/cluster/node/scenario-NAME.sh) or a file's path (the benches and
+# the demo bring their own: tools/bench, tools/demo).
+scenario_file() { case $1 in */*) echo "$1" ;; *) echo "tests/cluster/node/scenario-$1.sh" ;; esac; }
+scenario_ns() { basename "$1" .sh | tr -c 'a-z0-9\n' '-'; }
+for scenario in $NODE_SCENARIOS; do
+	[ -f "$(scenario_file "$scenario")" ] || { echo "test_node: no scenario ($scenario): $(scenario_file "$scenario")" >&2; exit 2; }
+done
+. tests/cluster/node/hog.sh
 
 if [ ! -f "$IMAGE_ARCHIVE" ]; then
 	echo "ok 1 # SKIP no evictd image ($IMAGE_ARCHIVE): make image"
@@ -57,7 +83,7 @@ node_end() {
 		fi
 		wait "$guest_pid" 2>/dev/null
 	fi
-	kc delete namespace "$NS" --wait=false >/dev/null 2>&1
+	for scenario in $NODE_SCENARIOS; do kc delete namespace "$NS-$(scenario_ns "$scenario")" --wait=false >/dev/null 2>&1; done
 	deploy_evictd >/dev/null 2>&1
 	cluster_end
 }
@@ -75,7 +101,8 @@ NODE_NAME=$NODE
 API_HOST=$GUEST_API_ADDR
 API_PORT=$API_PORT
 SERVICE_IP=10.96.0.1
-KUBELET_ARGS=--v=3
+KUBELET_ARGS="--v=3${NODE_KUBELET_ARGS:+ $NODE_KUBELET_ARGS}"
+CGROUP_DRIVER=$CGROUP_DRIVER
 EOF
 cat >"$nf/kubelet.kubeconfig" <<EOF
 apiVersion: v1
@@ -96,7 +123,7 @@ EOF
 cat >"$nf/kubelet-config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-cgroupDriver: cgroupfs
+cgroupDriver: $CGROUP_DRIVER
 containerRuntimeEndpoint: unix:///run/containerd/containerd.sock
 failSwapOn: false
 authentication:
@@ -112,6 +139,8 @@ evictionHard:
   imagefs.available: "15%"
   imagefs.inodesFree: "5%"
 evictionPressureTransitionPeriod: 30s
+${NODE_KUBELET_SHUTDOWN:+shutdownGracePeriod: $NODE_KUBELET_SHUTDOWN
+shutdownGracePeriodCriticalPods: 5s}
 # The images are imported, never pulled: garbage collection must not remove them.
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
@@ -160,7 +189,9 @@ else
 fi
 kc get node "$NODE" -o wide | sed 's/^/#   /'
 
-# ---- evictd as users deploy it ---------------------------------------------------------------
+# ---- evictd as users deploy it (NODE_EVICTD=0: not at all, the kubelet alone) ---------------
+evictd_pod=""
+if [ "${NODE_EVICTD:-1}" != 0 ]; then
 mkdir -p "$tmp/deploy"
 cat >"$tmp/deploy/kustomization.yaml" <<EOF
 apiVersion: kustomize.config.k8s.io/v1beta1
@@ -176,11 +207,24 @@ EOF
 # evictd's pressure taint stays for evictionPressureTransitionPeriod (5m shipped, the kubelet's
 # default), during which the BestEffort replacement cannot be scheduled: 30s here, as a user
 # sets it, so that the test waits 30 s, not 5 minutes.
-sed 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s/' tools/deploy/configmap.yaml \
-	>"$tmp/deploy/configmap.yaml"
+# A soft memory threshold above the hard one, for scenario (d): its 40 s grace outlasts the
+# 20 s the hogs of (a) and (b) take from it to the hard threshold, so those stay hard evictions.
+sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s\
+    evictionSoft:\
+      memory.available: "900Mi"\
+    evictionSoftGracePeriod:\
+      memory.available: "40s"\
+    evictionMaxPodGracePeriod: 20/' tools/deploy/configmap.yaml >"$tmp/deploy/configmap.yaml"
+# NODE_EVICTD_OPTIONS: more of evictd's own options, YAML "key: value" lines separated by ";"
+# (e.g. "kubeHardEvictionStatusWait: 0s" shows scenario (b) without the hold).
+if [ -n "${NODE_EVICTD_OPTIONS:-}" ]; then
+	opts=$(tr ';' '\n' <<<"$NODE_EVICTD_OPTIONS" | sed 's/^ */    /')
+	awk -v opts="$opts" '{ print } /^    kind: EvictdConfiguration$/ { print opts }' "$tmp/deploy/configmap.yaml" >"$tmp/deploy/configmap.yaml.new" &&
+		mv "$tmp/deploy/configmap.yaml.new" "$tmp/deploy/configmap.yaml"
+	echo "# evictd's options added: $NODE_EVICTD_OPTIONS"
+fi
 grep -q 'evictionPressureTransitionPeriod: 30s' "$tmp/deploy/configmap.yaml" ||
 	fail "tools/deploy/configmap.yaml sets evictionPressureTransitionPeriod: 5m (the test shortens it)"
-evictd_pod=""
 evictd_ready() {
 	evictd_pod=$(kc -n evictd-system get pods --field-selector "spec.nodeName=$NODE" \
 		-o jsonpath='{range .items[?(@.status.containerStatuses[0].ready==true)]}{.metadata.name}{end}' 2>/dev/null)
@@ -195,115 +239,32 @@ else
 		   kc -n evictd-system describe pods -l app.kubernetes.io/name=evictd | tail -n 30; diag)"
 	done_testing; exit 1
 fi
+fi
 # The API server cannot reach the guest's kubelet (kubectl logs): the guest copies the pods'
 # logs to its third serial port (node-logs.sh).
 echo "# guest: $(grep -ao 'node Ready uptime=[0-9.]*' "$console" | head -1) s after the kernel started"
 elog() { grep -a "^evictd-system_$evictd_pod" "$pod_logs" | cut -d' ' -f2-; }
-
-# ---- scenario (a): a memory hog in a Deployment ---------------------------------------------
-make_namespace "$NS"
-# The first pod to start allocates (20 MiB/s, no limit: BestEffort); its replacement only
-# sleeps, so that the ReplicaSet's new pod is not evicted again: the node's hostPath
-# remembers that the hog ran.
-kc -n "$NS" apply -f - >/dev/null <<EOF
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: hog}
-spec:
-  replicas: 1
-  selector: {matchLabels: {app: hog}}
-  template:
-    metadata: {labels: {app: hog}}
-    spec:
-      nodeSelector: {kubernetes.io/hostname: $NODE}
-      terminationGracePeriodSeconds: 5
-      containers:
-      - name: hog
-        image: localhost/evictd-test/workload:1
-        imagePullPolicy: Never
-        command: ["/bin/sh", "-c", "if mkdir /state/hogged 2>/dev/null; then sleep 5; exec /usr/bin/memhog --rate 20 --quiet; else exec sleep 3600; fi"]
-        volumeMounts: [{name: state, mountPath: /state}]
-      volumes:
-      - name: state
-        hostPath: {path: /var/lib/evictd-test-$NS, type: DirectoryOrCreate}
-EOF
-hog=""
-hog_running() {
-	hog=$(kc -n "$NS" get pods -l app=hog -o jsonpath='{range .items[?(@.status.phase=="Running")]}{.metadata.name}{end}' 2>/dev/null)
-	[ -n "$hog" ]
+# The kubelet's log and the console since the scenario began.
+kubelet_since() { tail -n "+$((kubelet_mark + 1))" "$kubelet_log"; }
+console_since() { tail -n "+$((console_mark + 1))" "$console"; }
+# No evictd pressure taint and no pressure condition on the node (a scenario's eviction holds
+# them for evictionPressureTransitionPeriod, 30 s here).
+node_quiet() {
+	[ "$(kc get node "$NODE" -o json | jq -r '[(.spec.taints // [])[] | select(.key | startswith("evictd.io/"))]
+		+ [.status.conditions[] | select(.type != "Ready" and .status == "True")] | length')" = 0 ]
 }
-t0=$SECONDS
-if wait_guest 300 hog_running; then
-	pass "the hog's pod runs on the real node ($hog, $((SECONDS - t0)) s from apply to Running)"
-else
-	fail "the hog's pod runs on the real node" "$(kc -n "$NS" describe pods | tail -n 30; diag)"
-	done_testing; exit 1
-fi
-hog_uid=$(kc -n "$NS" get pod "$hog" -o jsonpath='{.metadata.uid}')
-pod_field() { kc -n "$NS" get pod "$hog" -o jsonpath="$1" 2>/dev/null; }
-evicted() { [ "$(pod_field '{.status.phase}/{.status.reason}')" = Failed/Evicted ]; }
-t0=$SECONDS
-if wait_guest 300 evicted; then
-	pass "the hog's pod ends Failed/Evicted ($((SECONDS - t0)) s after Running)"
-else
-	fail "the hog's pod ends Failed/Evicted" "$(kc -n "$NS" get pod "$hog" -o json | jq -c .status; elog | tail -n 20; diag)"
-	done_testing; exit 1
-fi
-kc -n "$NS" get pod "$hog" -o json >"$tmp/hog-evicted.json"
+node_calm() { wait_guest 240 node_quiet; }
 
-# Three of the kubelet's status syncs (10 s each) and more: phase Failed at every look, never a
-# restart in place; from the kubelet's own terminal status on (its pod worker rewrites reason
-# and message once, within a few seconds), Failed/Evicted with no container running.
-states=() bad=""
-for i in $(seq 8); do
-	sleep 5
-	s=$(pod_field '{.status.phase}/{.status.reason} restarts={.status.containerStatuses[0].restartCount} running={.status.containerStatuses[0].state.running.startedAt}')
-	states+=("$((SECONDS - t0))s:$s")
-	case $s in Failed/*\ restarts=0\ *) ;; *) bad=1 ;; esac
-	[ "$i" -le 2 ] || case $s in "Failed/Evicted restarts=0 running=") ;; *) bad=1 ;; esac
+# ---- the scenarios (tests/cluster/node/scenario-X.sh, sourced in order) -------------------
+# Each keeps to its own namespace ($NS-X) and starts on a calm node (node_calm).
+for scenario in $NODE_SCENARIOS; do
+	t_scenario=$SECONDS
+	kubelet_mark=$(wc -l <"$kubelet_log") console_mark=$(wc -l <"$console")
+	echo "# ---- scenario ($scenario) on $NODE"
+	node_calm || fail "scenario ($scenario): the node is calm before it (no evictd pressure taint, no pressure condition)" "$(kc get node "$NODE" -o json | jq -c '[.spec.taints, [.status.conditions[] | select(.status == "True") | .type]]')"
+	NS_S=$NS-$(scenario_ns "$scenario")
+	. "$(scenario_file "$scenario")"
+	echo "# scenario ($scenario): $((SECONDS - t_scenario)) s"
 done
-if [ -z "$bad" ]; then
-	pass "the evicted pod stays Failed/Evicted with no container restart for 40 s (${states[*]})"
-else
-	fail "the evicted pod stays Failed/Evicted with no container restart for 40 s" "${states[*]}"
-fi
-sandbox_events=$(kc -n "$NS" get events --field-selector "involvedObject.uid=$hog_uid" -o json |
-	jq -r '[.items[] | select(.reason == "SandboxChanged" or .reason == "Started" or .reason == "Killing" or .reason == "Evicted") | .reason + "(" + (.count|tostring) + ")"] | join(" ")')
-case " $sandbox_events " in
-	*SandboxChanged*|*"Started(2)"*) fail "no SandboxChanged event, the container started once" "$sandbox_events" ;;
-	*) pass "no SandboxChanged event, the container started once (events: $sandbox_events)" ;;
-esac
-
-replacement() {
-	[ -n "$(kc -n "$NS" get pods -l app=hog -o json | jq -r --arg h "$hog" '.items[] | select(.metadata.name != $h and .status.phase == "Running") | .metadata.name')" ]
-}
-check "the ReplicaSet made a replacement pod and it runs" wait_guest 300 replacement
-
-kc -n "$NS" describe pod "$hog" >"$tmp/describe.txt" 2>&1
-if grep -Eq '^Status:[[:space:]]+Failed' "$tmp/describe.txt" && grep -Eq '^Reason:[[:space:]]+Evicted' "$tmp/describe.txt" &&
-	grep -Eq 'Warning[[:space:]]+Evicted' "$tmp/describe.txt" && grep -q 'DisruptionTarget' "$tmp/describe.txt"; then
-	pass "kubectl describe shows the eviction as the kubelet's own (Status Failed, Reason Evicted, a Warning Evicted event, DisruptionTarget)"
-else
-	fail "kubectl describe shows the eviction as the kubelet's own" "$(grep -E '^(Status|Reason|Message)|Evicted|Disruption' "$tmp/describe.txt")"
-fi
-grep -E '^(Status|Reason|Message):|Evicted|DisruptionTarget' "$tmp/describe.txt" | sed 's/^/#   describe: /'
-
-# Who acted: evictd, before the kubelet's eviction manager and the kernel's OOM killer.
-if grep -aq 'Eviction manager: attempting to reclaim\|Eviction manager: pods ranked for eviction' "$kubelet_log"; then
-	fail "the kubelet's eviction manager did not act (evictd first)" "$(grep -a 'Eviction manager' "$kubelet_log" | head -n 5 | cut -c1-300)"
-else
-	pass "the kubelet's eviction manager did not act (evictd first)"
-fi
-if grep -aEq 'Out of memory|oom-kill|Memory cgroup out of memory' "$console"; then
-	fail "no kernel OOM kill on the node" "$(grep -aE 'Out of memory|oom-kill' "$console" | head -n 5)"
-else
-	pass "no kernel OOM kill on the node"
-fi
-elog >"$tmp/evictd.log"
-grep -a "$hog" "$tmp/evictd.log" | head -n 5 | cut -c1-300 | sed 's/^/#   evictd: /'
-# What the kubelet's status manager and pod workers did with the pod (its UID) after evictd's
-# Failed/Evicted: the lines for the record.
-grep -a "$hog_uid\|$hog" "$kubelet_log" | grep -aiE 'status|SyncLoop|terminat|kill' | cut -c1-400 | head -n 40 |
-	sed 's/^/#   kubelet: /'
 echo "# node test: $((SECONDS - t_start)) s in all"
 done_testing

@@ -269,6 +269,32 @@ static inline void standin_hook(struct standin *s, const char *what, const char 
 		fail_msg("stand-in hook %s failed", what);
 }
 
+/* A status-only strategic merge patch of pod NS/NAME, sent as another client would (curl, the
+ * token "token-one"), not through evictd's code. */
+static inline void standin_patch_pod_status(struct standin *s, const char *ns, const char *name,
+					    const char *patch)
+{
+	char url[512];
+	pid_t pid;
+	int status;
+
+	snprintf(url, sizeof(url), "https://127.0.0.1:%d/api/v1/namespaces/%s/pods/%s/status", s->port, ns, name);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		execlp("curl", "curl", "-sS", "--fail", "--cacert", s->ca, "-X", "PATCH", "-H",
+		       "Content-Type: application/strategic-merge-patch+json", "-H", "Authorization: Bearer token-one",
+		       "--data-binary", patch, url, (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fail_msg("status patch of %s/%s failed", ns, name);
+}
+
 /* Every request recorded so far, as a JSON array (caller puts it). */
 static inline struct json_object *standin_requests(struct standin *s)
 {

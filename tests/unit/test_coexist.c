@@ -207,6 +207,32 @@ static void test_check_kubelet_file(void **state)
 	free(evictd);
 }
 
+/* Exactly one owner of graceful shutdown: the kubelet's file runs it, evictd's is turned off;
+ * a kubelet file without it, or none, leaves evictd's alone. */
+static void test_shutdown_owner(void **state)
+{
+	char dir[] = "/tmp/evictd-coexist-XXXXXX";
+	struct evictd_config *evictd = config_from(KUBELET_HEADER "shutdownGracePeriod: 30s\n"
+								  "shutdownGracePeriodCriticalPods: 10s\n");
+
+	assert_non_null(mkdtemp(dir));
+	assert_int_equal(evictd->shutdown_grace_period_ns, 30000000000ll);
+	assert_int_equal(coexist_shutdown_owner(evictd), 0);	/* no --kubelet-config */
+	assert_int_equal(evictd->shutdown_grace_period_ns, 30000000000ll);
+	snprintf(evictd->kubelet_config, sizeof(evictd->kubelet_config), "%s/config.yaml", dir);
+	fixture_write(dir, "config.yaml", KUBELET_HEADER "evictionHard:\n  memory.available: 50Mi\n");
+	assert_int_equal(coexist_shutdown_owner(evictd), 0);
+	assert_int_equal(evictd->shutdown_grace_period_ns, 30000000000ll);
+	fixture_write(dir, "config.yaml", KUBELET_HEADER "shutdownGracePeriod: 20s\n");
+	assert_int_equal(coexist_shutdown_owner(evictd), 0);
+	assert_int_equal(evictd->shutdown_grace_period_ns, 0);
+	assert_int_equal(evictd->shutdown_grace_period_critical_pods_ns, 0);
+	assert_int_equal(evictd->n_shutdown_groups, 0);
+	unlink(evictd->kubelet_config);
+	rmdir(dir);
+	free(evictd);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -216,6 +242,7 @@ int main(void)
 		cmocka_unit_test(test_grace_periods),
 		cmocka_unit_test(test_other_signals_and_mixed_forms),
 		cmocka_unit_test(test_check_kubelet_file),
+		cmocka_unit_test(test_shutdown_owner),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -609,6 +609,124 @@ static void test_hold_ended_by_itself(void **state)
 	assert_int_equal(rmdir(pod.cgroup_path), 0);
 }
 
+static int rig_start_held_mode(struct rig *rig, const struct pod *pod, enum kill_mode mode, int64_t grace_ns,
+			       int hold_fd, int64_t hold_ns, bool (*handed_over)(void *ctx))
+{
+	return executor_start(rig->executor, &rig->rules, &(struct exec_request){
+		.pod = pod, .mode = mode, .grace_ns = grace_ns, .done = on_done, .ctx = &rig->done,
+		.hold_fd = hold_fd, .hold_ns = hold_ns, .handed_over = handed_over }, NULL);
+}
+
+static bool yes_handed_over(void *ctx)
+{
+	return true;
+}
+
+/* A hard kill held for its status report: nothing is written while held (the victim, which
+ * ignores SIGTERM, lives on through many loop iterations), cgroup.kill at the answer. */
+static void test_hard_hold_kills_at_the_answer(void **state)
+{
+	struct rig rig;
+	struct pod pod;
+	uint64_t one = 1;
+	int ticks = 0, efd;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("hard-held", &pod, true);
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	rig_open(&rig);
+	assert_non_null(loop_add_periodic(rig.loop, 10 * MS, on_tick, &ticks));
+	assert_int_equal(rig_start_held_mode(&rig, &pod, KILL_HARD, 0, efd, 60000 * MS, NULL), 0);
+	assert_int_equal(executor_action_phase(executor_find(rig.executor, &pod)), EXEC_HELD);
+	assert_true(executor_action_hard(executor_find(rig.executor, &pod)));
+	while (ticks < 5)
+		assert_true(loop_run_once(rig.loop, 50, NULL, NULL) >= 0);
+	assert_int_equal(rig.done.calls, 0);
+	assert_true(alive(pid));
+	assert_int_equal(write(efd, &one, sizeof(one)), sizeof(one));
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.result.used_cgroup_kill);
+	assert_int_equal(rig.done.result.n_sigterm, 0);
+	assert_true(rig.done.result.held_ns >= 40 * MS);
+	reap(pid, SIGKILL);
+	rig_close(&rig);
+	close(efd);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
+/* No answer: the held hard kill is written at its bound; escalation writes it at once. */
+static void test_hard_hold_bounded_and_escalated(void **state)
+{
+	struct rig rig;
+	struct pod pod, pod2;
+	int64_t start;
+	int efd;
+	pid_t pid, pid2;
+
+	NEED_CGROUP2();
+	pid = start_workload("hard-held-bound", &pod, true);
+	pid2 = start_workload("hard-held-cut", &pod2, true);
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	rig_open(&rig);
+	start = clock_monotonic_ns();
+	assert_int_equal(rig_start_held_mode(&rig, &pod, KILL_HARD, 0, efd, 300 * MS, NULL), 0);
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.result.used_cgroup_kill);
+	assert_true(rig.done.at_ns - start >= 300 * MS);
+	reap(pid, SIGKILL);
+	memset(&rig.done, 0, sizeof(rig.done));
+	assert_int_equal(rig_start_held_mode(&rig, &pod2, KILL_HARD, 0, efd, 60000 * MS, NULL), 0);
+	assert_int_equal(executor_escalate(rig.executor, executor_find(rig.executor, &pod2)), 0);
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_true(rig.done.result.used_cgroup_kill);
+	reap(pid2, SIGKILL);
+	rig_close(&rig);
+	close(efd);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+	assert_int_equal(rmdir(pod2.cgroup_path), 0);
+}
+
+/* A soft kill whose report landed is handed over (the kubelet terminates it): no SIGTERM from
+ * the executor, and cgroup.kill at the end of the grace when the victim is still there. */
+static void test_soft_hold_handed_over(void **state)
+{
+	struct rig rig;
+	struct pod pod;
+	uint64_t one = 1;
+	int64_t answered;
+	int efd;
+	pid_t pid;
+
+	NEED_CGROUP2();
+	pid = start_workload("handed-over", &pod, false);	/* would exit on SIGTERM */
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	rig_open(&rig);
+	assert_int_equal(rig_start_held_mode(&rig, &pod, KILL_SOFT, 400 * MS, efd, 60000 * MS,
+					     yes_handed_over), 0);
+	assert_int_equal(write(efd, &one, sizeof(one)), sizeof(one));
+	answered = clock_monotonic_ns();
+	run_until(rig.loop, &rig.done, 5000 * MS);
+	assert_int_equal(rig.done.calls, 1);
+	assert_int_equal(rig.done.err, 0);
+	assert_true(rig.done.result.handed_over);
+	assert_int_equal(rig.done.result.n_sigterm, 0);
+	assert_true(rig.done.result.used_cgroup_kill);
+	assert_true(rig.done.at_ns - answered >= 400 * MS);
+	reap(pid, SIGKILL);	/* SIGKILL: it never got a SIGTERM */
+	rig_close(&rig);
+	close(efd);
+	assert_int_equal(rmdir(pod.cgroup_path), 0);
+}
+
 /* Check-then-act: the cgroup was removed and made again at the same path since it was ranked. */
 static void test_recreated_cgroup_is_refused(void **state)
 {
@@ -765,6 +883,9 @@ int main(void)
 		cmocka_unit_test_teardown(test_hold_is_bounded, cleanup_test),
 		cmocka_unit_test_teardown(test_escalate_cuts_the_hold, cleanup_test),
 		cmocka_unit_test_teardown(test_hold_ended_by_itself, cleanup_test),
+		cmocka_unit_test_teardown(test_hard_hold_kills_at_the_answer, cleanup_test),
+		cmocka_unit_test_teardown(test_hard_hold_bounded_and_escalated, cleanup_test),
+		cmocka_unit_test_teardown(test_soft_hold_handed_over, cleanup_test),
 		cmocka_unit_test_teardown(test_recreated_cgroup_is_refused, cleanup_test),
 		cmocka_unit_test_teardown(test_never_evict_unless_shutdown, cleanup_test),
 		cmocka_unit_test_teardown(test_outside_roots_refused, cleanup_test),

@@ -615,8 +615,8 @@ static void test_eviction_requests(void **state)
 		struct pod replaced = make_pod("default", "web-1", "ffffffff-0000-4000-8000-000000000001");
 		struct pod gone = make_pod("default", "gone", UID_WEB);
 
-		assert_int_equal(kube_report_shutdown_pod(report, &replaced), 0);
-		assert_int_equal(kube_report_shutdown_pod(report, &gone), 0);
+		assert_int_equal(kube_report_shutdown_pod(report, &replaced, NULL), 0);
+		assert_int_equal(kube_report_shutdown_pod(report, &gone, NULL), 0);
 		drain(&s);
 		requests = standin_requests(&s);
 		assert_int_equal(json_object_array_length(requests), 2);
@@ -628,8 +628,8 @@ static void test_eviction_requests(void **state)
 		struct pod mirror = make_pod("kube-system", "etcd-" NODE, UID_DB);
 
 		mirror.is_mirror = true;
-		assert_int_equal(kube_report_shutdown_pod(report, &anonymous), -ENODATA);
-		assert_int_equal(kube_report_shutdown_pod(report, &mirror), -ENODATA);
+		assert_int_equal(kube_report_shutdown_pod(report, &anonymous, NULL), -ENODATA);
+		assert_int_equal(kube_report_shutdown_pod(report, &mirror, NULL), -ENODATA);
 	}
 	kube_report_free(report);
 	standin_stop(&s);
@@ -877,8 +877,8 @@ static void test_shutdown_and_next_start(void **state)
 	kube_report_shutdown_begin(report);
 	drain(&s);
 	/* Each pod as its kill ends. */
-	assert_int_equal(kube_report_shutdown_pod(report, &web), 0);
-	assert_int_equal(kube_report_shutdown_pod(report, &db), 0);
+	assert_int_equal(kube_report_shutdown_pod(report, &web, NULL), 0);
+	assert_int_equal(kube_report_shutdown_pod(report, &db, NULL), 0);
 	drain(&s);
 	assert_int_equal(sync_calls, 0);
 	assert_int_equal(access(record, F_OK), -1);
@@ -1418,7 +1418,7 @@ static void test_token_rotation(void **state)
 	standin_client(&s);
 	report = new_report(&s, false, false);
 	drain(&s);
-	kube_report_shutdown_pod(report, &pod);
+	kube_report_shutdown_pod(report, &pod, NULL);
 	drain(&s);
 	/* The kubelet rotates a projected token by swapping the file. */
 	snprintf(path, sizeof(path), "%s/token", s.dir);
@@ -1427,7 +1427,7 @@ static void test_token_rotation(void **state)
 	fputs("token-two-rotated\n", f);
 	fclose(f);
 	assert_int_equal(rename(tmp, path), 0);
-	kube_report_shutdown_pod(report, &pod);
+	kube_report_shutdown_pod(report, &pod, NULL);
 	drain(&s);
 	requests = standin_requests(&s);
 	assert_int_equal(json_object_array_length(requests), 3);
@@ -1458,7 +1458,7 @@ static void test_retry_500_then_success(void **state)
 	report = new_report(&s, false, false);
 	drain(&s);
 	start = now_ns();
-	kube_report_shutdown_pod(report, &pod);
+	kube_report_shutdown_pod(report, &pod, NULL);
 	drain(&s);
 	/* The 429's Retry-After: 1 outweighs our 20-100 ms backoff. */
 	assert_true(now_ns() - start >= 1000000000);
@@ -1479,7 +1479,7 @@ static void test_retry_500_then_success(void **state)
 	assert_int_equal(stats.dropped, 0);
 	/* A 403 (RBAC) is not retried. */
 	fixture_write(s.dir, "faults.json", "[{\"method\":\"PATCH\",\"status\":403,\"times\":5}]");
-	kube_report_shutdown_pod(report, &pod);
+	kube_report_shutdown_pod(report, &pod, NULL);
 	drain(&s);
 	requests = standin_requests(&s);
 	assert_int_equal(json_object_array_length(requests), 6);

@@ -32,7 +32,7 @@ tools/vm/run-guest.sh):
                     /images/list (what node-images.sh imports into containerd): the project's
                     pause image (tests/vm/progs/pause.c), its workload image
                     localhost/evictd-test/workload:1 (busybox-static, memhog, forkbomb,
-                    mkfiles) and every --image ARCHIVE (an OCI archive; =BASE-NAME: its name
+                    mkfiles), the same as workload-usr2:1 with STOPSIGNAL SIGUSR2, and every --image ARCHIVE (an OCI archive; =BASE-NAME: its name
                     when its index has only a tag, as make image's has)
 The guest's log lines start with EVICTD-VM:. Needs root.
 EOF
@@ -69,7 +69,10 @@ for p in memhog forkbomb mkfiles; do wl+=(--file "$PROGS/$p:/usr/bin/$p"); done
 for l in sh sleep cat echo ls dd head tail mkdir rm seq; do wl+=(--link "busybox:/bin/$l"); done
 python3 "$HERE/oci-image.py" "$STAGE/disk/images/workload.tar" localhost/evictd-test/workload:1 \
     --entrypoint /bin/sh "${wl[@]}" || die "the workload image"
-printf 'pause.tar\nworkload.tar\n' >"$STAGE/disk/images/list"
+# The same with STOPSIGNAL SIGUSR2: what the kubelet's stop sends, not SIGTERM (scenario d).
+python3 "$HERE/oci-image.py" "$STAGE/disk/images/workload-usr2.tar" localhost/evictd-test/workload-usr2:1 \
+    --entrypoint /bin/sh --stop-signal SIGUSR2 "${wl[@]}" || die "the workload image (STOPSIGNAL)"
+printf 'pause.tar\nworkload.tar\nworkload-usr2.tar\n' >"$STAGE/disk/images/list"
 i=0
 for img in ${IMAGES[@]+"${IMAGES[@]}"}; do
     f=${img%%=*} base=""

@@ -40,6 +40,9 @@ struct exec_action {
 	struct loop_source *timer;
 	struct loop_source *hold_source;	/* EXEC_HELD: the hold's fd */
 	enum exec_phase phase;
+	bool hard;			/* no grace: cgroup.kill is the first signal */
+	bool (*handed_over)(void *ctx);	/* exec_request.handed_over */
+	void (*release)(void *ctx);	/* exec_request.release */
 	bool sigkill_rounds;		/* no cgroup.kill: SIGKILL rounds until the deadline */
 	int64_t start_ns, sigterm_ns, kill_ns, kill_deadline_ns;
 	int64_t grace_ns, grace_deadline_ns;
@@ -57,6 +60,9 @@ struct executor {
 	struct exec_action *head;
 	size_t n;
 };
+
+/* A handed-over termination's deadline comes this long after its grace (begin_grace). */
+#define HANDOVER_SLACK_NS (2000ll * 1000000)
 
 static double ms(int64_t ns)
 {
@@ -121,8 +127,9 @@ static void finish(struct exec_action *action, int err)
 	} else if (!err && action->phase == EXEC_GRACE) {
 		action->result.exited_in_grace = true;
 		action->result.sigterm_to_empty_ns = now - action->sigterm_ns;
-		log_info("kill: %s emptied %.1f ms after SIGTERM, within its grace", action->pod.cgroup_path,
-			 ms(action->result.sigterm_to_empty_ns));
+		log_info("kill: %s emptied %.1f ms after %s, within its grace", action->pod.cgroup_path,
+			 ms(action->result.sigterm_to_empty_ns),
+			 action->result.handed_over ? "its termination was handed to the kubelet" : "SIGTERM");
 	} else if (!err) {
 		action->result.kill_to_empty_ns = now - action->kill_ns;
 		log_info("kill: %s empty %.1f ms after the kill (%.1f ms in all)", action->pod.cgroup_path,
@@ -218,14 +225,28 @@ static int kill_now(struct exec_action *action)
 	return 0;
 }
 
-/* SIGTERM now (the hold is over, or there was none); the grace runs from here. */
-static int begin_grace(struct exec_action *action)
+/* SIGTERM now (the hold is over, or there was none), unless the termination was handed over;
+ * the grace runs from here. */
+static int begin_grace(struct exec_action *action, bool handed_over)
 {
 	struct kill_config config = action_config(action);
 	int64_t sent;
 
 	drop_hold(action);
 	action->sigterm_ns = clock_monotonic_ns();
+	if (handed_over) {
+		action->phase = EXEC_GRACE;
+		action->result.handed_over = true;
+		log_info("kill: %s: the kubelet terminates it (preStop hooks, STOPSIGNAL) on the terminal "
+			 "phase its status report wrote; cgroup.kill if it is still populated in %.0f ms",
+			 action->pod.cgroup_path, ms(action->grace_ns + HANDOVER_SLACK_NS));
+		/* The kubelet's grace runs from its own start, a little after ours, and its sandbox
+		 * goes after the containers (StopPodSandbox): slack before the deadline's kill. */
+		action->grace_deadline_ns = sat_add_i64(action->sigterm_ns, action->grace_ns + HANDOVER_SLACK_NS);
+		action->recheck_ns = RECHECK_GRACE_NS;
+		arm_recheck(action, action->sigterm_ns, action->grace_deadline_ns);
+		return 0;
+	}
 	sent = kill_target_signal_tracked(&config, &action->target, SIGTERM);
 	if (sent < 0) {
 		log_err("kill: reading %s/cgroup.procs: %s", action->pod.cgroup_path, strerror((int)-sent));
@@ -245,17 +266,24 @@ static int begin_grace(struct exec_action *action)
 static void end_hold(struct exec_action *action, bool answered)
 {
 	int64_t held = clock_monotonic_ns() - action->start_ns;
+	const char *next = action->hard ? "cgroup.kill" : "SIGTERM";
+	bool handed_over = false;
 	int err;
 
+	action->result.held_ns = held;
+	if (answered && !action->hard && action->handed_over && action->handed_over(action->ctx)) {
+		handed_over = true;
+		next = "no SIGTERM from evictd";
+	}
 	if (answered)
-		log_info("kill: %s: held %.1f ms for its status report; SIGTERM now", action->pod.cgroup_path,
-			 ms(held));
+		log_info("kill: %s: held %.1f ms for its status report; %s now", action->pod.cgroup_path,
+			 ms(held), next);
 	else
 		/* The bound as configured, then the time it took: a busy loop ends a hold late. */
 		log_warn("kill: %s: no answer to its status report within %.0f ms (held %.1f ms): "
-			 "SIGTERM anyway, the report follows", action->pod.cgroup_path,
-			 ms(action->hold_deadline_ns - action->start_ns), ms(held));
-	err = begin_grace(action);
+			 "%s anyway, the report follows", action->pod.cgroup_path,
+			 ms(action->hold_deadline_ns - action->start_ns), ms(held), next);
+	err = action->hard ? kill_now(action) : begin_grace(action, handed_over);
 	if (err)
 		finish(action, err);
 }
@@ -355,6 +383,7 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 	int64_t timeout_ns = config->kill_timeout_ns > 0 ? config->kill_timeout_ns : KILL_DEFAULT_TIMEOUT_NS;
 	int64_t kill_ns = 0;
 	int populated, err, written = -ENOENT;	/* -ENOENT: not written (yet) */
+	bool held;
 
 	if (!result)
 		result = &local;
@@ -374,9 +403,11 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 		return populated;
 	result->grace_ns = mode == KILL_SOFT ? request->grace_ns : 0;
 	/* A hard kill: nothing that can come after the write comes before it (doc/DESIGN.md,
-	 * "Acting": the log lines, the allocation, the loop's registrations). Without
-	 * cgroup.kill (-ENOENT) kill_now() below falls back to SIGKILL rounds. */
-	if (mode == KILL_HARD && !config->dry_run && populated) {
+	 * "Acting": the log lines, the allocation, the loop's registrations), unless it is held
+	 * for its status report. Without cgroup.kill (-ENOENT) kill_now() below falls back to
+	 * SIGKILL rounds. */
+	held = request->hold_ns > 0 && request->hold_fd >= 0;
+	if (mode == KILL_HARD && !held && !config->dry_run && populated) {
 		kill_ns = clock_monotonic_ns();
 		written = kill_target_cgroup_kill(config, &target);
 		if (written && written != -ENOENT) {
@@ -430,6 +461,9 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 		.kind = request->kind,
 		.start_ns = written ? clock_monotonic_ns() : kill_ns,
 		.grace_ns = request->grace_ns,
+		.hard = mode == KILL_HARD,
+		.handed_over = request->handed_over,
+		.release = request->release,
 	};
 	kill_result_init(&action->result);
 	action->result.grace_ns = result->grace_ns;
@@ -452,17 +486,17 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 	executor->head = action;
 	executor->n++;
 
-	if (mode == KILL_SOFT && request->hold_ns > 0 && request->hold_fd >= 0 &&
-	    (action->hold_source = loop_add_fd(executor->loop, request->hold_fd, EPOLLIN, false, on_hold, action))) {
+	if (held && (action->hold_source = loop_add_fd(executor->loop, request->hold_fd, EPOLLIN, false,
+						       on_hold, action))) {
 		/* Held: the loop goes on; the fd or the deadline ends it (on_hold, on_deadline).
 		 * Failing to watch the fd (logged by the loop) just means no hold. */
 		action->phase = EXEC_HELD;
 		action->hold_deadline_ns = sat_add_i64(action->start_ns, request->hold_ns);
 		arm(action, action->hold_deadline_ns);
-		log_info("kill: %s: SIGTERM once its status report is answered, in %.0f ms at most",
-			 pod->cgroup_path, ms(request->hold_ns));
+		log_info("kill: %s: %s once its status report is answered, in %.0f ms at most",
+			 pod->cgroup_path, mode == KILL_HARD ? "cgroup.kill" : "SIGTERM", ms(request->hold_ns));
 	} else if (mode == KILL_SOFT) {
-		err = begin_grace(action);
+		err = begin_grace(action, false);
 		if (err) {
 			action_unlink(action);
 			free(action);
@@ -470,7 +504,7 @@ int executor_start(struct executor *executor, const struct kill_config *config,
 		}
 	} else if (!written) {
 		killed(action, kill_ns);
-	} else {
+	} else {	/* hard, not written yet: held, but its hold could not be watched */
 		err = kill_now(action);
 		if (err) {
 			action_unlink(action);
@@ -489,7 +523,8 @@ int executor_escalate(struct executor *executor, struct exec_action *action)
 	if (!action || action->phase == EXEC_KILLED)
 		return 0;
 	log_info("kill: %s: its %s is cut short; cgroup.kill now", action->pod.cgroup_path,
-		 action->phase == EXEC_HELD ? "hold for its status report, and its grace," : "grace");
+		 action->phase != EXEC_HELD ? "grace" : action->hard ? "hold for its status report" :
+		 "hold for its status report, and its grace,");
 	err = kill_now(action);
 	if (err)
 		finish(action, err);
@@ -518,6 +553,11 @@ struct exec_action *executor_next(const struct executor *executor, const struct 
 const struct pod *executor_action_pod(const struct exec_action *action)
 {
 	return &action->pod;
+}
+
+bool executor_action_hard(const struct exec_action *action)
+{
+	return action->hard;
 }
 
 enum exec_phase executor_action_phase(const struct exec_action *action)
@@ -552,6 +592,8 @@ void executor_free(struct executor *executor)
 			 action->phase == EXEC_GRACE ? "in its grace (not killed)" :
 						       "after cgroup.kill (the kernel finishes it)");
 		action_unlink(action);
+		if (action->release)
+			action->release(action->ctx);
 		free(action);
 	}
 	free(executor);

@@ -25,8 +25,9 @@ struct executor;
 struct exec_action;
 
 enum exec_phase {
-	EXEC_HELD,	/* soft, not signalled yet: held until hold_fd is readable or hold_ns */
-	EXEC_GRACE,	/* SIGTERM sent; cgroup.kill at the end of the grace */
+	EXEC_HELD,	/* not signalled yet: held until hold_fd is readable or hold_ns */
+	EXEC_GRACE,	/* SIGTERM sent (or the termination handed over); cgroup.kill at the end
+			 * of the grace */
 	EXEC_KILLED,	/* cgroup.kill written; waiting for populated 0 */
 };
 
@@ -48,17 +49,26 @@ struct exec_request {
 	 * never-evict set does not apply; the path rules (evictd's own cgroup, the allowed
 	 * roots, no symlinks, identity) still do. */
 	bool any_priority;
-	/* A soft action held before its SIGTERM until hold_fd is readable (EPOLLIN; borrowed: it
+	/* An action held before its first signal until hold_fd is readable (EPOLLIN; borrowed: it
 	 * must stay open until done is called) or hold_ns has passed, whichever comes first (the
 	 * API status patch that must come before the kill, doc/DESIGN.md §8). The loop goes on
-	 * meanwhile; the grace starts at the SIGTERM. hold_ns <= 0 or hold_fd < 0: no hold. */
+	 * meanwhile; a soft action's grace starts when the hold ends, a hard one's cgroup.kill is
+	 * written then (or earlier: executor_escalate). hold_ns <= 0 or hold_fd < 0: no hold. */
 	int hold_fd;
 	int64_t hold_ns;
+	/* Optional, soft and held: asked when hold_fd fired. True: the termination is handed
+	 * over (the kubelet stops the containers on the terminal phase the report wrote, with
+	 * their preStop hooks and STOPSIGNAL): no SIGTERM from here, the grace runs from now and
+	 * cgroup.kill ends it if the cgroup is still populated then. */
+	bool (*handed_over)(void *ctx);
+	/* Optional: called with ctx instead of done when the executor is freed with the action
+	 * still in flight (the daemon stops), so that the caller frees what ctx holds. */
+	void (*release)(void *ctx);
 };
 
 int executor_new(struct executor **out, struct loop *loop);
 /* Actions still in flight are abandoned (logged): a written cgroup.kill completes in the
- * kernel without us, a victim in its grace keeps running. done is not called. */
+ * kernel without us, a victim in its grace keeps running. done is not called; release is. */
 void executor_free(struct executor *executor);
 
 /*
@@ -69,9 +79,9 @@ void executor_free(struct executor *executor);
  */
 int executor_start(struct executor *executor, const struct kill_config *config,
 		   const struct exec_request *request, struct kill_result *result);
-/* Cut a soft action's hold or grace short: cgroup.kill now (a hard threshold chose a pod
- * already in its grace, as the kubelet's pod workers shorten a grace period, never lengthen
- * it). */
+/* Cut an action's hold or grace short: cgroup.kill now (a hard threshold chose a pod already
+ * in its grace, as the kubelet's pod workers shorten a grace period, never lengthen it; a held
+ * hard kill can wait no longer). */
 int executor_escalate(struct executor *executor, struct exec_action *action);
 
 size_t executor_in_flight(const struct executor *executor);
@@ -82,6 +92,8 @@ struct exec_action *executor_next(const struct executor *executor, const struct 
 
 const struct pod *executor_action_pod(const struct exec_action *action);
 enum exec_phase executor_action_phase(const struct exec_action *action);
+/* A hard action (no grace): cgroup.kill is its first signal. */
+bool executor_action_hard(const struct exec_action *action);
 void *executor_action_owner(const struct exec_action *action);
 int executor_action_kind(const struct exec_action *action);
 /* CLOCK_MONOTONIC time the action started. */

@@ -67,6 +67,8 @@ struct kill_result {
 	bool exited_in_grace;	/* soft: the cgroup emptied after SIGTERM alone */
 	bool used_cgroup_kill;	/* cgroup.kill was written */
 	size_t n_sigterm;	/* processes sent SIGTERM (dry run: would be) */
+	bool handed_over;	/* soft: the kubelet terminated it (exec_request.handed_over) */
+	int64_t held_ns;	/* held for its status report this long before its first signal */
 	int64_t grace_ns;	/* the grace applied (soft) */
 	int64_t sigterm_to_empty_ns;	/* soft: SIGTERM sent -> populated 0 within the grace */
 	int64_t kill_to_empty_ns;	/* cgroup.kill written -> populated 0 */

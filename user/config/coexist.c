@@ -178,6 +178,38 @@ int coexist_static_pod_path(struct evictd_config *config)
 	return 0;
 }
 
+static bool runs_shutdown(const struct evictd_config *config)
+{
+	return config->shutdown_grace_period_ns > 0 || config->n_shutdown_groups > 0;
+}
+
+int coexist_shutdown_owner(struct evictd_config *config)
+{
+	struct evictd_config *kubelet;
+	int err;
+
+	if (!config->kubelet_config[0] || !runs_shutdown(config))
+		return 0;
+	err = read_kubelet_file(config->kubelet_config, "graceful shutdown's owner not checked", &kubelet);
+	if (err)
+		return err;
+	if (runs_shutdown(kubelet)) {
+		/* Two owners would both hold a delay inhibitor and both terminate every pod: a pod
+		 * SIGTERMed twice, marked Terminated twice (doc/DESIGN.md §9). The kubelet's own
+		 * shutdown manager wins, as the operator configured it there last. */
+		log_warn("graceful node shutdown: the kubelet runs it (shutdownGracePeriod %llds, %zu "
+			 "priority groups, in %s): evictd's is off, so that exactly one holds the "
+			 "inhibitor and terminates pods; set evictd's shutdownGracePeriod to 0 to say so",
+			 (long long)(kubelet->shutdown_grace_period_ns / 1000000000), kubelet->n_shutdown_groups,
+			 config->kubelet_config);
+		config->shutdown_grace_period_ns = 0;
+		config->shutdown_grace_period_critical_pods_ns = 0;
+		config->n_shutdown_groups = 0;
+	}
+	free(kubelet);
+	return 0;
+}
+
 int coexist_check_kubelet_file(const struct evictd_config *evictd, const char *path)
 {
 	struct coexist_finding findings[COEXIST_MAX_FINDINGS];

@@ -51,5 +51,9 @@ int coexist_check_kubelet_file(const struct evictd_config *evictd, const char *p
  * identity"); its source is noted for --validate. 0, or -errno (logged) when the file could
  * not be read: the value then stays. */
 int coexist_static_pod_path(struct evictd_config *config);
+/* Exactly one owner of graceful node shutdown: when the kubelet's file (--kubelet-config) runs
+ * it too (shutdownGracePeriod or shutdownGracePeriodByPodPriority), evictd's is turned off
+ * here (logged). An unreadable file changes nothing (logged). */
+int coexist_shutdown_owner(struct evictd_config *config);
 
 #endif

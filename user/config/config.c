@@ -46,7 +46,9 @@ void config_init_defaults(struct evictd_config *config)
 	strcpy(config->kube_api, "auto");
 	strcpy(config->kube_pods_client_cert, "auto");	/* the kubelet's identity when readable */
 	config->kube_pods_refresh_ns = 10LL * 1000000000;
-	config->kube_eviction_status_wait_ns = 100LL * 1000000;	/* KUBE_EVICTION_STATUS_WAIT_NS */
+	config->kube_eviction_status_wait_ns = 5000LL * 1000000;	/* KUBE_EVICTION_STATUS_WAIT_NS */
+	config->kube_hard_eviction_status_wait_ns = 5000LL * 1000000;	/* KUBE_HARD_EVICTION_STATUS_WAIT_NS */
+	config->kube_handover_termination = true;
 	/* On: nothing else tells the scheduler that evictd acted (the kubelet's own condition
 	 * never turns on when evictd acts first); doc/DESIGN.md §8 "Pressure taints". */
 	config->kube_pressure_taints = true;
@@ -452,6 +454,7 @@ int config_finalize(struct evictd_config *config)
 		    config_check_host_units(config, config->workload_roots.items[i]))
 			err = -EINVAL;
 	coexist_static_pod_path(config);	/* an unreadable file is logged, not fatal */
+	coexist_shutdown_owner(config);		/* the same */
 	return err;
 }
 

@@ -131,6 +131,8 @@ struct evictd_config {
 	char kube_pods_client_cert[PATH_MAX];	/* auto, none or a PEM file (cert and key) */
 	int64_t kube_pods_refresh_ns;
 	int64_t kube_eviction_status_wait_ns;	/* a soft kill held for its status patch, at most */
+	int64_t kube_hard_eviction_status_wait_ns;	/* a hard kill held for it, at most */
+	bool kube_handover_termination;		/* the kubelet terminates a pod whose patch landed */
 	bool kube_pressure_taints;
 	bool taint_out_of_service_on_shutdown;
 	char metrics_address[PATH_MAX];		/* "host:port"; "" or "off": no server */

@@ -43,6 +43,8 @@ static const struct {
 	  { NS_PER_S, DAY_NS, false, "a duration from 1s to 24h" } },
 	{ offsetof(struct evictd_config, kube_eviction_status_wait_ns),
 	  { 0, 30 * NS_PER_S, false, "a duration from 0s to 30s" } },
+	{ offsetof(struct evictd_config, kube_hard_eviction_status_wait_ns),
+	  { 0, 30 * NS_PER_S, false, "a duration from 0s to 30s" } },
 	{ offsetof(struct evictd_config, event_log_max_size),
 	  { 4096, 1LL << 40, true, "0 (no cap) or 4Ki to 1Ti" } },
 	{ offsetof(struct evictd_config, event_log_max_files),

@@ -35,7 +35,7 @@ static const char *const group_node[] = {
 };
 static const char *const group_kube[] = {
 	"kube-api", "kube-api-server", "kube-token-file", "kube-ca-file", "kube-pods-client-cert",
-	"kube-pods-refresh", "kube-pressure-taints", "kube-eviction-status-wait", NULL,
+	"kube-pods-refresh", "kube-pressure-taints", "kube-eviction-status-wait", "kube-hard-eviction-status-wait", "kube-handover-termination", NULL,
 };
 static const char *const group_shutdown[] = {
 	"shutdown-grace-period", "shutdown-grace-period-critical-pods",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Acting on a decision (doc/DESIGN.md, "Acting"): node-level reclaim first, then evictions
+ * Acting on a decision (doc/DESIGN.md, "Acting"): node-level reclaim first (act_reclaim.c), then evictions
  * started through the executor, which never waits. How many run at once, and how a decision
  * counts what those in flight will free, is written down in doc/DESIGN.md.
  */
@@ -34,7 +34,9 @@ struct eviction {
 	int64_t expected;		/* what the victim held of the resource then; -1 unknown */
 	int64_t detected_ns;		/* the wake-up, else when the crossing signal was read */
 	int64_t grace_ns;
-	const char *reason;		/* a string constant */
+	const char *reason;		/* a string constant, or reason_text */
+	char reason_text[224];		/* a decision ahead's reason, copied: the policy's buffer
+					 * (policy_ahead_reason) is rewritten by the next one */
 	char victim_name[330];
 	char rank_reason[256];		/* why this victim, for the log (log_eviction) */
 	/* Copied from the part of the ranking every evaluation settles, after the kill started
@@ -47,12 +49,32 @@ struct eviction {
 	struct kube_container_usage containers[POD_MAX_NAMED_CONTAINERS];
 	char container_names[POD_MAX_NAMED_CONTAINERS][64];
 	size_t n_containers;
-	/* The answer to its status patch, which a soft kill is held for (NULL: none). Owned:
-	 * the executor watches its fd until done is called. */
+	/* The answer to its status patch, which the kill is held for (NULL: none). Owned: the
+	 * executor watches its fd until done is called. */
 	struct kube_status_wait *status_wait;
 };
 
 static size_t evictions_in_flight;
+
+/* exec_request.handed_over: the status patch landed, the kubelet stops the containers on the
+ * terminal phase (doc/DESIGN.md §8, "Who terminates"). */
+static bool eviction_handed_over(void *ctx)
+{
+	struct eviction *eviction = ctx;
+
+	return eviction->policy->config.kube_handover_termination &&
+	       kube_status_wait_result(eviction->status_wait) == 0;
+}
+
+/* A hard kill held for its status report can wait no longer: its signal fell to half its
+ * threshold (doc/DESIGN.md §8: the kubelet's own thresholds and the kernel's min watermark
+ * lie below). */
+static bool eviction_cannot_wait(const struct policy *policy, const struct eviction *eviction)
+{
+	const struct observation *now = &policy->obs.signal[eviction->signal];
+
+	return now->present && now->available <= eviction->threshold_quantity / 2;
+}
 
 static void eviction_free(struct eviction *eviction)
 {
@@ -62,93 +84,21 @@ static void eviction_free(struct eviction *eviction)
 	free(eviction);
 }
 
+/* exec_request.release: the daemon stops with this eviction in flight. */
+static void eviction_release(void *ctx)
+{
+	evictions_in_flight--;
+	eviction_free(ctx);
+}
+
 bool daemon_is_disk_signal(enum ev_signal signal)
 {
 	return signal_condition(signal) == EV_CONDITION_DISK_PRESSURE;
 }
 
-static bool is_memory_signal(enum ev_signal signal)
+bool daemon_is_memory_signal(enum ev_signal signal)
 {
 	return signal_meta(signal)->group == SIGNAL_GROUP_MEMORY;
-}
-
-/* reclaim_read_fn: re-read one signal for the reclaim steps. */
-static int reread_signal(void *ctx, enum ev_signal signal, int64_t *available)
-{
-	struct policy *policy = ctx;
-	int err = signals_read(&policy->source, SIGNAL_MASK(signal), &policy->obs);
-
-	if (!policy->obs.signal[signal].present)
-		return err ? err : -ENODATA;
-	*available = policy->obs.signal[signal].available;
-	return 0;
-}
-
-static void on_reclaim_done(void *ctx, const struct reclaim_report *report, int result)
-{
-	struct daemon *daemon = ctx;
-	struct policy *policy = daemon->policy;
-	enum ev_signal signal = daemon->reclaim_signal;
-	const struct threshold *threshold = policy_threshold(policy);
-
-	if (report->n_steps)
-		log_info("node-level reclaim for %s: %zu steps, available %lld -> %lld", signal_name(signal),
-			 report->n_steps, (long long)report->available_before, (long long)report->available_after);
-	if (result == 1) {
-		log_info("%s resolved by node-level reclaim; no pod evicted", signal_name(signal));
-		if (threshold && threshold->signal == signal) {
-			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_RECLAIMED, -1, NULL);
-
-			daemon_ops_record(daemon, &entry);
-		}
-	} else {
-		/* Not enough: the next decision for this signal evicts. */
-		daemon->reclaim_tried[signal] = true;
-	}
-	daemon->pending_mask |= SIGNAL_MASK_ALL;
-}
-
-/*
- * doc/DESIGN.md §4: node-level reclaim before evicting, as a job in the loop (commands through
- * sys/subprocess, memory.reclaim in a worker thread). Returns true while reclaim is what is
- * being done about this signal (started now or still running), false when it is time to evict.
- */
-static bool reclaim_first(struct daemon *daemon, const struct threshold *threshold, int64_t target)
-{
-	struct policy *policy = daemon->policy;
-	struct reclaim_request request = {
-		.signal = threshold->signal,
-		.target_available = target,
-		.read_signal = reread_signal,
-		.read_ctx = policy,
-	};
-	int err;
-
-	if (daemon_is_disk_signal(threshold->signal)) {
-		request.kind = RECLAIM_DISK;
-	} else if (is_memory_signal(threshold->signal) && policy->config.memory_reclaim_before_kill) {
-		request.kind = RECLAIM_MEMORY;
-		/* Reclaim walks the ranking as far as it needs: all of it in exact order (a slow
-		 * path already: memory.reclaim writes take milliseconds each). */
-		policy_rank_settle(policy, SIZE_MAX);
-		request.candidates = policy->candidates;
-		request.n_candidates = policy->n_candidates;
-	} else {
-		return false;
-	}
-	if (reclaim_busy(&policy->reclaim)) {
-		if (daemon->reclaim_signal == threshold->signal)
-			return true;	/* its steps are still running */
-		return false;		/* one job at a time: this signal evicts */
-	}
-	err = reclaim_start(&policy->reclaim, daemon->loop, &request, on_reclaim_done, daemon);
-	if (err) {
-		log_warn("node-level reclaim for %s: %s; evicting instead", signal_name(threshold->signal),
-			 strerror(-err));
-		return false;
-	}
-	daemon->reclaim_signal = threshold->signal;
-	return true;
 }
 
 static void on_retry(void *ctx)
@@ -175,7 +125,7 @@ static void daemon_arm_retry(struct daemon *daemon, int64_t at_ns)
 /* What a victim will give back of the starved resource once it is gone. */
 static int64_t frees(enum ev_signal signal, const struct pod *pod)
 {
-	if (is_memory_signal(signal))
+	if (daemon_is_memory_signal(signal))
 		return pod->stats_missing ? FREES_UNKNOWN :
 		       pod->memory_working_set > 0 ? pod->memory_working_set : 0;
 	if (signal == EV_SIGNAL_PID_AVAILABLE)
@@ -185,13 +135,13 @@ static int64_t frees(enum ev_signal signal, const struct pod *pod)
 
 static enum ledger_resource ledger_resource_of(enum ev_signal signal)
 {
-	return is_memory_signal(signal) ? LEDGER_MEMORY :
+	return daemon_is_memory_signal(signal) ? LEDGER_MEMORY :
 	       signal == EV_SIGNAL_PID_AVAILABLE ? LEDGER_PIDS : LEDGER_OTHER;
 }
 
 static bool same_resource(enum ev_signal a, enum ev_signal b)
 {
-	return a == b || (is_memory_signal(a) && is_memory_signal(b));
+	return a == b || (daemon_is_memory_signal(a) && daemon_is_memory_signal(b));
 }
 
 static struct eventlog_decision eviction_entry(const struct eviction *eviction, const struct pod *victim,
@@ -350,6 +300,10 @@ static struct eviction *eviction_new(struct daemon *daemon, const struct thresho
 		.grace_ns = grace_ns,
 		.reason = policy->decision.reason,
 	};
+	if (policy->decision.reason == policy->ahead_reason) {
+		snprintf(eviction->reason_text, sizeof(eviction->reason_text), "%s", policy->ahead_reason);
+		eviction->reason = eviction->reason_text;
+	}
 	daemon_victim_name(victim, eviction->victim_name, sizeof(eviction->victim_name));
 	/* evictionMessage reads the containers' usage before the pod is killed; only memory
 	 * has a per-container usage here (DESIGN.md §8). */
@@ -402,7 +356,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 	bool urgent = threshold->hard;	/* hard thresholds and the OOM guard (always hard) */
 	const struct observation *observed = &policy->obs.signal[threshold->signal];
 	int64_t available = observed->available;
-	int64_t pending = 0, now = clock_monotonic_ns(), until;
+	int64_t pending = 0, in_flight_pending, now = clock_monotonic_ns(), until;
 	enum ledger_resource resource = ledger_resource_of(threshold->signal);
 
 	if (kill_ledger_backing_off(&daemon->ledger, resource, now, &until)) {
@@ -433,6 +387,9 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 						   observed->capacity - observed->available,
 						   procfs_count_zombies(policy->config.root));
 
+	in_flight_pending = pending;
+rescan:
+	pending = in_flight_pending;
 	for (struct exec_action *a = executor_next(daemon->executor, NULL); a;
 	     a = executor_next(daemon->executor, a)) {
 		const struct eviction *other = executor_action_owner(a);
@@ -447,7 +404,19 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 		 * from the signal read once it has, not from an estimate of what it will free. */
 		if (executor_action_phase(a) == EXEC_KILLED)
 			pending = sat_add_i64(pending, FREES_UNKNOWN);
-		else if (!urgent)
+		else if (executor_action_hard(a) && executor_action_phase(a) == EXEC_HELD) {
+			/* Held for its status report (--kube-hard-eviction-status-wait): it will
+			 * free what it holds, unless the node cannot wait for the report. */
+			if (eviction_cannot_wait(policy, other)) {
+				log_warn("%s: %lld MiB, half its threshold: %s is killed without waiting "
+					 "for its status report", signal_name(other->signal),
+					 (long long)(policy->obs.signal[other->signal].available >> 20),
+					 executor_action_pod(a)->cgroup_path);
+				executor_escalate(daemon->executor, a);	/* may free a: scan again */
+				goto rescan;
+			}
+			pending = sat_add_i64(pending, frees(threshold->signal, executor_action_pod(a)));
+		} else if (!urgent)
 			pending = sat_add_i64(pending, frees(threshold->signal, executor_action_pod(a)));
 	}
 	for (size_t i = 0; i < policy->n_candidates; i++) {
@@ -455,7 +424,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 		struct exec_action *action;
 		struct eviction *eviction;
 		struct kill_result result;
-		int64_t grace_ns;
+		int64_t grace_ns, hold_ns;
 		int err;
 
 		/* Past the pods every evaluation settles: make this one exact too. */
@@ -470,7 +439,9 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 		}
 		action = executor_find(daemon->executor, pod);
 		if (action) {
-			if (urgent && executor_action_phase(action) != EXEC_KILLED &&
+			/* A hard kill held for its status report is cut short above, by its own
+			 * signal, not by every evaluation that names it again. */
+			if (urgent && executor_action_phase(action) != EXEC_KILLED && !executor_action_hard(action) &&
 			    executor_action_kind(action) == DAEMON_ACTION_EVICTION) {
 				executor_escalate(daemon->executor, action);
 				pending = sat_add_i64(pending, FREES_UNKNOWN);
@@ -499,13 +470,21 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			log_err("evicting %s: out of memory", pod->cgroup_path);
 			return;
 		}
-		/* The kubelet's order (kube/report.c, DESIGN.md §8): the pod's status Failed/Evicted
-		 * before the kill. A soft eviction's SIGTERM is held for its first answer at most
-		 * --kube-eviction-status-wait (its SIGTERM would let a Job pod exit 0 and end
-		 * Succeeded first), by the executor in the loop, which goes on meanwhile; a hard one
-		 * is not held: it races the kernel OOM killer, its processes die by SIGKILL (never
-		 * Succeeded), and the patch, sent first, lands long before the kubelet's next relist
-		 * (PLEG, 1 s) sees them gone. */
+		/* The pod's status Failed/Evicted before the kill (kube/report.c, DESIGN.md §8): the
+		 * kubelet's pod worker restarts a pod whose containers died while its phase in the
+		 * API is Running (a new sandbox, SandboxChanged), and takes the terminal phase when
+		 * the API has it first (kubelet_pods.go generateAPIPodStatus: "API phase was
+		 * terminal"). The kill is held for the patch's first answer, by the executor in the
+		 * loop, which goes on meanwhile: a soft one at most --kube-eviction-status-wait (then
+		 * the kubelet terminates it, preStop and STOPSIGNAL, --kube-handover-termination), a
+		 * hard one at most --kube-hard-eviction-status-wait, cut short when its signal falls
+		 * to half the threshold (start_evictions' scan above). */
+		/* The OOM guard is the last line before the kernel's OOM killer: never held. */
+		hold_ns = grace_ns > 0 ? policy->config.kube_eviction_status_wait_ns :
+			  threshold->signal == EV_SIGNAL_OOM_GUARD ? 0 :
+			  policy->config.kube_hard_eviction_status_wait_ns;
+		if (!grace_ns && eviction_cannot_wait(policy, eviction))
+			hold_ns = 0;
 		if (daemon->kube_report && !policy->config.workload_roots.n && !policy->config.dry_run &&
 		    !executor_find(daemon->executor, pod))
 			kube_report_eviction(daemon->kube_report, &(struct kube_eviction){
@@ -516,8 +495,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 				.available = eviction->available,
 				.containers = eviction->containers,
 				.n_containers = eviction->n_containers,
-				.status_wait = !urgent && grace_ns > 0 && policy->config.kube_eviction_status_wait_ns > 0 ?
-					       &eviction->status_wait : NULL,
+				.status_wait = hold_ns > 0 ? &eviction->status_wait : NULL,
 			});
 		err = executor_start(daemon->executor, &policy->kill, &(struct exec_request){
 			.pod = pod,
@@ -528,7 +506,9 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 			.owner = eviction,
 			.kind = DAEMON_ACTION_EVICTION,
 			.hold_fd = kube_status_wait_fd(eviction->status_wait),
-			.hold_ns = eviction->status_wait ? policy->config.kube_eviction_status_wait_ns : 0,
+			.hold_ns = eviction->status_wait ? hold_ns : 0,
+			.handed_over = eviction_handed_over,
+			.release = eviction_release,
 		}, &result);
 		daemon->last_kill = result;
 		eviction_keep_candidates(eviction, policy);
@@ -591,7 +571,7 @@ static void judge_followup(struct daemon *daemon)
 	enum ev_signal signal = daemon->ledger_signal[LEDGER_MEMORY];
 	const struct observation *observed = &policy->obs.signal[signal];
 	const struct threshold *threshold = policy_threshold(policy);
-	bool still_met = threshold && is_memory_signal(threshold->signal);
+	bool still_met = threshold && daemon_is_memory_signal(threshold->signal);
 	struct ledger_verdict verdict;
 	int64_t margin;
 	char what[256];
@@ -755,7 +735,7 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 					       &policy->obs);
 		/* The OOM guard never waits for reclaim. */
 		if (!policy->config.dry_run && !daemon->reclaim_tried[threshold->signal] &&
-		    threshold->signal != EV_SIGNAL_OOM_GUARD && reclaim_first(daemon, threshold, target))
+		    threshold->signal != EV_SIGNAL_OOM_GUARD && daemon_reclaim_first(daemon, threshold, target))
 			break;
 		if (!policy->decision.victim || !policy->pods) {
 			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_NO_VICTIM, -1, NULL);

@@ -3,7 +3,8 @@
  *   daemon.c    set-up, the loop's sources (signals, timers, PSI), run and exit
  *   pod_psi.c   a PSI trigger per pod cgroup
  *   disk_usage.c per-pod disk usage measured off the loop
- *   act.c       act on a decision: reclaim first, choose and start evictions, their ends
+ *   act.c       act on a decision: choose and start evictions, their ends
+ *   act_reclaim.c  node-level reclaim before evicting
  *   reload.c    SIGHUP: a new policy built whole, swapped in
  *   daemon_bpf.c, daemon_ops.c, daemon_shutdown.c, daemon_kube.c: the other event sources */
 #ifndef EVICTD_DAEMON_PARTS_H
@@ -16,6 +17,10 @@
 /* Evaluate the signals in mask (0 = all) and act on the decision without waiting. */
 void daemon_handle(struct daemon *daemon, uint32_t mask);
 bool daemon_is_disk_signal(enum ev_signal signal);
+bool daemon_is_memory_signal(enum ev_signal signal);
+/* act_reclaim.c: true while node-level reclaim is what is done about this threshold (started
+ * now or still running), false when it is time to evict. */
+bool daemon_reclaim_first(struct daemon *daemon, const struct threshold *threshold, int64_t target);
 /* decision_log.c: the decision line, once per decision; "namespace/name", else the pod's name
  * or cgroup path, "none" for NULL. */
 void daemon_log_decision(struct daemon *daemon);

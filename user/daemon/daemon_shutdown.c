@@ -28,6 +28,30 @@ struct ended_at_start {
 	struct loop_source *timer;
 };
 
+/* One pod's termination in flight: its status patch's answer, which the SIGTERM is held for. */
+struct shutdown_kill {
+	struct daemon *daemon;
+	struct kube_status_wait *wait;
+	bool reported;			/* its Failed/Terminated patch is queued */
+};
+
+static void shutdown_kill_free(void *ctx)
+{
+	struct shutdown_kill *kill = ctx;
+
+	kube_status_wait_free(kill->wait);
+	free(kill);
+}
+
+/* exec_request.handed_over: the patch landed, the kubelet stops the pod (doc/DESIGN.md §8). */
+static bool shutdown_handed_over(void *ctx)
+{
+	struct shutdown_kill *kill = ctx;
+
+	return kill->daemon->policy->config.kube_handover_termination &&
+	       kube_status_wait_result(kill->wait) == 0;
+}
+
 static enum kube_node_fate node_fate(enum logind_shutdown_kind kind)
 {
 	return kind == LOGIND_SHUTDOWN_POWEROFF ? KUBE_NODE_GOING_AWAY :
@@ -104,9 +128,14 @@ static void on_release_deadline(void *ctx)
 static void on_kill_done(void *ctx, const struct exec_action *action, int err,
 			 const struct kill_result *result)
 {
-	struct daemon *daemon = ctx;
+	struct shutdown_kill *kill = ctx;
+	struct daemon *daemon = kill->daemon;
 	uint64_t token = (uint64_t)(uintptr_t)executor_action_owner(action);
 
+	/* Its status could not be queued before the SIGTERM: after the kill, as before. */
+	if (!err && !kill->reported && daemon->kube_report && !daemon->policy->config.workload_roots.n)
+		kube_report_shutdown_pod(daemon->kube_report, executor_action_pod(action), NULL);
+	shutdown_kill_free(kill);
 	shutdown_kill_done(&daemon->shutdown, token, err);
 	shutdown_advance(daemon);
 }
@@ -122,22 +151,45 @@ static void on_ended_at_start(void *ctx)
 	shutdown_advance(daemon);
 }
 
-/* shutdown_kill_ops.start: SIGTERM now, cgroup.kill at the end of grace_ns; never waits. */
+/*
+ * shutdown_kill_ops.start: the pod's status Failed/Terminated first, the SIGTERM held for its
+ * answer (at most --kube-eviction-status-wait: a SIGTERM sent before a late answer is the
+ * kubelet's too, a second one), then handed to the kubelet when it landed (its
+ * pod worker stops the pod with preStop and STOPSIGNAL instead of restarting it in place when
+ * its sandbox dies, tests/cluster/node/scenario-g.sh) or SIGTERM; cgroup.kill at the end of
+ * grace_ns. Never waits.
+ */
 static int start_kill(void *ctx, uint64_t token, const struct pod *pod, int64_t grace_ns)
 {
 	struct daemon *daemon = ctx;
+	const struct evictd_config *config = &daemon->policy->config;
 	struct ended_at_start *ended;
-	int err = executor_start(daemon->executor, &daemon->policy->kill, &(struct exec_request){
+	struct shutdown_kill *kill = calloc(1, sizeof(*kill));
+	int err;
+
+	if (!kill)
+		return -ENOMEM;
+	kill->daemon = daemon;
+	if (daemon->kube_report && !config->workload_roots.n && !config->dry_run)
+		kill->reported = kube_report_shutdown_pod(daemon->kube_report, pod,
+							  config->kube_eviction_status_wait_ns > 0 ? &kill->wait : NULL) == 0;
+	err = executor_start(daemon->executor, &daemon->policy->kill, &(struct exec_request){
 		.pod = pod,
 		.mode = KILL_SOFT,
 		.grace_ns = grace_ns,
 		.done = on_kill_done,
-		.ctx = daemon,
+		.ctx = kill,
 		.owner = (void *)(uintptr_t)token,
 		.kind = DAEMON_ACTION_SHUTDOWN,
 		.any_priority = true,
+		.hold_fd = kube_status_wait_fd(kill->wait),
+		.hold_ns = kill->wait ? config->kube_eviction_status_wait_ns : 0,
+		.handed_over = shutdown_handed_over,
+		.release = shutdown_kill_free,
 	}, NULL);
 
+	if (err)
+		shutdown_kill_free(kill);	/* done is not called */
 	if (err <= 0)
 		return err;
 	ended = calloc(1, sizeof(*ended));
@@ -191,8 +243,8 @@ static void on_shutdown_pod_done(void *ctx, const struct pod *pod, int err)
 		daemon->shutdown_all_pods_gone = false;
 		return;
 	}
-	if (daemon->kube_report && !daemon->policy->config.workload_roots.n)
-		kube_report_shutdown_pod(daemon->kube_report, pod);
+	/* Its status went out when its termination began (start_kill, on_kill_done). */
+	(void)pod;
 }
 
 static void on_logind(void *ctx, int fd, uint32_t revents)

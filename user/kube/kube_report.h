@@ -106,9 +106,11 @@ struct kube_eviction {
 };
 /* The most the API may delay a soft kill (--kube-eviction-status-wait): the kubelet's kill
  * never waits for the API at all (its status manager writes asynchronously,
- * pkg/kubelet/status/status_manager.go SetPodStatus); evictd holds a soft kill this long so
- * that the terminal phase usually lands first (doc/DESIGN.md §8). */
-#define KUBE_EVICTION_STATUS_WAIT_NS (100ll * 1000000)
+ * pkg/kubelet/status/status_manager.go SetPodStatus), but evictd is not the kubelet: the
+ * terminal phase must land first for the kubelet to stop the pod itself (preStop,
+ * STOPSIGNAL) rather than restart it; a soft threshold is not urgent (a hard one cuts the hold
+ * short), and a loaded API server answered in 2 s (doc/DESIGN.md §8). */
+#define KUBE_EVICTION_STATUS_WAIT_NS (5000ll * 1000000)
 
 /* The first answer to an eviction's status patch, as an event source. Any thread. */
 struct kube_status_wait;
@@ -259,9 +261,12 @@ void kube_report_conditions(struct kube_report *report, const bool conditions[EV
 
 /* PrepareForShutdown(true): the shutdown taint and a node Event. */
 void kube_report_shutdown_begin(struct kube_report *report);
-/* One pod's shutdown kill has ended: Failed, reason Terminated. Same returns as
+/* One pod's shutdown termination begins: Failed, reason Terminated, before its SIGTERM (as
+ * an eviction's: the kubelet then stops the pod itself instead of restarting it in place);
+ * *wait (NULL: not asked for) gets a handle on the patch's first answer. Same returns as
  * kube_report_eviction. */
-int kube_report_shutdown_pod(struct kube_report *report, const struct pod *pod);
+int kube_report_shutdown_pod(struct kube_report *report, const struct pod *pod,
+			     struct kube_status_wait **wait);
 /* Whether the node comes back after this shutdown (logind.h's shutdown kind). */
 enum kube_node_fate {
 	KUBE_NODE_FATE_UNKNOWN,		/* not known (yet): never out-of-service */

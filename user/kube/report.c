@@ -49,8 +49,11 @@
  * The kubelet's graceful shutdown sets the node NotReady ("KubeletNotReady", "node is shutting
  * down") and each pod Failed, reason "Terminated", message "Pod was terminated in response to
  * imminent node shutdown." with the DisruptionTarget condition. evictd reports the pods the
- * same way, each once its kill has ended, so controllers replace them at once instead of after
- * node-monitor-grace-period (50 s) + the 300 s not-ready toleration. It does not write the
+ * same way, each as its termination begins, before its SIGTERM (as an eviction: the kubelet's
+ * pod worker then stops the pod, preStop and STOPSIGNAL, instead of restarting in place a pod
+ * whose sandbox died while the API said Running; daemon/daemon_shutdown.c start_kill), so
+ * controllers replace them at once instead of after node-monitor-grace-period (50 s) + the
+ * 300 s not-ready toleration. It does not write the
  * Ready condition: the kubelet owns it and, still running while evictd holds the inhibitor,
  * would set it back to True within nodeStatusUpdateFrequency. Nor does it cordon
  * (spec.unschedulable is the operator's switch: evictd could not tell on the next boot whether
@@ -143,21 +146,6 @@ static bool reportable_pod(const struct pod *pod, const char *what)
 	return true;
 }
 
-static int fail_pod(struct kube_report *report, const struct pod *pod, const char *reason,
-		    const char *message, const char *what)
-{
-	char path[512];
-	char *patch = kube_pod_failed_patch(pod->uid, reason, message, report->realtime_ns());
-	int err;
-
-	if (!patch)
-		return -ENOMEM;
-	snprintf(path, sizeof(path), "/api/v1/namespaces/%s/pods/%s/status", pod->namespace_, pod->name);
-	err = kube_report_send(report, "PATCH", path, KUBE_CONTENT_STRATEGIC_PATCH, patch, what, true);
-	free(patch);
-	return err;
-}
-
 int kube_report_eviction(struct kube_report *report, const struct kube_eviction *eviction)
 {
 	const struct pod *pod = eviction->pod;
@@ -171,7 +159,7 @@ int kube_report_eviction(struct kube_report *report, const struct kube_eviction 
 		log_debug("kube: eviction message of %s/%s truncated", pod->namespace_, pod->name);
 	snprintf(what, sizeof(what), "eviction of %s/%s", pod->namespace_, pod->name);
 	/* The status first: a soft kill is held for it (bounded), the Event does not matter to it. */
-	err = kube_report_evict_pod(report, pod, message, eviction->status_wait, what);
+	err = kube_report_evict_pod(report, pod, KUBE_REASON_EVICTED, message, eviction->status_wait, what);
 	if (err) {
 		if (err != -ENOBUFS)	/* a full queue was logged by kube_submit_job */
 			log_err("kube: %s not queued: %s", what, strerror(-err));
@@ -209,14 +197,18 @@ int kube_report_eviction(struct kube_report *report, const struct kube_eviction 
 	return 0;
 }
 
-int kube_report_shutdown_pod(struct kube_report *report, const struct pod *pod)
+int kube_report_shutdown_pod(struct kube_report *report, const struct pod *pod,
+			     struct kube_status_wait **wait)
 {
 	char what[400];
 
+	if (wait)
+		*wait = NULL;
 	if (!reportable_pod(pod, "shutdown"))
 		return -ENODATA;
 	snprintf(what, sizeof(what), "shutdown status of %s/%s", pod->namespace_, pod->name);
-	return fail_pod(report, pod, KUBE_REASON_SHUTDOWN_TERMINATED, KUBE_MESSAGE_SHUTDOWN, what);
+	return kube_report_evict_pod(report, pod, KUBE_REASON_SHUTDOWN_TERMINATED, KUBE_MESSAGE_SHUTDOWN,
+				     wait, what);
 }
 
 static void sync_all(void)

@@ -188,8 +188,8 @@ static struct kube_status_wait *wait_new(void)
 	return wait;
 }
 
-int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, const char *message,
-			  struct kube_status_wait **wait_out, const char *what)
+int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, const char *reason,
+			  const char *message, struct kube_status_wait **wait_out, const char *what)
 {
 	struct kube_status_wait *wait = NULL;
 	struct evict_job *job;
@@ -203,7 +203,7 @@ int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, con
 	snprintf(job->status_path, sizeof(job->status_path), "/api/v1/namespaces/%s/pods/%s/status",
 		 pod->namespace_, pod->name);
 	snprintf(job->what, sizeof(job->what), "%s", what);
-	job->patch = kube_pod_failed_patch(pod->uid, KUBE_REASON_EVICTED, message, report->realtime_ns());
+	job->patch = kube_pod_failed_patch(pod->uid, reason, message, report->realtime_ns());
 	if (!job->patch) {
 		free(job);
 		return -ENOMEM;

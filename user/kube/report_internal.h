@@ -110,10 +110,10 @@ int kube_report_emit_event(struct kube_report *report, const char *kind, const c
 			   size_t n_annotations, int64_t retry_for_ns);
 void kube_report_node_event(struct kube_report *report, const char *type, const char *reason,
 			    const char *message);
-/* An eviction's status patch, one job; *wait (when asked for) tells its first answer
- * (kube/report_evict.c). */
-int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, const char *message,
-			  struct kube_status_wait **wait, const char *what);
+/* A pod's Failed status patch (reason: Evicted or Terminated), one job; *wait (when asked
+ * for) tells its first answer (kube/report_evict.c). */
+int kube_report_evict_pod(struct kube_report *report, const struct pod *pod, const char *reason,
+			  const char *message, struct kube_status_wait **wait, const char *what);
 /* The taint reconciler (kube/report_taints.c). */
 extern const struct kube_task_ops kube_report_taint_task_ops;
 bool kube_report_read_record(const char *path, const char *node);

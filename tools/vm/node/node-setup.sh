@@ -31,6 +31,12 @@ mkdir -p /var/lib/kubelet/pki
 cat /etc/evictd-node/node.crt /etc/evictd-node/node.key >/var/lib/kubelet/pki/kubelet-client-current.pem
 chmod 600 /var/lib/kubelet/pki/kubelet-client-current.pem
 mkdir -p /etc/kubernetes/manifests
+# The kubelet's cgroup driver (its configuration says which) is containerd's too: runc makes
+# systemd scopes under kubepods.slice, or plain directories under /kubepods.
+if [ "${CGROUP_DRIVER:-cgroupfs}" = systemd ]; then
+    sed -i 's/SystemdCgroup = false/SystemdCgroup = true/' /etc/containerd/config.toml
+fi
+say "cgroup driver ${CGROUP_DRIVER:-cgroupfs}"
 
 # qemu's user network (restrict=on: only the guestfwd to the host's API server is reachable).
 ip link set lo up

@@ -1,0 +1,3 @@
+# shellcheck shell=bash
+# Scenario (a): a memory hog in a Deployment (tests/cluster/node/hog.sh).
+hog_evicted
