@@ -109,4 +109,6 @@ hog_evicted() {
 	# Failed/Evicted: the lines for the record.
 	kubelet_since | grep -a "$hog_uid\|$hog" | grep -aiE 'status|SyncLoop|terminat|kill' | cut -c1-400 | head -n 40 |
 		sed 's/^/#   kubelet: /'
+	# Its replacement pod would be a candidate in the next scenarios: gone with the namespace.
+	kc delete namespace "$NS_S" --wait=false >/dev/null 2>&1
 }
