@@ -84,7 +84,19 @@ API_HOST=$GUEST_API_ADDR
 API_PORT=$API_PORT
 SERVICE_IP=10.96.0.1
 KUBELET_ARGS=--v=3
+PID_MAX=4096
 EOF
+# Scenario (e)'s PIDPressure: node-setup.sh lowers kernel.pid_max to PID_MAX, so that
+# pid.available (min(pid_max, threads-max) - tasks, [eviction/helpers.go] makeSignalObservations)
+# crosses evictd's pid.available threshold (the overlay below) after ~1,700 sleeping processes,
+# seconds under TCG and bounded well below pid_max.
+# A scenario's static pods (tests/cluster/node/static-X.yaml, @NS@ its namespace): in the
+# kubelet's staticPodPath at boot (node-setup.sh copies them), only when that scenario runs.
+mkdir -p "$nf/manifests"
+for scenario in $NODE_SCENARIOS; do
+	[ ! -f "tests/cluster/node/static-$scenario.yaml" ] ||
+		sed "s/@NS@/$NS-$scenario/g" "tests/cluster/node/static-$scenario.yaml" >"$nf/manifests/static-$scenario.yaml"
+done
 cat >"$nf/kubelet.kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
@@ -184,10 +196,15 @@ EOF
 # evictd's pressure taint stays for evictionPressureTransitionPeriod (5m shipped, the kubelet's
 # default), during which the BestEffort replacement cannot be scheduled: 30s here, as a user
 # sets it, so that the test waits 30 s, not 5 minutes.
-sed 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s/' tools/deploy/configmap.yaml \
+# pid.available: a hard threshold of evictd's own (the kubelet here has none: PIDPressure is
+# evictd's alone), 2000 of PID_MAX's 4096 (scenario (e)).
+sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s/' \
+	-e 's/^\( *\)imagefs.inodesFree: "10%"$/&\n\1pid.available: "2000"/' tools/deploy/configmap.yaml \
 	>"$tmp/deploy/configmap.yaml"
 grep -q 'evictionPressureTransitionPeriod: 30s' "$tmp/deploy/configmap.yaml" ||
 	fail "tools/deploy/configmap.yaml sets evictionPressureTransitionPeriod: 5m (the test shortens it)"
+grep -q '^ *pid.available: "2000"$' "$tmp/deploy/configmap.yaml" ||
+	fail "tools/deploy/configmap.yaml has imagefs.inodesFree: \"10%\" (the test adds pid.available after it)"
 evictd_pod=""
 evictd_ready() {
 	evictd_pod=$(kc -n evictd-system get pods --field-selector "spec.nodeName=$NODE" \

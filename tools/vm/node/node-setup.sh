@@ -31,6 +31,10 @@ mkdir -p /var/lib/kubelet/pki
 cat /etc/evictd-node/node.crt /etc/evictd-node/node.key >/var/lib/kubelet/pki/kubelet-client-current.pem
 chmod 600 /var/lib/kubelet/pki/kubelet-client-current.pem
 mkdir -p /etc/kubernetes/manifests
+# The run's static pods (test_node.sh: a scenario's static-X.yaml), there before the kubelet.
+for m in /etc/evictd-node/manifests/*; do [ ! -f "$m" ] || cp "$m" /etc/kubernetes/manifests/; done
+# A smaller pid space (env PID_MAX), so that a bounded number of processes makes PIDPressure.
+[ -z "${PID_MAX:-}" ] || sysctl -qw kernel.pid_max="$PID_MAX"
 
 # qemu's user network (restrict=on: only the guestfwd to the host's API server is reachable).
 ip link set lo up
