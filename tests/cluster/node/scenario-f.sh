@@ -93,8 +93,9 @@ f_static() {
 	f_pod probe "localhost/evictd:$EVICTD_TAG" /run/evictd /run/evictd \
 		'["evictctl", "--json", "pods", "--signal", "memory.available"]' || { fail "the probe pod is created"; return; }
 	wait_guest 120 f_done probe
-	sleep 3
-	f_log probe >"$tmp/f-probe.json"
+	# Its output reaches the host through node-logs.sh's serial port, a few seconds later.
+	probe_read() { f_log probe >"$tmp/f-probe.json" && jq -e .pods "$tmp/f-probe.json" >/dev/null 2>&1; }
+	wait_guest 30 probe_read
 	local entry static_usage=0
 	entry=$(jq -c --arg n "$static_pod" '.pods[] | select(.name == $n)' "$tmp/f-probe.json" 2>/dev/null)
 	if [ "$(jq -r '"\(.never_evict) \(.victim) \(.uid)"' <<<"$entry" 2>/dev/null)" = "true false $static_uid" ] &&
