@@ -69,6 +69,20 @@ f_static() {
 	fi
 	kc -n "$NS_S" get pod "$static_pod" -o json | jq -r '"#   mirror: annotations " + (.metadata.annotations | tostring) + ", owner " + ([.metadata.ownerReferences[]? | .kind + "/" + .name] | join(","))'
 	static_uid=$(kc -n "$NS_S" get pod "$static_pod" -o jsonpath='{.metadata.uid}')
+	# Before its namespace existed the static pod had no mirror pod: evictd knew it from the
+	# node (the manifest in staticPodPath, its /var/log/pods directory; user/pods/static_pods.c,
+	# the DaemonSet's static-pods mount), never as a pod without metadata (the cgroup is named
+	# by the kubelet's UID, the config hash: [config/common.go] applyDefaults).
+	local hash known unknown
+	hash=$(kc -n "$NS_S" get pod "$static_pod" -o jsonpath='{.metadata.annotations.kubernetes\.io/config\.mirror}')
+	known=$(elog | grep -a 'static pods known from /etc/kubernetes/manifests' | head -n 1)
+	unknown=$(elog | grep -a "pod$hash has no pod metadata" | head -n 1)
+	if [ -n "$known" ] && [ -z "$unknown" ]; then
+		pass "evictd knew the static pod from the node before its mirror pod existed ('$(grep -o 'pods: .*' <<<"$known")')"
+	else
+		fail "evictd knew the static pod from the node before its mirror pod existed (static pods known from /etc/kubernetes/manifests, not a pod without metadata)" \
+			"known: '${known}'; unknown: '$(cut -c1-300 <<<"$unknown")'"
+	fi
 
 	# 2. The size: what the node has, less evictd's threshold, less 350 MiB for the hog.
 	f_pod arm localhost/evictd-test/workload:1 /var/lib/evictd-test-static /state \
