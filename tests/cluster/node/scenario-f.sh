@@ -112,7 +112,8 @@ f_static() {
 	wait_guest 30 probe_read
 	local entry static_usage=0
 	entry=$(jq -c --arg n "$static_pod" '.pods[] | select(.name == $n)' "$tmp/f-probe.json" 2>/dev/null)
-	if [ "$(jq -r '"\(.never_evict) \(.victim) \(.uid)"' <<<"$entry" 2>/dev/null)" = "true false $static_uid" ] &&
+	# The static pod's UID is the kubelet's (the config hash), not its mirror pod's.
+	if [ "$(jq -r '"\(.never_evict) \(.victim) \(.uid)"' <<<"$entry" 2>/dev/null)" = "true false $hash" ] &&
 		jq -e '.reason | test("static|mirror")' <<<"$entry" >/dev/null 2>&1; then
 		static_usage=$(jq -r .usage <<<"$entry")
 		pass "evictd knows the static pod: evictctl pods ranks it never_evict ($(jq -r '"rank \(.rank), usage \(.usage / 1048576 | floor) MiB, \(.qos), reason: \(.reason)"' <<<"$entry" | cut -c1-200))"
