@@ -123,7 +123,6 @@ f_static() {
 			"probe $(f_phase probe): entry '${entry}'; $(head -c 1500 "$tmp/f-probe.json"); $(elog | grep -ai static | tail -n 5)"
 	fi
 	jq -r '.pods[]? | "#   evictctl: \(.rank) \(.namespace)/\(.name) \(.qos) usage=\(.usage / 1048576 | floor)MiB never_evict=\(.never_evict) victim=\(.victim) \(.reason)"' "$tmp/f-probe.json" 2>/dev/null | cut -c1-250
-	elog | grep -ai 'static pod' | head -n 3 | cut -c1-300 | sed 's/^/#   evictd: /'
 
 	# 4. The BestEffort hog.
 	kc -n "$NS_S" apply -f - >/dev/null <<-EOF
@@ -192,7 +191,7 @@ f_static() {
 	else
 		pass "no kernel OOM kill on the node"
 	fi
-	elog | grep -a 'hog' | grep -a "$NS_S" | head -n 3 | cut -c1-300 | sed 's/^/#   evictd: /'
+	elog | grep -a "$NS_S/hog " | grep -av '^[^ ]* stdout' | head -n 3 | cut -c1-300 | sed 's/^/#   evictd: /'
 }
 
 f_static
