@@ -158,6 +158,25 @@ e_disk() {
 }
 
 make_namespace "$NS_S" || fail "scenario (e): the namespace $NS_S is made"
+# A bystander: a BestEffort pod that only sleeps (one task, no disk of its own), ranked after
+# each hog. The kubelet evicts one pod per signal and then waits until that pod's resources are
+# reclaimed ([eviction_manager.go] waitForPodsCleanup, podCleanupTimeout 30 s): the freed pids
+# or disk are counted before a second pod is taken. e_only_evicted: it is never evicted.
+kc -n "$NS_S" apply -f - >/dev/null <<-EOF
+apiVersion: v1
+kind: Pod
+metadata: {name: bystander}
+spec:
+  nodeSelector: {kubernetes.io/hostname: $NODE}
+  terminationGracePeriodSeconds: 5
+  containers:
+  - name: sleep
+    image: localhost/evictd-test/workload:1
+    imagePullPolicy: Never
+    command: ["/bin/sleep", "3600"]
+EOF
+bystander_runs() { [ "$(kc -n "$NS_S" get pod bystander -o jsonpath='{.status.phase}' 2>/dev/null)" = Running ]; }
+wait_guest 180 bystander_runs || fail "scenario (e): the bystander pod runs" "$(kc -n "$NS_S" get pod bystander -o json | jq -c .status)"
 e_pids
 # The pid taint keeps BestEffort pods off the node for 30 s: the disk part starts on a calm node.
 node_calm || fail "scenario (e): the node is calm before the disk part" "$(kc get node "$NODE" -o json | jq -c '.spec.taints')"
