@@ -5,11 +5,13 @@
  * counts what those in flight will free, is written down in doc/DESIGN.md.
  */
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/arith.h"
 #include "daemon/daemon_parts.h"
@@ -109,7 +111,7 @@ static void on_retry(void *ctx)
 }
 
 /* Decide again when a hold or a backoff ends, which no kernel event announces. */
-static void daemon_arm_retry(struct daemon *daemon, int64_t at_ns)
+void daemon_arm_retry(struct daemon *daemon, int64_t at_ns)
 {
 	if (!daemon->retry_timer)
 		daemon->retry_timer = loop_add_timer(daemon->loop, LOOP_NO_DEADLINE, on_retry, daemon);
@@ -269,6 +271,13 @@ static void on_eviction_done(void *ctx, const struct exec_action *action, int er
 			pressure_watch_acted(eviction->policy->pressure, now);
 		notify_evicted(daemon, eviction, victim);
 	}
+	/* Disk comes back only when the kubelet has torn the pod's volumes down: the next disk
+	 * eviction waits for that (act_reclaim.c daemon_disk_cleanup_pending). */
+	if (!err && daemon_is_disk_signal(eviction->signal)) {
+		snprintf(daemon->disk_cleanup_uid, sizeof(daemon->disk_cleanup_uid), "%s", victim->uid);
+		daemon->disk_cleanup_until_ns = clock_monotonic_ns() + DAEMON_DISK_CLEANUP_WAIT_NS;
+		daemon->disk_cleanup_said = false;
+	}
 	/* Re-read and decide again now that it has freed what it held; the next disk
 	 * eviction reclaims first again, as the kubelet's next synchronize() does. */
 	daemon->reclaim_tried[eviction->signal] = false;
@@ -381,6 +390,8 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 		return;
 	}
 	daemon->ledger_said_hold[resource] = false;
+	if (daemon_is_disk_signal(threshold->signal) && daemon_disk_cleanup_pending(daemon, now))
+		return;
 	/* Tasks of completed kills that are still zombies count as freed until reaped. */
 	if (resource == LEDGER_PIDS && kill_ledger_reap_open(&daemon->ledger, resource, now))
 		pending += kill_ledger_reap_credit(&daemon->ledger, resource, now,

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Node-level reclaim before evicting (doc/DESIGN.md §4), a daemon part of act.c's decisions:
- * the reclaim job runs in the loop (commands through sys/subprocess, memory.reclaim in a
- * worker thread) and asks for a new decision when it ends.
+ * Getting a resource back before evicting for it again, a daemon part of act.c's decisions:
+ * node-level reclaim first (doc/DESIGN.md §4; the job runs in the loop, commands through
+ * sys/subprocess, memory.reclaim in a worker thread, and asks for a new decision when it
+ * ends), and after a disk eviction the kubelet's clean-up of the pod's volumes.
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -87,5 +91,40 @@ bool daemon_reclaim_first(struct daemon *daemon, const struct threshold *thresho
 		return false;
 	}
 	daemon->reclaim_signal = threshold->signal;
+	return true;
+}
+
+/* The kubelet's waitForPodsCleanup after an eviction (pkg/kubelet/eviction/eviction_manager.go:
+ * podCleanupTimeout 30 s, polled every podCleanupPollFreq, 1 s). */
+#define DISK_CLEANUP_POLL_NS (1ll * 1000000000)
+
+/*
+ * A disk eviction's space comes back when the kubelet has removed the pod's volumes
+ * (<kubelet dir>/pods/<uid>/volumes, emptyDirs included), seconds after its cgroup emptied:
+ * until then, or 30 s, the next disk eviction waits, as the kubelet's eviction manager waits
+ * for the pod's resources to be reclaimed before it takes another (without it the real node
+ * saw a second pod, one that used no disk, evicted 80 ms after the first,
+ * tests/cluster/node/scenario-e.sh).
+ */
+bool daemon_disk_cleanup_pending(struct daemon *daemon, int64_t now)
+{
+	const struct evictd_config *config = &daemon->policy->config;
+	char path[PATH_MAX + 128];
+
+	if (!daemon->disk_cleanup_until_ns)
+		return false;
+	if (now >= daemon->disk_cleanup_until_ns || !daemon->disk_cleanup_uid[0] ||
+	    snprintf(path, sizeof(path), "%s%s/pods/%s/volumes", config->root, config->kubelet_dir,
+		     daemon->disk_cleanup_uid) >= (int)sizeof(path) || access(path, F_OK)) {
+		daemon->disk_cleanup_until_ns = 0;
+		return false;
+	}
+	if (!daemon->disk_cleanup_said)
+		log_info("disk: waiting for the kubelet to remove the evicted pod's volumes (%s) before "
+			 "the next disk eviction, at most %.0f s more", path,
+			 (double)(daemon->disk_cleanup_until_ns - now) / 1e9);
+	daemon->disk_cleanup_said = true;
+	daemon_arm_retry(daemon, now + DISK_CLEANUP_POLL_NS < daemon->disk_cleanup_until_ns ?
+				 now + DISK_CLEANUP_POLL_NS : daemon->disk_cleanup_until_ns);
 	return true;
 }

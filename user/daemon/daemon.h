@@ -81,6 +81,11 @@ struct daemon {
 	bool ledger_said_hold[LEDGER_RESOURCES], ledger_said_backoff[LEDGER_RESOURCES];
 	int64_t meta_settle_since_ns;		/* 0: not waiting for a pod list being read */
 	struct loop_source *retry_timer;	/* the end of a hold or a failure's backoff */
+	/* The last disk eviction's pod, whose volumes the kubelet is still tearing down: the next
+	 * disk eviction waits for them (act.c disk_cleanup_pending). */
+	char disk_cleanup_uid[64];
+	int64_t disk_cleanup_until_ns;
+	bool disk_cleanup_said;
 	/* --dry-run: the would-be eviction last reported, so a held decision is reported once. */
 	bool dry_run_reported;
 	uint64_t dry_run_cgroup_id;

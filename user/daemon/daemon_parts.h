@@ -21,6 +21,13 @@ bool daemon_is_memory_signal(enum ev_signal signal);
 /* act_reclaim.c: true while node-level reclaim is what is done about this threshold (started
  * now or still running), false when it is time to evict. */
 bool daemon_reclaim_first(struct daemon *daemon, const struct threshold *threshold, int64_t target);
+/* act_reclaim.c: true while the last disk eviction's pod still has volumes on the node (the
+ * kubelet tears them down after its cgroup emptied), at most DAEMON_DISK_CLEANUP_WAIT_NS after
+ * that eviction: the next disk eviction waits (a retry is armed). */
+#define DAEMON_DISK_CLEANUP_WAIT_NS (30ll * 1000000000)
+bool daemon_disk_cleanup_pending(struct daemon *daemon, int64_t now);
+/* act.c: decide again at at_ns (a hold or a backoff ends, which no kernel event announces). */
+void daemon_arm_retry(struct daemon *daemon, int64_t at_ns);
 /* decision_log.c: the decision line, once per decision; "namespace/name", else the pod's name
  * or cgroup path, "none" for NULL. */
 void daemon_log_decision(struct daemon *daemon);
