@@ -103,7 +103,19 @@ API_PORT=$API_PORT
 SERVICE_IP=10.96.0.1
 KUBELET_ARGS="--v=3${NODE_KUBELET_ARGS:+ $NODE_KUBELET_ARGS}"
 CGROUP_DRIVER=$CGROUP_DRIVER
+PID_MAX=4096
 EOF
+# Scenario (e)'s PIDPressure: node-setup.sh lowers kernel.pid_max to PID_MAX, so that
+# pid.available (min(pid_max, threads-max) - tasks, [eviction/helpers.go] makeSignalObservations)
+# crosses evictd's pid.available threshold (the overlay below) after ~1,700 sleeping processes,
+# seconds under TCG and bounded well below pid_max.
+# A scenario's static pods (tests/cluster/node/static-X.yaml, @NS@ its namespace): in the
+# kubelet's staticPodPath at boot (node-setup.sh copies them), only when that scenario runs.
+mkdir -p "$nf/manifests"
+for scenario in $NODE_SCENARIOS; do
+	[ ! -f "tests/cluster/node/static-$scenario.yaml" ] ||
+		sed "s/@NS@/$NS-$(scenario_ns "$scenario")/g" "tests/cluster/node/static-$scenario.yaml" >"$nf/manifests/static-$scenario.yaml"
+done
 cat >"$nf/kubelet.kubeconfig" <<EOF
 apiVersion: v1
 kind: Config
@@ -209,12 +221,16 @@ EOF
 # sets it, so that the test waits 30 s, not 5 minutes.
 # A soft memory threshold above the hard one, for scenario (d): its 40 s grace outlasts the
 # 20 s the hogs of (a) and (b) take from it to the hard threshold, so those stay hard evictions.
+# pid.available: a hard threshold of evictd's own (the kubelet here has none: PIDPressure is
+# evictd's alone), 2000 of PID_MAX's 4096 (scenario (e)).
 sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s\
     evictionSoft:\
       memory.available: "900Mi"\
     evictionSoftGracePeriod:\
       memory.available: "40s"\
-    evictionMaxPodGracePeriod: 20/' tools/deploy/configmap.yaml >"$tmp/deploy/configmap.yaml"
+    evictionMaxPodGracePeriod: 20/' \
+	-e 's/^\( *\)imagefs.inodesFree: "10%"$/&\n\1pid.available: "2000"/' tools/deploy/configmap.yaml \
+	>"$tmp/deploy/configmap.yaml"
 # NODE_EVICTD_OPTIONS: more of evictd's own options, YAML "key: value" lines separated by ";"
 # (e.g. "kubeHardEvictionStatusWait: 0s" shows scenario (b) without the hold).
 if [ -n "${NODE_EVICTD_OPTIONS:-}" ]; then
@@ -225,6 +241,8 @@ if [ -n "${NODE_EVICTD_OPTIONS:-}" ]; then
 fi
 grep -q 'evictionPressureTransitionPeriod: 30s' "$tmp/deploy/configmap.yaml" ||
 	fail "tools/deploy/configmap.yaml sets evictionPressureTransitionPeriod: 5m (the test shortens it)"
+grep -q '^ *pid.available: "2000"$' "$tmp/deploy/configmap.yaml" ||
+	fail "tools/deploy/configmap.yaml has imagefs.inodesFree: \"10%\" (the test adds pid.available after it)"
 evictd_ready() {
 	evictd_pod=$(kc -n evictd-system get pods --field-selector "spec.nodeName=$NODE" \
 		-o jsonpath='{range .items[?(@.status.containerStatuses[0].ready==true)]}{.metadata.name}{end}' 2>/dev/null)

@@ -129,6 +129,9 @@ static const struct mount_rule mount_rules[] = {
 	{ "/run/dbus", "/run/dbus", -1, NULL, NULL, "logind" },
 	{ "/var/lib/kubelet", "/var/lib/kubelet", 1, "HostToContainer", NULL, "nodefs, pod volumes" },
 	{ "/var/log/pods", "/var/log/pods", 1, NULL, NULL, "pod logs in the disk ranking" },
+	/* user/pods/static_pods.c: the kubelet's staticPodPath, read where the node has it. */
+	{ "/etc/kubernetes/manifests", "/etc/kubernetes/manifests", 1, NULL, "DirectoryOrCreate",
+	  "static pods known without their mirror pods" },
 	{ "/run/containerd", "/run/containerd", -1, NULL, NULL, "containerd's CRI socket" },
 	{ "/run/crio", "/run/crio", -1, NULL, NULL, "CRI-O's CRI socket" },
 	{ "/var/lib/evictd", "/var/lib/evictd", 0, NULL, "DirectoryOrCreate", "state across restarts" },

@@ -37,6 +37,10 @@ if [ "${CGROUP_DRIVER:-cgroupfs}" = systemd ]; then
     sed -i 's/SystemdCgroup = false/SystemdCgroup = true/' /etc/containerd/config.toml
 fi
 say "cgroup driver ${CGROUP_DRIVER:-cgroupfs}"
+# The run's static pods (test_node.sh: a scenario's static-X.yaml), there before the kubelet.
+for m in /etc/evictd-node/manifests/*; do [ ! -f "$m" ] || cp "$m" /etc/kubernetes/manifests/; done
+# A smaller pid space (env PID_MAX), so that a bounded number of processes makes PIDPressure.
+[ -z "${PID_MAX:-}" ] || sysctl -qw kernel.pid_max="$PID_MAX"
 
 # qemu's user network (restrict=on: only the guestfwd to the host's API server is reachable).
 ip link set lo up
