@@ -365,6 +365,7 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 	bool urgent = threshold->hard;	/* hard thresholds and the OOM guard (always hard) */
 	const struct observation *observed = &policy->obs.signal[threshold->signal];
 	int64_t available = observed->available;
+	int64_t quantity = policy->eval.threshold_value[policy->decision.threshold_index];
 	int64_t pending = 0, in_flight_pending, now = clock_monotonic_ns(), until;
 	enum ledger_resource resource = ledger_resource_of(threshold->signal);
 
@@ -392,6 +393,11 @@ static void start_evictions(struct daemon *daemon, const struct threshold *thres
 	daemon->ledger_said_hold[resource] = false;
 	if (daemon_is_disk_signal(threshold->signal) && daemon_disk_cleanup_pending(daemon, now))
 		return;
+	/* Decided ahead (--act-ahead): the threshold is not met yet, but will be within the
+	 * duration; the need is counted from the threshold, as if met now. Without this the
+	 * signal, still above the target, needed nothing and no decision ahead ever killed. */
+	if (policy->decision.ahead && available >= quantity)
+		available = quantity - 1;
 	/* Tasks of completed kills that are still zombies count as freed until reaped. */
 	if (resource == LEDGER_PIDS && kill_ledger_reap_open(&daemon->ledger, resource, now))
 		pending += kill_ledger_reap_credit(&daemon->ledger, resource, now,
@@ -744,9 +750,11 @@ void daemon_handle(struct daemon *daemon, uint32_t mask)
 		}
 		target = engine_reclaim_target(&policy->engine, (size_t)policy->decision.threshold_index,
 					       &policy->obs);
-		/* The OOM guard never waits for reclaim. */
+		/* The OOM guard never waits for reclaim, nor does a decision ahead (reclaim would
+		 * find the signal above its target and call it resolved, again and again). */
 		if (!policy->config.dry_run && !daemon->reclaim_tried[threshold->signal] &&
-		    threshold->signal != EV_SIGNAL_OOM_GUARD && daemon_reclaim_first(daemon, threshold, target))
+		    threshold->signal != EV_SIGNAL_OOM_GUARD && !policy->decision.ahead &&
+		    daemon_reclaim_first(daemon, threshold, target))
 			break;
 		if (!policy->decision.victim || !policy->pods) {
 			struct eventlog_decision entry = daemon_ops_decision_entry(daemon, EVENTLOG_NO_VICTIM, -1, NULL);
