@@ -11,7 +11,9 @@
 # Beside it, the physical floor: the kernel's min watermark (sum of "min" over /proc/zoneinfo in
 # the guest: below it allocations enter direct reclaim and then the OOM killer) + the achieved
 # rate x evictd's measured detection-to-kill latency (its own "kill: detection path" log line:
-# the BPF wake record -> the cgroup.kill write, median over its winning runs at that rate).
+# the BPF wake record -> the cgroup.kill write, median over its winning runs at that rate); and the
+# same floor on memory.available's scale, from the memory.available sampled when the kernel OOM
+# killer chose (the runs it won): X is on that scale, the watermark is free memory.
 #
 # Contenders: evictd (defaults), evictd-nobpf (--no-bpf), evictd-ahead (--act-ahead=1s), all
 # with --oom-guard=off (the guard, MemAvailable<10%, is a second reserve of ~100 MiB that would
@@ -22,7 +24,10 @@
 # (under TCG the hog reaches ~350-400 MiB/s, so 1024 and 2048 are requests it cannot meet).
 #
 # Usage: tools/bench/reserve.sh [OUTDIR]   (default bench/reserve; needs root)
-# Environment: RESERVE_RUNS (10), RESERVE_LEVELS ("10 20 30 40 50 60 75 100 125 150 200 300 400"),
+# Environment: RESERVE_RUNS (10), RESERVE_LEVELS ("75 90 100 110 125 150 175 200 250 300 400": in
+#   the 1 GiB guest memory.available is still ~90-100 MiB when the kernel OOM killer chooses, the
+#   kernel's own memory being outside the root memory.stat's anon + file, so lower levels never
+#   cross and only cost runs),
 #   RESERVE_CONTENDERS ("evictd evictd-ahead evictd-nobpf earlyoom-p"), RESERVE_MODES
 #   ("max 1024 2048"), RESERVE_TIMEOUT (3600 s, the qemu limit), EVICTD_VM_KERNEL (6.1; 6.12);
 #   --table OUTDIR prints the results.md section from OUTDIR's serial log, runs nothing.
@@ -55,19 +60,21 @@ table() {	# table OUTDIR: the section for bench/results.md
 	/^RESERVE-LEAST: / { kv($0); least[f["c"], f["mode"]] = f["least_mi"]; N = f["runs"] }
 	END {
 		printf "Guest kernel %s, MemTotal %.0f MiB, no swap; min watermark (sum of min over /proc/zoneinfo) %.1f MiB; memory.available - MemAvailable at rest %.0f MiB; %d runs in all, N = %s per level won; memory.available when the kernel OOM killer chose (the lowest sampled, runs it won): median %s MiB.\n\n", kern, memtotal / 1048576, minmib, off / 1048576, nruns, N, noa ? sprintf("%.0f", med(oomavail, noa)) : "NA"
-		printf "| hog rate (achieved MiB/s, median) | evictd detection-to-kill (own log: wake record -> cgroup.kill, median ms) | physical floor: min watermark + rate x latency (MiB) |"
+		oa = noa ? med(oomavail, noa) : "NA"
+		printf "| hog rate (achieved MiB/s, median) | evictd detection-to-kill (own log: wake record -> cgroup.kill, median ms) | physical floor: min watermark + rate x latency (MiB) | the same floor on memory.available'"'"'s scale: memory.available at the kernel'"'"'s OOM choice + rate x latency (MiB) |"
 		for (i = 1; i <= nc; i++) printf " %s least winning X (MiB) |", cons[i]
-		printf " evictd / floor |\n|---|---|---|"
+		printf " evictd / floor | evictd / floor on memory.available'"'"'s scale |\n|---|---|---|---|"
 		for (i = 1; i <= nc; i++) printf "---|"
-		printf "---|\n"
+		printf "---|---|\n"
 		for (j = 1; j <= nm; j++) {
 			m = modes[j]; delete a; for (k = 1; k <= nr[m]; k++) a[k] = rates[m, k]; rm = med(a, nr[m])
 			delete a; for (k = 1; k <= no["evictd", m]; k++) a[k] = own["evictd", m, k]; lat = med(a, no["evictd", m])
 			floor = (lat != "NA" && rm != "NA") ? minmib + rm * lat / 1000 : "NA"
-			printf "| %s (%s) | %s | %s |", (m == "max" ? "as fast as it can" : m " MiB/s requested"), rm == "NA" ? "NA" : sprintf("%.0f", rm), lat == "NA" ? "NA" : sprintf("%.2f", lat), floor == "NA" ? "NA" : sprintf("%.1f", floor)
+			floora = (floor != "NA" && oa != "NA") ? oa + rm * lat / 1000 : "NA"
+			printf "| %s (%s) | %s | %s | %s |", (m == "max" ? "as fast as it can" : m " MiB/s requested"), rm == "NA" ? "NA" : sprintf("%.0f", rm), lat == "NA" ? "NA" : sprintf("%.2f", lat), floor == "NA" ? "NA" : sprintf("%.1f", floor), floora == "NA" ? "NA" : sprintf("%.1f", floora)
 			for (i = 1; i <= nc; i++) { l = least[cons[i], m]; printf " %s |", l == "" ? "not run" : (l == "none" ? "> highest level" : l) }
 			e = least["evictd", m]
-			printf " %s |\n", (floor != "NA" && e != "" && e != "none") ? sprintf("%.1fx", e / floor) : "NA"
+			printf " %s | %s |\n", (floor != "NA" && e != "" && e != "none") ? sprintf("%.1fx", e / floor) : "NA", (floora != "NA" && e != "" && e != "none") ? sprintf("%.2fx", e / floora) : "NA"
 		}
 		printf "\nPer cell, each level tried (X MiB: runs won / runs done; a level ends at its first loss) and the crossing -> SIGKILL median (ftrace, the runs won):\n\n"
 		for (i = 1; i <= nc; i++) for (j = 1; j <= nm; j++) {
@@ -81,7 +88,7 @@ if [ "${1:-}" = --table ]; then table "${2:-bench/reserve}"; exit; fi
 
 OUTDIR=${1:-bench/reserve}
 RUNS=${RESERVE_RUNS:-10}
-LEVELS=${RESERVE_LEVELS:-"10 20 30 40 50 60 75 100 125 150 200 300 400"}
+LEVELS=${RESERVE_LEVELS:-"75 90 100 110 125 150 175 200 250 300 400"}
 CONTENDERS=${RESERVE_CONTENDERS:-"evictd evictd-ahead evictd-nobpf earlyoom-p"}
 MODES=${RESERVE_MODES:-"max 1024 2048"}
 TIMEOUT=${RESERVE_TIMEOUT:-3600}
