@@ -56,8 +56,9 @@ table() {	# table OUTDIR: the section for bench/results.md
 		if (!won && ot > 0) { oomavail[++noa] = f["min_avail"] / 1048576 }
 		nruns++
 	}
-	/^RESERVE-LEVEL: / { kv($0); lv[f["c"], f["mode"]] = lv[f["c"], f["mode"]] sprintf("%s%s:%s/%s", lv[f["c"], f["mode"]] == "" ? "" : " ", f["thr_mi"], f["won"], f["won"] >= f["of"] ? f["won"] : f["won"] + 1) }
+	/^RESERVE-LEVEL: / { kv($0); lv[f["c"], f["mode"]] = lv[f["c"], f["mode"]] sprintf("%s%s:%s/%s", lv[f["c"], f["mode"]] == "" ? "" : " ", f["thr_mi"], f["won"], f["won"] + 0 >= f["of"] + 0 ? f["won"] : f["won"] + 1) }
 	/^RESERVE-LEAST: / { kv($0); least[f["c"], f["mode"]] = f["least_mi"]; N = f["runs"] }
+	/^RESERVE-LEVEL: / && N == "" { N = f["of"] }
 	END {
 		printf "Guest kernel %s, MemTotal %.0f MiB, no swap; min watermark (sum of min over /proc/zoneinfo) %.1f MiB; memory.available - MemAvailable at rest %.0f MiB; %d runs in all, N = %s per level won; memory.available when the kernel OOM killer chose (the lowest sampled, runs it won): median %s MiB.\n\n", kern, memtotal / 1048576, minmib, off / 1048576, nruns, N, noa ? sprintf("%.0f", med(oomavail, noa)) : "NA"
 		oa = noa ? med(oomavail, noa) : "NA"
