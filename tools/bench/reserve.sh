@@ -73,7 +73,7 @@ table() {	# table OUTDIR: the section for bench/results.md
 			floor = (lat != "NA" && rm != "NA") ? minmib + rm * lat / 1000 : "NA"
 			floora = (floor != "NA" && oa != "NA") ? oa + rm * lat / 1000 : "NA"
 			printf "| %s (%s) | %s | %s | %s |", (m == "max" ? "as fast as it can" : m " MiB/s requested"), rm == "NA" ? "NA" : sprintf("%.0f", rm), lat == "NA" ? "NA" : sprintf("%.2f", lat), floor == "NA" ? "NA" : sprintf("%.1f", floor), floora == "NA" ? "NA" : sprintf("%.1f", floora)
-			for (i = 1; i <= nc; i++) { l = least[cons[i], m]; printf " %s |", l == "" ? "not run" : (l == "none" ? "> highest level" : l) }
+			for (i = 1; i <= nc; i++) { l = least[cons[i], m]; printf " %s |", l == "" ? (((cons[i], m) in lv) ? "not finished" : "not run") : (l == "none" ? "> highest level" : l) }
 			e = least["evictd", m]
 			printf " %s | %s |\n", (floor != "NA" && e != "" && e != "none") ? sprintf("%.1fx", e / floor) : "NA", (floora != "NA" && e != "" && e != "none") ? sprintf("%.2fx", e / floora) : "NA"
 		}
