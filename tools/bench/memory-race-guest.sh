@@ -20,6 +20,11 @@
 # who sent it to the hog, when), the kernel OOM killer's choices (oom:mark_victim) and the
 # moment the pod cgroup emptied (cgroup:cgroup_notify_populated).
 #
+# With RESERVE_LEVELS set (tools/bench/reserve.sh) it searches instead: per contender and mode,
+# the least threshold of RESERVE_LEVELS won in each of RUNS runs (RESERVE-RUN, RESERVE-LEVEL and
+# RESERVE-LEAST lines on the console). Contenders for it: evictd-ahead (--act-ahead=ACT_AHEAD),
+# earlyoom-p (earlyoom -p); EVICTD_EXTRA is added to every evictd's arguments.
+#
 # Output: one "run ..." line per run in /tmp/out/runs.txt (and on the console), the contenders'
 # logs; at the end /tmp/out is written as a tar to /dev/vda (offset 0), the per-run series by the
 # sampler itself at SLOT_BASE_MIB + slot MiB of /dev/vda.
