@@ -86,6 +86,9 @@ table() {	# table OUTDIR: the section for bench/results.md
 	}' "$log"
 }
 if [ "${1:-}" = --table ]; then table "${2:-bench/reserve}"; exit; fi
+# The rest in one compound command: bash reads it whole before running it, so an edit of this
+# file while a guest runs (tens of minutes) cannot change what runs after the guest.
+{
 
 OUTDIR=${1:-bench/reserve}
 RUNS=${RESERVE_RUNS:-10}
@@ -141,3 +144,5 @@ tr -d '\r' <"$work/serial.raw" >"$OUTDIR/serial.log"
 echo "# reserve: guest ran $(( $(date +%s) - t0 )) s (qemu exit $rc)$(grep -q 'EVICTD-VM: PASS race-done' "$OUTDIR/serial.log" || echo '; the guest did NOT finish: the cells below are those it reached')"
 grep -a '^RESERVE-LEAST: ' "$OUTDIR/serial.log" | sed 's/^/reserve /'
 table "$OUTDIR"
+exit
+}
