@@ -74,6 +74,9 @@ Environment:
   EVICTD_VM_JOBS   scenarios at once (--jobs)
   EVICTD_VM_SLOTS  guests at once on this machine, across runs (default: --jobs)
   EVICTD_VM_KEEP   1 = keep the initramfs of passing scenarios too
+  EVICTD_VM_APPEND extra kernel command line for every scenario of the run (after
+                   its '# vm-append:'); a scenario may read its own keys from
+                   /proc/cmdline (25-benign-ahead: evictd_vm.act_ahead=DURATION)
   EVICTD_VM_KERNEL the kernel SPEC when --kernel is not given (make vmtest KERNEL=6.12)
   ARCH             x86 (default) or arm64: Debian's arm64 kernel in an aarch64
                    TCG guest (qemu-system-aarch64 -M virt), the binaries from
@@ -257,6 +260,9 @@ run_one() {
     # the headers' limits were set on.
     timeout_s=$((timeout_s * TIMEOUT_SCALE))
     append=$(hdr "$file" append | paste -sd' ' -)
+    # EVICTD_VM_APPEND: the same scenario with one setting changed, for a bench (e.g.
+    # tools/bench/benign-ahead.sh's evictd_vm.act_ahead=3s), without a copy of the scenario.
+    append="$append${EVICTD_VM_APPEND:+ $EVICTD_VM_APPEND}"; append=${append# }
     for v in $(hdr "$file" modules | tr ',' ' '); do modules=${modules:+$modules,}$v; done
     for v in $(hdr "$file" packages | tr ',' ' '); do packages=${packages:+$packages,}$v; done
     is_serial "$file" && exclusive=--exclusive

@@ -20,6 +20,11 @@
 # who sent it to the hog, when), the kernel OOM killer's choices (oom:mark_victim) and the
 # moment the pod cgroup emptied (cgroup:cgroup_notify_populated).
 #
+# With RESERVE_LEVELS set (tools/bench/reserve.sh) it searches instead: per contender and mode,
+# the least threshold of RESERVE_LEVELS won in each of RUNS runs (RESERVE-RUN, RESERVE-LEVEL and
+# RESERVE-LEAST lines on the console). Contenders for it: evictd-ahead (--act-ahead=ACT_AHEAD),
+# earlyoom-p (earlyoom -p); EVICTD_EXTRA is added to every evictd's arguments.
+#
 # Output: one "run ..." line per run in /tmp/out/runs.txt (and on the console), the contenders'
 # logs; at the end /tmp/out is written as a tar to /dev/vda (offset 0), the per-run series by the
 # sampler itself at SLOT_BASE_MIB + slot MiB of /dev/vda.
@@ -159,23 +164,30 @@ start_contender() { # NAME
     case $_c in
         evictd) ;;
         evictd-nobpf) _args="$_args --no-bpf" ;;
+        evictd-ahead) _args="$_args --act-ahead=${ACT_AHEAD:-1s}" ;;
         poll-10s) _args="$_args --no-bpf --no-psi --housekeeping-interval=10s --oom-guard=off" ;;
         poll-1s) _args="$_args --no-bpf --no-psi --housekeeping-interval=1s --oom-guard=off" ;;
-        earlyoom) ;;
+        earlyoom|earlyoom-p) ;;
         nohang|nohang-at-x|systemd-oomd|systemd-oomd-1s)
             [ "${GUEST:-busybox}" = systemd ] || { say "$_c needs the systemd guest (tools/bench/memory-race-systemd.sh)"; return 1; } ;;
         *) say "unknown contender $_c"; return 1 ;;
     esac
+    case $_c in evictd*|poll-*) _args="$_args${EVICTD_EXTRA:+ $EVICTD_EXTRA}" ;; esac
     _t0=$(now_s)
     case $_c in
-    earlyoom)
+    earlyoom|earlyoom-p)
         # The same memory state as memory.available<X: MemAvailable < X - (memory.available -
         # MemAvailable at rest); SIGKILL at once (hard), swap ignored (there is none).
         eval "$(racekit avail)"
         _k=$(ma_equiv)
+        # below the rest offset the equivalent MemAvailable is not positive: earlyoom -M 1
+        # (it cannot act before the kernel; the reserve search counts that as a loss)
+        [ $_k -ge 1 ] || _k=1
         MA_THR=$((_k * 1024))
-        echo "$_c: earlyoom -M $_k,$_k -s 100,100 -r 0 (rest: avail=$avail memavail=$memavail)" >>$OUT/commands.txt
-        racekit spawn --oom-score-adj -1000 -- earlyoom -M $_k,$_k -s 100,100 -r 0 >$OUT/$_c.log 2>&1 &
+        # earlyoom-p adds -p (niceness -20: its 100 ms poll is not delayed by the hog's CPU).
+        _p=""; [ $_c = earlyoom-p ] && _p=" -p"
+        echo "$_c: earlyoom -M $_k,$_k -s 100,100 -r 0$_p (rest: avail=$avail memavail=$memavail)" >>$OUT/commands.txt
+        racekit spawn --oom-score-adj -1000 -- earlyoom -M $_k,$_k -s 100,100 -r 0$_p >$OUT/$_c.log 2>&1 &
         CPID=$!
         vm_wait_for 20 grep -q 'SIGKILL when' $OUT/$_c.log || say "earlyoom did not start: $(tail -n 3 $OUT/$_c.log)"
         ;;
@@ -265,6 +277,7 @@ psi_full_us() { sed -n 's/^full .*total=\([0-9]*\).*/\1/p' $KP/memory.pressure 2
 SLOT=0
 run_one() { # CONTENDER MODE I
     local _c=$1 _m=$2 _i=$3 _comm _psi0 _psi1 _pod _ctr _rel _rate _max _maxs _t0 _sp _hp _timeout _hogpid _tr _line _delay
+    RUN_MARK=$(cat $OUT/$_c.log 2>/dev/null | wc -l)
     new_pod $BE kubepods-besteffort-pod
     _pod=$POD_DIR _ctr=$CTR_DIR _rel=${POD_DIR#$CG}
     write_pods hog-$SEQ $POD_UID
@@ -314,6 +327,7 @@ run_one() { # CONTENDER MODE I
         evictd*|poll-*) _comm=evictd ;;
         nohang*) _comm=nohang ;;
         systemd-oomd*) _comm=systemd-oomd ;;
+        earlyoom*) _comm=earlyoom ;;
         *) _comm=$_c ;;
     esac
     _tr=$(awk -v hog="$_hogpid" -v rel="$_rel" -v comm="$_comm" '
@@ -346,14 +360,62 @@ run_one() { # CONTENDER MODE I
                 ot == "" ? -1 : ot, opid == "" ? "-" : opid, on, et == "" ? -1 : et
         }' $T/trace)
     [ "${TRACE_SYSCALLS:-0}" = 1 ] && cp $T/trace $OUT/trace-$SLOT.txt
-    _line="run c=$_c mode=$_m i=$_i slot=$SLOT hog=$_hogpid timeout=$_timeout plateau_mib=${_max:-0} delay_ms=$_delay psi_full_ms=$(( (_psi1 - _psi0) / 1000 )) $(cat /tmp/sample.out) $_tr"
+    _line="run c=$_c mode=$_m i=$_i slot=$SLOT thr_mi=$THRESHOLD_MI hog=$_hogpid timeout=$_timeout plateau_mib=${_max:-0} delay_ms=$_delay psi_full_ms=$(( (_psi1 - _psi0) / 1000 )) $(cat /tmp/sample.out) $_tr"
     echo "$_line" >>$OUT/runs.txt
+    if [ -n "${RESERVE_LEVELS:-}" ]; then
+        # the search reads each run from the console (a guest that times out keeps its runs);
+        # evictd's own account of the kill: "kill: detection path" (BPF wake record -> the
+        # cgroup.kill write, CLOCK_MONOTONIC ns) and "evicted ... empty X ms"
+        _own=$(tail -n +$((RUN_MARK + 1)) $OUT/$_c.log 2>/dev/null | awk '
+            /kill: detection path/ && !d { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "first_record") fr = kv[2]; if (kv[1] == "write") w = kv[2] } d = 1 }
+            / evicted / && !e { if (match($0, /empty [0-9.]+ ms/)) em = substr($0, RSTART + 6, RLENGTH - 9); e = 1 }
+            END { printf "own_first_record=%s own_write=%s own_empty_ms=%s", fr == "" ? -1 : fr, w == "" ? -1 : w, em == "" ? -1 : em }')
+        echo "RESERVE-RUN: $_line $_own"
+    fi
     say "$_c $_m #$_i: $(echo "$_tr" | cut -c1-150) ($(awk -v a=$_t0 -v b=$(now_s) 'BEGIN { printf "%.1f", b - a }') s)"
     rm_pod $_pod $_ctr
     write_pods
 }
 
 T_START=$(now_s)
+if [ -n "${RESERVE_LEVELS:-}" ]; then
+    # tools/bench/reserve.sh: per contender and mode, the least threshold (MiB, RESERVE_LEVELS
+    # ascending) at which the contender stops the hog before the kernel OOM killer in each of
+    # RUNS runs; a level ends at its first loss (the next level is tried), the first level
+    # won RUNS of RUNS ends the search. The contender restarts per level (its threshold is a
+    # start option). The kernel's min watermark: the sum of "min" over /proc/zoneinfo.
+    say "zoneinfo min pages $(awk '$1 == "min" { s += $2 } END { print s }' /proc/zoneinfo) kernel $(uname -r)"
+    echo "RESERVE-GUEST: min_pages=$(awk '$1 == "min" { s += $2 } END { print s }' /proc/zoneinfo) pagesize=$(getconf PAGESIZE 2>/dev/null || echo 4096) memtotal=$MEMTOTAL base_avail=$BASE offset=$OFFSET kernel=$(uname -r)"
+    for c in $CONTENDERS; do
+        for m in $MODES; do
+            least=none
+            for lv in $RESERVE_LEVELS; do
+                THRESHOLD_MI=$lv THR=$((lv * MiB))
+                start_contender $c || break
+                i=1 won=0
+                while [ $i -le $RUNS ]; do
+                    run_one $c $m $i
+                    # won: the contender's SIGKILL before any oom:mark_victim
+                    if tail -n1 $OUT/runs.txt | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
+                        END { exit !(f["c_t"] + 0 > 0 && (f["oom_t"] + 0 < 0 || f["c_t"] + 0 < f["oom_t"] + 0)) }'; then
+                        won=$((won + 1))
+                    else
+                        break
+                    fi
+                    i=$((i + 1))
+                done
+                stop_contender $c
+                # lost_at: the run that lost (RUNS + 1: none)
+                echo "RESERVE-LEVEL: c=$c mode=$m thr_mi=$lv won=$won lost_at=$i of=$RUNS"
+                if [ $won -ge $RUNS ]; then least=$lv; break; fi
+            done
+            echo "RESERVE-LEAST: c=$c mode=$m least_mi=$least runs=$RUNS"
+        done
+    done
+    say "all runs done in $(awk -v a=$T_START -v b=$(now_s) 'BEGIN { printf "%.0f", b - a }') s"
+    vm_pass race-done
+    exit 0
+fi
 for c in $CONTENDERS; do
     start_contender $c || continue
     for m in $MODES; do

@@ -3,7 +3,8 @@
 # the targets, the exact commands) and bench/memory-race.png.
 # Usage: tools/bench/run.sh [PART...]
 #        tools/bench/run.sh --report    (rewrite results.md from the last run, run nothing)
-#   parts: overhead footprint scale host-race race race-systemd plain-host fleet (default: all, in this order)
+#   parts: overhead footprint scale host-race race race-systemd plain-host fleet benign-ahead reserve
+#          (default: all, in this order)
 #   overhead   BPF programs attached vs not (A/B alternating): fork/exit, page-cache read,
 #              write, create/unlink loops, per configuration (default, --bpf-inspect, the
 #              memory-hook candidates); kernel event -> handler latency
@@ -26,6 +27,15 @@
 #              identity) against a real kube-apiserver (tests/cluster) through a real restart and
 #              an etcd compaction, beside as many client-go reflectors in the same run, measured by
 #              the apiserver's /metrics (tools/bench/fleet.sh; FLEET_NODES and the others there)
+#   benign-ahead  --act-ahead against three benign loads near a hard threshold: BENIGN_RUNS (10)
+#              boots of tests/vm/scenarios/25-benign-ahead.sh, the kills per load (want 0) and the
+#              closest estimates, then BENIGN_PROOF_RUNS (2) boots at --act-ahead=3s, which must
+#              fail (tools/bench/benign-ahead.sh)
+#   reserve    the least headroom that wins: per hog rate, the smallest memory.available<X at
+#              which evictd (defaults, --no-bpf, --act-ahead=1s) and earlyoom stop the hog before
+#              the kernel OOM killer in every one of RESERVE_RUNS (10) runs, beside the physical
+#              floor (min watermark + rate x detection latency); one guest boot
+#              (tools/bench/reserve.sh)
 # Environment: FOOTPRINT_SECONDS (60), RACE_RUNS (12), RACE_SYSTEMD_RUNS (7), HOST_RACE_RUNS (20),
 # FLEET_SMOKE=1 (the fleet part's --smoke: 20 nodes, under 3 min), and those of each part's
 # script. Parts not run keep nothing: results.md describes this run only.
@@ -48,7 +58,7 @@ if [ "${1:-}" = --report ]; then
 	. "$env_file"
 else
 	parts=("$@")
-	[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race race-systemd plain-host fleet)
+	[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race race-systemd plain-host fleet benign-ahead reserve)
 	: >"$raw"
 	load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 	run_date=$(date -u +%Y-%m-%dT%H:%MZ)
@@ -94,6 +104,8 @@ run_part() {	# run_part NAME COMMAND...: print and keep its output
 	race-systemd) rm -rf bench/memory-race-systemd; run_part race-systemd tools/bench/memory-race-systemd.sh bench/memory-race-systemd ;;
 	plain-host) rm -rf bench/plain-host; run_part plain-host tools/bench/plain-host-race.sh bench/plain-host ;;
 	fleet) run_part fleet tools/bench/fleet.sh ${FLEET_SMOKE:+--smoke} ;;
+	benign-ahead) run_part benign-ahead tools/bench/benign-ahead.sh bench/benign-ahead ;;
+	reserve) rm -rf bench/reserve; run_part reserve tools/bench/reserve.sh bench/reserve ;;
 	*) echo "bench: unknown part $part" >&2; exit 2 ;;
 	esac
 done
@@ -181,6 +193,25 @@ EOF
 - Tree: kubepods.slice, the QoS slices and each pod's slice are systemd units started with systemctl, each container a transient scope (\`systemd-run --scope\`), as the kubelet's systemd cgroup driver and containerd make them, so systemd-oomd sees units it manages. The peers' packaged units that start at boot (earlyoom, nohang, nohang-desktop, systemd-oomd) are stopped first; each peer runs only during its own block, and a kill counts as the contender's only when its own process (ftrace comm) sent it.
 - *plateau* for nohang (default) and systemd-oomd: memory.available held 32 MiB below X leaves MemAvailable above nohang's 5% (lowest sampled in nohang's plateau runs: ${sma:-?} MiB) and almost nothing stalls (kubepods' memory "full" stall in systemd-oomd's plateau runs: at most ${spsi:-?} ms), so neither can act by construction; each such run waits out the whole 16 s limit, so fewer runs show it (the cell counts above).
 EOF
+		echo
+	fi
+
+	if has benign-ahead && grep -q '^benign-ahead' "$raw"; then
+		echo "## No false kills from seeing ahead"
+		echo
+		echo "\`tools/bench/benign-ahead.sh bench/benign-ahead\`: ${BENIGN_RUNS:-10} boots of tests/vm/scenarios/25-benign-ahead.sh (TCG, 1 GiB, 2 vCPUs): \`--act-ahead=500ms\`, a hard threshold 350 MiB below memory.available at rest; a page-cache stream (900 MiB file read), an allocate-free sawtooth (3 x 250 MiB at 100 MiB/s, ~100 MiB above the threshold at its peak), a build (4 x 60 processes of 16 MiB). Kills per load summed over the boots (want 0); the closest estimate is the least evictd_time_to_threshold_seconds polled every 200 ms in each boot (least and lower median over the boots); then ${BENIGN_PROOF_RUNS:-2} boots at \`--act-ahead=3s\`, where the sawtooth must be killed (the scenario can fail). Serial logs: bench/benign-ahead/."
+		echo
+		echo '```'
+		grep '^benign-ahead' "$raw"
+		echo '```'
+		echo
+	fi
+	if has reserve && [ -f bench/reserve/serial.log ]; then
+		echo "## The least headroom that wins"
+		echo
+		echo "\`tools/bench/reserve.sh bench/reserve\` (RESERVE_RUNS=${RESERVE_RUNS:-10}): in one guest boot, per hog rate and contender, the smallest hard threshold memory.available<X (levels ascending, a level ends at its first loss) at which the contender's kill came before the kernel OOM killer's in every run. evictd with --oom-guard=off in every configuration (the guard would be a second reserve); earlyoom 1.7 at -M K,K -s 100,100 -r 0 -p, K the MemAvailable equal to X at rest. See the script's header."
+		echo
+		tools/bench/reserve.sh --table bench/reserve
 		echo
 	fi
 
@@ -392,6 +423,8 @@ EOF
 	echo "tools/bench/run.sh race-systemd  # tools/bench/memory-race-systemd.sh bench/memory-race-systemd (RACE_SYSTEMD_RUNS=$RACE_SYSTEMD_RUNS)"
 	echo "tools/bench/run.sh plain-host    # tools/bench/plain-host-race.sh bench/plain-host (PHR_CONTENDERS, PHR_LOADS, PHR_WINDOW_S)"
 	echo "tools/bench/run.sh fleet         # tools/bench/fleet.sh (FLEET_NODES=500; --smoke: 20 nodes)"
+	echo "tools/bench/run.sh benign-ahead  # tools/bench/benign-ahead.sh bench/benign-ahead (BENIGN_RUNS=${BENIGN_RUNS:-10}, BENIGN_PROOF_RUNS=${BENIGN_PROOF_RUNS:-2})"
+	echo "tools/bench/run.sh reserve       # tools/bench/reserve.sh bench/reserve (RESERVE_RUNS=${RESERVE_RUNS:-10}; EVICTD_VM_KERNEL=6.12 for 6.12)"
 	echo "tools/bench/race-analyze.sh bench/memory-race   # re-analyse and re-plot a race without re-running it"
 	echo '```'
 	if [ -f bench/memory-race/commands.txt ] && has race; then
