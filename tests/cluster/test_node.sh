@@ -14,7 +14,10 @@
 # NODE_SCENARIOS gives (default: every one there is; tests/run-all.sh runs a and b on 6.12).
 #
 # Environment: KERNEL_SPEC (fetch-kernel.sh's spec: 6.12; default Debian's 6.1), NODE_SCENARIOS,
-# NODE_EVICTD=0 (no evictd: the kubelet alone), NODE_KUBELET_ARGS (more kubelet flags),
+# NODE_EVICTD=0 (no evictd: the kubelet alone), NODE_EVICTD_SHIPPED=1 (evictd's shipped
+# thresholds: the overlay shortens only evictionPressureTransitionPeriod), NODE_KUBELET_ARGS (more
+# kubelet flags), NODE_SAMPLER_INTERVAL (seconds: the guest samples memory.available to
+# $sampler_log, tools/vm/node/node-sampler.sh),
 # NODE_GUEST_TIMEOUT (qemu's limit, default 1500 s), KEEP=1 keeps the scratch directory.
 set -u
 cd "$(dirname "$0")/../.."
@@ -53,7 +56,7 @@ EVICTD_TAG=$(tar -xOf "$IMAGE_ARCHIVE" index.json | jq -r '.manifests[0].annotat
 
 cluster_begin
 _cluster_nodes+=("$NODE")
-console=$tmp/console.log kubelet_log=$tmp/kubelet.log pod_logs=$tmp/pod-logs.log
+console=$tmp/console.log kubelet_log=$tmp/kubelet.log pod_logs=$tmp/pod-logs.log sampler_log=$tmp/sampler.log
 
 # The guest's end: the node powers itself off when its Node is annotated (node-watch.sh); qemu
 # is stopped by its pid when it has not after 90 s. Then the shared control plane gets evictd's
@@ -89,6 +92,7 @@ API_HOST=$GUEST_API_ADDR
 API_PORT=$API_PORT
 SERVICE_IP=10.96.0.1
 KUBELET_ARGS="--v=3${NODE_KUBELET_ARGS:+ $NODE_KUBELET_ARGS}"
+SAMPLER_INTERVAL=${NODE_SAMPLER_INTERVAL:-}
 EOF
 cat >"$nf/kubelet.kubeconfig" <<EOF
 apiVersion: v1
@@ -143,7 +147,8 @@ echo "# node guest built in $((SECONDS - t0)) s"
 nice tools/vm/run-guest.sh --initramfs "$tmp/guest/node.cpio" --disk "$tmp/guest/node.img" \
 	--mem "$GUEST_MEM" --smp 2 --timeout "$GUEST_TIMEOUT" --slots "${EVICTD_VM_SLOTS:-0}" \
 	--append "apparmor=0 systemd.unified_cgroup_hierarchy=1" \
-	--guestfwd "$GUEST_API_ADDR:$API_PORT:$API_PORT" --serial2 "$kubelet_log" --serial2 "$pod_logs" --log "$console" \
+	--guestfwd "$GUEST_API_ADDR:$API_PORT:$API_PORT" --serial2 "$kubelet_log" --serial2 "$pod_logs" --serial2 "$sampler_log" \
+	--log "$console" \
 	>"$tmp/run-guest.log" 2>&1 &
 guest_pid=$!
 t_boot=$SECONDS
@@ -193,12 +198,18 @@ EOF
 # sets it, so that the test waits 30 s, not 5 minutes.
 # A soft memory threshold above the hard one, for scenario (d): its 40 s grace outlasts the
 # 20 s the hogs of (a) and (b) take from it to the hard threshold, so those stay hard evictions.
-sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s\
+# NODE_EVICTD_SHIPPED=1 (the demo, the node race bench): the shipped thresholds, no soft one.
+if [ "${NODE_EVICTD_SHIPPED:-0}" = 1 ]; then
+	sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s/' \
+		tools/deploy/configmap.yaml >"$tmp/deploy/configmap.yaml"
+else
+	sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s\
     evictionSoft:\
       memory.available: "900Mi"\
     evictionSoftGracePeriod:\
       memory.available: "40s"\
     evictionMaxPodGracePeriod: 20/' tools/deploy/configmap.yaml >"$tmp/deploy/configmap.yaml"
+fi
 grep -q 'evictionPressureTransitionPeriod: 30s' "$tmp/deploy/configmap.yaml" ||
 	fail "tools/deploy/configmap.yaml sets evictionPressureTransitionPeriod: 5m (the test shortens it)"
 evictd_ready() {
