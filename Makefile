@@ -295,8 +295,10 @@ demo: deps image
 	@tests/cluster/build.sh >/dev/null
 	@tools/demo/demo.sh
 
-bench: deps $(BUILD)/evictd $(BUILD)/evictctl
-	@tools/install-deps.sh vm bench
+# The node-race part boots a real node with evictd's image and the Kubernetes binaries
+# (tests/cluster/build.sh, cached).
+bench: deps $(BUILD)/evictd $(BUILD)/evictctl image
+	@tools/install-deps.sh vm bench cluster
 	@tools/bench/run.sh
 
 # ---- install (earlyoom's Makefile conventions: DESTDIR, PREFIX, SYSCONFDIR, a unit dir) ----

@@ -5,7 +5,8 @@
 # whose one BestEffort pod allocates at that rate until something stops it (its ReplicaSet's
 # replacement only sleeps: a hostPath remembers the first), beside NODE_RACE_INNOCENTS small
 # Burstable pods that allocate nothing. A run ends when the hog's pod is Failed and its
-# replacement runs, or when its container was restarted in place (the kernel OOM killer), or
+# replacement exists (created: not yet running, to keep the runs short), or when its container
+# was restarted in place (the kernel OOM killer), or
 # after 300 s; the next starts on a calm node (no pressure condition or evictd taint).
 # Recorded for tools/bench/node-race-analyze.py, in NODE_RACE_OUT:
 #   meta.tsv              one line a run: id, rate, the hog pod's name and UID, host times
@@ -31,8 +32,9 @@ _cluster_bg+=($!)
 done | stamp >"$race_out/watch.log" ) &
 _cluster_bg+=($!)
 
-# The innocents: Burstable (requests below what they use is none: they allocate nothing), so
-# the kubelet ranks them after the BestEffort hog and the kernel gives them a low oom_score_adj.
+# The innocents: Burstable pods that allocate nothing (usage below their requests), which the
+# kubelet's ranking puts after the BestEffort hog (eviction/helpers.go rankMemoryPressure) and
+# the kernel's OOM killer scores below it (oom_score_adj from pkg/kubelet/qos/policy.go).
 for n in $(seq "${NODE_RACE_INNOCENTS:-3}"); do
 	cat <<-YAML
 	---
@@ -99,7 +101,7 @@ race_run() { # RATE N
 		return 1
 	}
 	replaced() {
-		[ -n "$(kc -n "$race_ns" get pods -l "app=hog-$id" -o json | jq -r --arg h "$hog" '.items[] | select(.metadata.name != $h and .status.phase == "Running") | .metadata.name')" ]
+		[ -n "$(kc -n "$race_ns" get pods -l "app=hog-$id" -o json | jq -r --arg h "$hog" '.items[] | select(.metadata.name != $h) | .metadata.name')" ]
 	}
 	end=timeout
 	if wait_guest 300 hog_done; then

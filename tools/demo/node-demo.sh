@@ -109,7 +109,7 @@ metrics_in() { grep -aq "^evictd-metrics/$token end" "$pod_logs"; }
 if wait_guest 60 metrics_in; then
 	grep -a "^evictd-metrics/$token " "$pod_logs" | cut -d' ' -f2- >"$tmp/metrics.txt"
 	grep -E '^evictd_(evictions_total|eviction_latency_seconds_(sum|count)|threshold_met|signal_available\{signal="memory.available"|memory_available_bytes)' \
-		"$tmp/metrics.txt" >&3 || { out "(none of those in what the node read:)"; head -n 5 "$tmp/metrics.txt" >&3; }
+		"$tmp/metrics.txt" >&3 || { out "(the node read none of those from evictd's metrics address; its first lines:)"; head -n 5 "$tmp/metrics.txt" >&3; }
 else
 	out "(no metrics from the node within 60 s)"
 fi

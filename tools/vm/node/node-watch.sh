@@ -22,7 +22,10 @@ while :; do
     esac
     if [ -n "$token" ] && [ "$token" != "$metrics_done" ]; then
         metrics_done=$token
-        { busybox wget -q -T 10 -O- http://127.0.0.1:9808/metrics 2>&1; echo end; } |
+        # bash's /dev/tcp (the root has no curl; its busybox wget died with SIGSEGV here)
+        { timeout 20 bash -c 'exec 5<>/dev/tcp/127.0.0.1/9808 &&
+            printf "GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n" >&5 && cat <&5' 2>&1 |
+            tr -d '\r' | sed '1,/^$/d'; echo end; } |
             sed "s|^|evictd-metrics/$token |" >/dev/ttyS2
     fi
     case $poweroff in
