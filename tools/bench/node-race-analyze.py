@@ -76,6 +76,15 @@ def analyse(outdir, config, thr_mi):
         if os.path.exists(os.path.join(d, "evictd.log")) else []
     victims = re.findall(r"Out of memory: Killed process \d+ \(([^)]*)\)",
                          open(os.path.join(d, "console.log"), errors="replace").read())
+    # memhog's own progress lines ("memhog: pid=N allocated=M MiB rate=R MiB/s", its average
+    # since it started): the last one per pod
+    memhog = {}
+    if os.path.exists(os.path.join(d, "hog.log")):
+        for line in open(os.path.join(d, "hog.log"), errors="replace"):
+            m = re.search(r"rate=([0-9.]+) MiB/s", line)
+            pm = re.match(r"^[^_]*_([^_]*)_", line)
+            if m and pm:
+                memhog[pm.group(1)] = float(m.group(1))
     rows = []
     for meta in open(os.path.join(d, "meta.tsv")):
         f = meta.rstrip("\n").split("\t")
@@ -105,10 +114,17 @@ def analyse(outdir, config, thr_mi):
         rate_got = None
         if run_ser:
             base = run_ser[0][1]
-            t1 = next((s[0] for s in run_ser if s[1] < base - 100 * MI), None)
-            t2 = next((s[0] for s in run_ser if s[1] < base - 500 * MI), None)
-            if t1 is not None and t2 is not None and t2 > t1:
-                rate_got = 400 / (t2 - t1)
+            # least squares over the samples from 100 to 500 MiB below it (the samples'
+            # spacing is uneven under load)
+            i1 = next((i for i, s in enumerate(run_ser) if s[1] < base - 100 * MI), None)
+            i2 = next((i for i, s in enumerate(run_ser) if s[1] < base - 500 * MI), None)
+            if i1 is not None and i2 is not None and i2 - i1 >= 2:
+                pts = run_ser[i1:i2 + 1]
+                mt = statistics.fmean(p[0] for p in pts)
+                ma = statistics.fmean(p[1] for p in pts)
+                den = sum((p[0] - mt) ** 2 for p in pts)
+                if den > 0:
+                    rate_got = -sum((p[0] - mt) * (p[1] - ma) for p in pts) / den / MI
         # the kubelet's eviction manager: its "Evicting pod" line (eviction_manager.go evictPod,
         # just before killPodFunc)
         kubelet_t = None
@@ -137,6 +153,11 @@ def analyse(outdir, config, thr_mi):
             m = re.search(r"empty ([0-9.]+) ms after the kill", p[5])
             if m and evictd_t is None:
                 evictd_t = t + off - float(m.group(1)) / 1000
+        # evictd read memory.available below its threshold at its decision: where the sampler
+        # (one sample every ~0.1-0.5 s) saw no crossing, that reading is the crossing's bound
+        crossed = "yes" if cross is not None else "no"
+        if cross is None and decision_t is not None and thr_mi == 500:
+            cross, crossed = decision_t, "evictd's reading"
         acts = [(t, who) for t, who in ((evictd_t, "evictd"), (kubelet_t, "kubelet"), (kernel_t, "kernel OOM"))
                 if t is not None]
         first, t_kill = (min(acts)[1], min(acts)[0]) if acts else ("none", None)
@@ -145,11 +166,11 @@ def analyse(outdir, config, thr_mi):
         lost = sum(1 for a, b in zip(sorted(before.split(",")), sorted(after.split(","))) if a != b)
         rows.append(dict(
             config=config, rate=rate, run=rid, hog=hog, first=first, end=end,
-            achieved=rate_got, cross_kill=(t_kill - cross) if cross is not None and t_kill is not None else None,
+            achieved=memhog.get(hog, rate_got), avail_rate=rate_got, cross_kill=(t_kill - cross) if cross is not None and t_kill is not None else None,
             cross_failed=(failed_t - cross) if cross is not None and failed_t is not None else None,
             cross_repl=(repl_t - cross) if cross is not None and repl_t is not None else None,
             min_avail=min_avail, oom=oom1 - oom0, lost=lost, offset_ms=off * 1000,
-            crossed="yes" if cross is not None else "no",
+            crossed=crossed,
             cross_decision=(decision_t - cross) if cross is not None and decision_t is not None else None,
             victims=",".join(victims[oom0 - samples[0][4]:oom1 - samples[0][4]]) or "-"))
     return rows
@@ -175,7 +196,7 @@ def main():
             continue
         labels[config] = int(thr)
         allrows += analyse(outdir, config, int(thr))
-    cols = ["config", "rate", "run", "hog", "first", "achieved", "crossed", "cross_decision", "cross_kill", "cross_failed",
+    cols = ["config", "rate", "run", "hog", "first", "achieved", "avail_rate", "crossed", "cross_decision", "cross_kill", "cross_failed",
             "cross_repl", "min_avail", "oom", "victims", "lost", "offset_ms", "end"]
     with open(os.path.join(outdir, "runs.tsv"), "w") as fh:
         fh.write("\t".join(cols) + "\n")
@@ -193,7 +214,7 @@ def main():
                 rs = [r for r in allrows if r["config"] == config and r["rate"] == rate]
                 cnt = {w: sum(1 for r in rs if r["first"] == w) for w in ("evictd", "kubelet", "kernel OOM", "none", "NA")}
                 vict = sorted({v for r in rs for v in r.get("victims", "-").split(",") if v != "-"})
-                ncross = sum(1 for r in rs if r.get("crossed") == "yes")
+                ncross = sum(1 for r in rs if r.get("crossed") != "no")
                 fh.write("| %s (threshold %dMi) | %d (%s) | %d | %d / %d / %d / %d | %s | %s | %s | %s | %s | %d%s | %d | %s |\n" % (
                     config, labels[config], rate, med_range([r.get("achieved") for r in rs], "%.0f"), len(rs),
                     cnt["evictd"], cnt["kubelet"], cnt["kernel OOM"], cnt["none"] + cnt["NA"],

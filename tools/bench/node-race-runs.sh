@@ -14,7 +14,8 @@
 #   sampler-stamped.log   the guest's samples (node-sampler.sh, ttyS3), each line prefixed with
 #                         the host's CLOCK_REALTIME when it arrived (the clock offset)
 #   watch.log             the namespace's pods as a kubectl watch sees them, host-stamped
-#   kubelet.log, evictd.log, console.log   the node's logs (copied at the end)
+#   kubelet.log, evictd.log, hog.log, console.log   the node's logs (copied at the end; hog.log:
+#                         memhog's progress lines, its achieved rate)
 race_out=${NODE_RACE_OUT:?NODE_RACE_OUT: where the runs are recorded}
 mkdir -p "$race_out"
 : >"$race_out/meta.tsv"
@@ -125,5 +126,6 @@ sleep 3
 cp "$kubelet_log" "$race_out/kubelet.log"
 cp "$console" "$race_out/console.log"
 grep -a "^evictd-system_" "$pod_logs" >"$race_out/evictd.log" 2>/dev/null || :
+grep -a "^${race_ns}_hog-" "$pod_logs" >"$race_out/hog.log" 2>/dev/null || :
 kc get node "$NODE" -o json >"$race_out/node.json"
 kc -n "$race_ns" delete pods -l app=innocent --wait=false >/dev/null 2>&1
