@@ -74,8 +74,13 @@ def analyse(outdir, config, thr_mi):
     klines = open(os.path.join(d, "kubelet.log"), errors="replace").read().splitlines()
     elines = open(os.path.join(d, "evictd.log"), errors="replace").read().splitlines() \
         if os.path.exists(os.path.join(d, "evictd.log")) else []
-    victims = re.findall(r"Out of memory: Killed process \d+ \(([^)]*)\)",
-                         open(os.path.join(d, "console.log"), errors="replace").read())
+    # the console prints each "Out of memory: Killed process" line twice here: one per kill
+    victims, seen = [], set()
+    for m in re.finditer(r"\[ *([0-9.]+)\] Out of memory: Killed process (\d+) \(([^)]*)\)",
+                         open(os.path.join(d, "console.log"), errors="replace").read()):
+        if (m.group(1), m.group(2)) not in seen:
+            seen.add((m.group(1), m.group(2)))
+            victims.append(m.group(3))
     # memhog's own progress lines ("memhog: pid=N allocated=M MiB rate=R MiB/s", its average
     # since it started): the last one per pod
     memhog = {}

@@ -99,7 +99,9 @@ out "(kubectl logs needs the API server to reach the kubelet, which this guest's
 out " allow; the node copies container logs to a serial port: the lines of"
 out " \`kubectl -n evictd-system logs $evictd_pod\` that name the pod)"
 leaky_uid=$(kc -n "$demo_ns" get pod "$leaky" -o jsonpath='{.metadata.uid}')
-elog | grep -a -e "$leaky" -e "$leaky_uid" -e "${leaky_uid//-/_}" | sed -E 's/^([^ ]*) (stdout|stderr) [FP] /\1 /' | cut -c1-400 >&3
+# (containerd's stamp and stream dropped; the JSON event-log lines, --event-log=-, left out)
+elog | grep -a -e "$leaky" -e "$leaky_uid" -e "${leaky_uid//-/_}" | sed -E 's/^[^ ]* (stdout|stderr) [FP] //' |
+	grep -v '^{' | cut -c1-400 >&3
 
 heading "evictd's metrics"
 out "(on the node: curl -s http://127.0.0.1:9808/metrics | grep -E '^evictd_(evictions|eviction_latency|threshold_met|signal_available|memory_available)')"
