@@ -214,6 +214,7 @@ def main():
                  "| crossing → evictd's decision s | crossing → kill s | crossing → pod Failed in the API s | crossing → replacement created s "
                  "| min memory.available MiB | kernel OOM kills (victims) | other pods lost | clock offset ms |\n")
         fh.write("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+        # a configuration's second boot is CONFIG@WHAT (another rate, say): one label
         for config in labels:
             for rate in sorted({r["rate"] for r in allrows if r["config"] == config}):
                 rs = [r for r in allrows if r["config"] == config and r["rate"] == rate]
@@ -221,7 +222,7 @@ def main():
                 vict = sorted({v for r in rs for v in r.get("victims", "-").split(",") if v != "-"})
                 ncross = sum(1 for r in rs if r.get("crossed") != "no")
                 fh.write("| %s (threshold %dMi) | %d (%s) | %d | %d / %d / %d / %d | %s | %s | %s | %s | %s | %d%s | %d | %s |\n" % (
-                    config, labels[config], rate, med_range([r.get("achieved") for r in rs], "%.0f"), len(rs),
+                    config.split("@")[0], labels[config], rate, med_range([r.get("achieved") for r in rs], "%.0f"), len(rs),
                     cnt["evictd"], cnt["kubelet"], cnt["kernel OOM"], cnt["none"] + cnt["NA"],
                     med_range([r.get("cross_decision") for r in rs]), med_range([r.get("cross_kill") for r in rs]), med_range([r.get("cross_failed") for r in rs]),
                     med_range([r.get("cross_repl") for r in rs]),

@@ -20,7 +20,6 @@
 #        tools/bench/node-race.sh --section OUTDIR SECONDS   results.md's section (run.sh)
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-thresholds="kubelet:100 evictd:500 kubelet-hk1s:100"
 mode=run
 case ${1:-} in --analyze|--section) mode=${1#--}; shift ;; esac
 out=${1:?usage: node-race.sh [--analyze|--section] OUTDIR}
@@ -36,10 +35,13 @@ if [ "$mode" = section ]; then
 	echo
 	cat "$out/summary.md"
 	echo
+	awk '$2 == "S" { if (p != "" && $3 - p < 10) { d = $3 - p; n++; s += d; if (d > m) m = d } p = $3 }
+		END { if (n) printf "Sampler: %d intervals, mean %.3f s, longest %.2f s (asked: 0.1 s).\n", n, s / n, m }' "$out"/*/sampler-stamped.log
+	echo
 	cat <<'TXT'
 - *Configurations*: **kubelet** = the kubelet's eviction manager alone at its default hard threshold (`evictionHard: memory.available: 100Mi`, set explicitly in the node's kubelet configuration; no evictd); **evictd** = evictd deployed with `kubectl apply -k` at its shipped thresholds (`memory.available<500Mi` hard, tools/deploy/configmap.yaml; only `evictionPressureTransitionPeriod` shortened to 30s), the kubelet's 100Mi still live behind it; **kubelet-hk1s** = the kubelet alone with `--housekeeping-interval=1s`. The kubelet's eviction manager runs its loop every 10 s whatever the housekeeping interval (`evictionMonitoringPeriod`, pkg/kubelet/kubelet.go; no memcg notification: `kernelMemcgNotification` is off by default); the housekeeping interval only makes cAdvisor's statistics it reads fresher.
-- *memory.available* = MemTotal − (anon + file − inactive_file) of the root cgroup's memory.stat, the kubelet's formula on cgroup v2 (the root has no memory.current; doc/DESIGN.md §1), sampled every 100 ms in the guest (tools/vm/node/node-sampler.sh, bash builtins, to a serial port). *Crossing* = its fall below the threshold of the configuration's actor (500Mi for evictd, 100Mi for the kubelet), interpolated between the two samples around it; where it never fell that low (the kernel OOM killer acted first, above it) the run has no crossing and its times are "—".
-- *Acted first* and *kill*: the earliest of evictd's cgroup.kill (its log line "kill: PATH empty X ms after the kill", stamped by containerd, less X), the kubelet eviction manager's "Evicting pod" line (eviction_manager.go evictPod, just before it kills the pod; klog time), and the kernel OOM killer (the first sample whose /proc/vmstat oom_kill grew: up to 100 ms late). *Pod Failed* and *replacement created*: when a host-side `kubectl get pods -w` saw the hog's pod Failed and the ReplicaSet's new pod appear. A kernel OOM kill of the hog's container restarts it in place (restartPolicy Always): no Failed pod, no replacement ("—").
+- *memory.available* = MemTotal − (anon + file − inactive_file) of the root cgroup's memory.stat, the kubelet's formula on cgroup v2 (the root has no memory.current; doc/DESIGN.md §1), sampled in the guest every NODE_SAMPLER_INTERVAL (0.1 s) plus the loop's own time (tools/vm/node/node-sampler.sh, bash builtins, to a serial port; the sample's stamp is taken after its reads). *Crossing* = its fall below the threshold of the configuration's actor (500Mi for evictd, 100Mi for the kubelet), interpolated between the two samples around it. The sampling is coarse on a loaded host (see the interval line below): evictd, woken by the kernel, often read its own memory.available below 500Mi before the next sample did, hence negative *crossing → evictd's decision*; where no sample fell below 500Mi at all, evictd's own reading at its decision is the crossing. Where memory.available never fell below the threshold (the kernel OOM killer acted first, above it), the run has no crossing and its times are "—".
+- *Acted first* and *kill*: the earliest of evictd's cgroup.kill (its log line "kill: PATH empty X ms after the kill", stamped by containerd, less X), the kubelet eviction manager's "Evicting pod" line (eviction_manager.go evictPod, just before it kills the pod; klog time), and the kernel OOM killer (the first sample whose /proc/vmstat oom_kill grew: up to one sample interval late). *Pod Failed* and *replacement created*: when a host-side `kubectl get pods -w` saw the hog's pod Failed and the ReplicaSet's new pod appear. A kernel OOM kill of the hog's container restarts it in place (restartPolicy Always): no Failed pod, no replacement ("—").
 - *Other pods lost*: innocent pods whose phase or restart count changed during the run. *Kernel OOM kills*: /proc/vmstat oom_kill's growth over the run, victims from the guest console's "Out of memory: Killed process" lines.
 - *Clocks*: the guest stamps each sample with its CLOCK_REALTIME; the host stamps each sample line as it reads it from the serial port's file (`tail -F`, bash EPOCHREALTIME). Per run, offset = the least (host − guest) over the run's samples (offset plus the fastest line's delivery, ≥ 0); guest times (samples, klog, containerd's log stamps) are moved to the host's clock with it, the watch's times are the host's. The column gives the offsets measured (median, range over runs).
 - TCG: every guest time includes emulation on a 2-core host shared with other work; the hog's achieved rate (in brackets, from 100 to 500 MiB below memory.available at start) is below the asked one where the guest cannot keep up.
@@ -71,5 +73,15 @@ if [ "$mode" = run ]; then
 		grep '^not ok\|^# node-race' "$out/$config/test_node.log"
 	done
 fi
-# shellcheck disable=SC2086
-python3 tools/bench/node-race-analyze.py "$out" $thresholds
+# Every configuration's directory there, in the table's order; CONFIG@WHAT is a second boot of
+# CONFIG (another rate: NODE_RACE_RATES=200 node-race.sh DIR2, then DIR2/CONFIG moved to
+# OUTDIR/CONFIG@200).
+specs=()
+for c in kubelet kubelet-hk1s evictd; do
+	for dir in "$out/$c" "$out/$c"@*; do
+		[ -f "$dir/meta.tsv" ] || continue
+		case $c in evictd) thr=500 ;; *) thr=100 ;; esac
+		specs+=("$(basename "$dir"):$thr")
+	done
+done
+python3 tools/bench/node-race-analyze.py "$out" "${specs[@]}"
