@@ -61,6 +61,11 @@ def cri_time(ts):
     return calendar.timegm((int(y), int(mo), int(d), int(h), int(mi), int(s))) + float(frac or 0)
 
 
+def text(path):
+    """A log's text; a boot stopped early may lack it."""
+    return open(path, errors="replace").read() if os.path.exists(path) else ""
+
+
 def analyse(outdir, config, thr_mi):
     d = os.path.join(outdir, config)
     thr = thr_mi * MI
@@ -71,13 +76,12 @@ def analyse(outdir, config, thr_mi):
         f = rest.split("|")
         if len(f) >= 8:
             watch.append((float(host), f))
-    klines = open(os.path.join(d, "kubelet.log"), errors="replace").read().splitlines()
-    elines = open(os.path.join(d, "evictd.log"), errors="replace").read().splitlines() \
-        if os.path.exists(os.path.join(d, "evictd.log")) else []
+    klines = text(os.path.join(d, "kubelet.log")).splitlines()
+    elines = text(os.path.join(d, "evictd.log")).splitlines()
     # the console prints each "Out of memory: Killed process" line twice here: one per kill
     victims, seen = [], set()
     for m in re.finditer(r"\[ *([0-9.]+)\] Out of memory: Killed process (\d+) \(([^)]*)\)",
-                         open(os.path.join(d, "console.log"), errors="replace").read()):
+                         text(os.path.join(d, "console.log"))):
         if (m.group(1), m.group(2)) not in seen:
             seen.add((m.group(1), m.group(2)))
             victims.append(m.group(3))
