@@ -78,13 +78,10 @@ def analyse(outdir, config, thr_mi):
             watch.append((float(host), f))
     klines = text(os.path.join(d, "kubelet.log")).splitlines()
     elines = text(os.path.join(d, "evictd.log")).splitlines()
-    # the console prints each "Out of memory: Killed process" line twice here: one per kill
-    victims, seen = [], set()
-    for m in re.finditer(r"\[ *([0-9.]+)\] Out of memory: Killed process (\d+) \(([^)]*)\)",
-                         text(os.path.join(d, "console.log"))):
-        if (m.group(1), m.group(2)) not in seen:
-            seen.add((m.group(1), m.group(2)))
-            victims.append(m.group(3))
+    # "Out of memory: Killed process PID (NAME)", one per kernel OOM kill (/proc/vmstat oom_kill
+    # counts each; the same process may be chosen twice by OOM kills racing on two CPUs)
+    victims = ["%s[%s]" % (m.group(2), m.group(1)) for m in re.finditer(
+        r"Out of memory: Killed process (\d+) \(([^)]*)\)", text(os.path.join(d, "console.log")))]
     # memhog's own progress lines ("memhog: pid=N allocated=M MiB rate=R MiB/s", its average
     # since it started): the last one per pod
     memhog = {}
@@ -108,13 +105,16 @@ def analyse(outdir, config, thr_mi):
         off = min(s[0] - s[1] for s in win)
         ser = [(s[1] + off, s[2], s[4]) for s in win]  # host-clock time, avail, oom
         run_ser = [s for s in ser if s[0] >= t_run]
-        # crossing: the first fall below the threshold after Running, interpolated
-        cross = None
-        for i in range(1, len(run_ser)):
-            (t0, a0, _), (t1, a1, _) = run_ser[i - 1], run_ser[i]
-            if a0 >= thr > a1:
-                cross = t0 + (a0 - thr) / (a0 - a1) * (t1 - t0)
-                break
+        # crossing: the first fall below a threshold after Running, interpolated
+        def crossing(level):
+            for i in range(1, len(run_ser)):
+                (t0, a0, _), (t1, a1, _) = run_ser[i - 1], run_ser[i]
+                if a0 >= level > a1:
+                    return t0 + (a0 - level) / (a0 - a1) * (t1 - t0)
+            return None
+        cross = crossing(thr)
+        # the same clock for every configuration: from 500Mi (evictd's shipped threshold)
+        cross500 = crossing(500 * MI)
         until_end = [s for s in run_ser if s[0] <= t_end + 2]
         min_avail = min(s[1] for s in until_end) / MI if until_end else None
         oom0, oom1 = ser[0][2], ser[-1][2]
@@ -167,6 +167,8 @@ def analyse(outdir, config, thr_mi):
         crossed = "yes" if cross is not None else "no"
         if cross is None and decision_t is not None and thr_mi == 500:
             cross, crossed = decision_t, "evictd's reading"
+        if cross500 is None and decision_t is not None:
+            cross500 = decision_t
         acts = [(t, who) for t, who in ((evictd_t, "evictd"), (kubelet_t, "kubelet"), (kernel_t, "kernel OOM"))
                 if t is not None]
         first, t_kill = (min(acts)[1], min(acts)[0]) if acts else ("none", None)
@@ -180,6 +182,7 @@ def analyse(outdir, config, thr_mi):
             cross_repl=(repl_t - cross) if cross is not None and repl_t is not None else None,
             min_avail=min_avail, oom=oom1 - oom0, lost=lost, offset_ms=off * 1000,
             crossed=crossed,
+            cross500_kill=(t_kill - cross500) if cross500 is not None and t_kill is not None else None,
             cross_decision=(decision_t - cross) if cross is not None and decision_t is not None else None,
             victims=",".join(victims[oom0 - samples[0][4]:oom1 - samples[0][4]]) or "-"))
     return rows
@@ -205,7 +208,7 @@ def main():
             continue
         labels[config] = int(thr)
         allrows += analyse(outdir, config, int(thr))
-    cols = ["config", "rate", "run", "hog", "first", "achieved", "avail_rate", "crossed", "cross_decision", "cross_kill", "cross_failed",
+    cols = ["config", "rate", "run", "hog", "first", "achieved", "avail_rate", "crossed", "cross_decision", "cross_kill", "cross500_kill", "cross_failed",
             "cross_repl", "min_avail", "oom", "victims", "lost", "offset_ms", "end"]
     with open(os.path.join(outdir, "runs.tsv"), "w") as fh:
         fh.write("\t".join(cols) + "\n")
@@ -215,20 +218,23 @@ def main():
                 for c in cols) + "\n")
     with open(os.path.join(outdir, "summary.md"), "w") as fh:
         fh.write("| configuration | hog rate (achieved MiB/s) | runs | acted first: evictd / kubelet / kernel OOM / none "
-                 "| crossing → evictd's decision s | crossing → kill s | crossing → pod Failed in the API s | crossing → replacement created s "
+                 "| crossing → evictd's decision s | crossing → kill s | 500Mi crossing → kill s | crossing → pod Failed in the API s | crossing → replacement created s "
                  "| min memory.available MiB | kernel OOM kills (victims) | other pods lost | clock offset ms |\n")
-        fh.write("|---|---|---|---|---|---|---|---|---|---|---|---|\n")
+        fh.write("|---|---|---|---|---|---|---|---|---|---|---|---|---|\n")
         # a configuration's second boot is CONFIG@WHAT (another rate, say): one label
         for config in labels:
             for rate in sorted({r["rate"] for r in allrows if r["config"] == config}):
                 rs = [r for r in allrows if r["config"] == config and r["rate"] == rate]
                 cnt = {w: sum(1 for r in rs if r["first"] == w) for w in ("evictd", "kubelet", "kernel OOM", "none", "NA")}
-                vict = sorted({v for r in rs for v in r.get("victims", "-").split(",") if v != "-"})
+                procs = {v for r in rs for v in r.get("victims", "-").split(",") if v != "-"}
+                names = sorted({v.split("[")[0] for v in procs})
+                vict = ["%d processes: %s" % (len(procs), ", ".join(names))] if procs else []
                 ncross = sum(1 for r in rs if r.get("crossed") != "no")
-                fh.write("| %s (threshold %dMi) | %d (%s) | %d | %d / %d / %d / %d | %s | %s | %s | %s | %s | %d%s | %d | %s |\n" % (
+                fh.write("| %s (threshold %dMi) | %d (%s) | %d | %d / %d / %d / %d | %s | %s | %s | %s | %s | %s | %d%s | %d | %s |\n" % (
                     config.split("@")[0], labels[config], rate, med_range([r.get("achieved") for r in rs], "%.0f"), len(rs),
                     cnt["evictd"], cnt["kubelet"], cnt["kernel OOM"], cnt["none"] + cnt["NA"],
-                    med_range([r.get("cross_decision") for r in rs]), med_range([r.get("cross_kill") for r in rs]), med_range([r.get("cross_failed") for r in rs]),
+                    med_range([r.get("cross_decision") for r in rs]), med_range([r.get("cross_kill") for r in rs]),
+                    med_range([r.get("cross500_kill") for r in rs]), med_range([r.get("cross_failed") for r in rs]),
                     med_range([r.get("cross_repl") for r in rs]),
                     med_range([r.get("min_avail") for r in rs], "%.0f") + ("" if ncross == len(rs) else
                                                                             ", crossed in %d of %d" % (ncross, len(rs))),
