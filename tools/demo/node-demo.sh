@@ -104,14 +104,17 @@ elog | grep -a -e "$leaky" -e "$leaky_uid" -e "${leaky_uid//-/_}" | sed -E 's/^[
 	grep -v '^{' | cut -c1-400 >&3
 
 heading "evictd's metrics"
-out "(on the node: curl -s http://127.0.0.1:9808/metrics | grep -E '^evictd_(evictions|eviction_latency|threshold_met|signal_available|memory_available)')"
+out "(on the node: curl -s http://127.0.0.1:9808/metrics | grep -E '^evictd_(evictions_total|eviction_latency|threshold_met|memory_available)', the evictions counted)"
 token=m$RANDOM
 kc annotate node "$NODE" "evictd.test/metrics=$token" --overwrite >/dev/null
 metrics_in() { grep -aq "^evictd-metrics/$token end" "$pod_logs"; }
 if wait_guest 60 metrics_in; then
-	grep -a "^evictd-metrics/$token " "$pod_logs" | cut -d' ' -f2- >"$tmp/metrics.txt"
-	grep -E '^evictd_(evictions_total|eviction_latency_seconds_(sum|count)|threshold_met|signal_available\{signal="memory.available"|memory_available_bytes)' \
-		"$tmp/metrics.txt" >&3 || { out "(the node read none of those from evictd's metrics address; its first lines:)"; head -n 5 "$tmp/metrics.txt" >&3; }
+	# (a serial port's tty ends each line with CR LF)
+	grep -a "^evictd-metrics/$token " "$pod_logs" | tr -d '\r' | cut -d' ' -f2- >"$tmp/metrics.txt"
+	# the memory signal's lines, and the eviction counters that are not 0
+	grep -E '^evictd_(evictions_total|eviction_latency_seconds_(sum|count)|threshold_met\{signal="memory.available"|memory_available_bytes)' \
+		"$tmp/metrics.txt" | awk '!/^evictd_evictions_total/ || $NF != 0' | grep . >&3 ||
+		{ out "(the node read none of those from evictd's metrics address; its first lines:)"; head -n 5 "$tmp/metrics.txt" >&3; }
 else
 	out "(no metrics from the node within 60 s)"
 fi
