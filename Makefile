@@ -1,4 +1,5 @@
-# evictd — one entry point: make, make run, make test, make vmtest, make bench, make install,
+# evictd — one entry point: make, make run, make test, make vmtest, make bench, make demo,
+# make install,
 # make deb. Plain `make` only builds: `make deps` installs the Debian packages it needs (as root),
 # and make run, test, vmtest and bench do that first.
 # ARCH names the target in the kernel's words (x86, arm64; x86_64 and aarch64 are accepted).
@@ -117,11 +118,11 @@ BPF_TEST_BINS := $(patsubst tests/bpf/%.c,$(BUILD)/tests-bpf/%,$(BPF_TEST_SRCS))
 DEB := $(BUILD)/evictd.deb
 DEPS_STAMP := $(BUILD)/.deps-$(shell cat tools/install-deps.sh | cksum | cut -d' ' -f1)
 # Only these goals install packages (before anything compiles); plain `make` never does.
-DEPS_GOALS := deps run test vmtest bench
+DEPS_GOALS := deps run test vmtest bench demo
 # A cross build always does: its :arm64 libraries and cross compiler are no host's default.
 DEPS_ORDER = $(if $(or $(CROSS_DEPS),$(filter $(DEPS_GOALS),$(MAKECMDGOALS))),$(DEPS_STAMP))
 
-.PHONY: all deps run test unit fuzz bpftest clitest vmtest bench clean vmlinux image install \
+.PHONY: all deps run test unit fuzz bpftest clitest vmtest bench demo clean vmlinux image install \
 	uninstall deb version FORCE
 .DELETE_ON_ERROR:
 # Keep the BPF objects and skeletons make builds on the way.
@@ -292,8 +293,19 @@ vmtest: deps $(BUILD)/evictd $(if $(CROSS_DEPS),$(BUILD)/evictctl,$(DEB)) bpftes
 	@[ "$(ARCH)" != x86 ] || KERNEL_SPEC=$(KERNEL) NODE_CGROUP_DRIVER=$(if $(filter 6.12%,$(KERNEL)),systemd,cgroupfs) \
 		NODE_SCENARIOS=g NODE_KUBELET_SHUTDOWN=20s bash tests/cluster/test_node.sh
 
-bench: deps $(BUILD)/evictd $(BUILD)/evictctl
-	@tools/install-deps.sh vm bench
+# Try it in one command: a control plane on this machine and a real node (the kubelet,
+# containerd, runc) in a QEMU guest, evictd deployed with kubectl apply -k, a pod that leaks
+# memory, what an operator sees (pods, events, evictd's log and metrics), then all torn down
+# (tools/demo/demo.sh; the Kubernetes binaries are built once and cached by tests/cluster/build.sh).
+demo: deps image
+	@tools/install-deps.sh vm cluster
+	@tests/cluster/build.sh >/dev/null
+	@tools/demo/demo.sh
+
+# The node-race part boots a real node with evictd's image and the Kubernetes binaries
+# (tests/cluster/build.sh, cached).
+bench: deps $(BUILD)/evictd $(BUILD)/evictctl image
+	@tools/install-deps.sh vm bench cluster
 	@tools/bench/run.sh
 
 # ---- install (earlyoom's Makefile conventions: DESTDIR, PREFIX, SYSCONFDIR, a unit dir) ----

@@ -14,7 +14,10 @@
 # NODE_SCENARIOS gives (default: every one there is; tests/run-all.sh runs a and b on 6.12).
 #
 # Environment: KERNEL_SPEC (fetch-kernel.sh's spec: 6.12; default Debian's 6.1), NODE_SCENARIOS,
-# NODE_EVICTD=0 (no evictd: the kubelet alone), NODE_KUBELET_ARGS (more kubelet flags),
+# NODE_EVICTD=0 (no evictd: the kubelet alone), NODE_EVICTD_SHIPPED=1 (evictd's shipped
+# thresholds: the overlay shortens only evictionPressureTransitionPeriod), NODE_KUBELET_ARGS (more
+# kubelet flags), NODE_SAMPLER_INTERVAL (seconds: the guest samples memory.available to
+# $sampler_log, tools/vm/node/node-sampler.sh),
 # NODE_CGROUP_DRIVER (the kubelet's and containerd's: cgroupfs, the default, or systemd),
 # NODE_KUBELET_SHUTDOWN (the kubelet's shutdownGracePeriod: its graceful shutdown on, scenario g),
 # NODE_EVICTD_OPTIONS (more of evictd's options, "key: value;..."),
@@ -66,7 +69,7 @@ EVICTD_TAG=$(tar -xOf "$IMAGE_ARCHIVE" index.json | jq -r '.manifests[0].annotat
 
 cluster_begin
 _cluster_nodes+=("$NODE")
-console=$tmp/console.log kubelet_log=$tmp/kubelet.log pod_logs=$tmp/pod-logs.log
+console=$tmp/console.log kubelet_log=$tmp/kubelet.log pod_logs=$tmp/pod-logs.log sampler_log=$tmp/sampler.log
 
 # The guest's end: the node powers itself off when its Node is annotated (node-watch.sh); qemu
 # is stopped by its pid when it has not after 90 s. Then the shared control plane gets evictd's
@@ -104,6 +107,7 @@ SERVICE_IP=10.96.0.1
 KUBELET_ARGS="--v=3${NODE_KUBELET_ARGS:+ $NODE_KUBELET_ARGS}"
 CGROUP_DRIVER=$CGROUP_DRIVER
 PID_MAX=4096
+SAMPLER_INTERVAL=${NODE_SAMPLER_INTERVAL:-}
 EOF
 # Scenario (e)'s PIDPressure: node-setup.sh lowers kernel.pid_max to PID_MAX, so that
 # pid.available (min(pid_max, threads-max) - tasks, [eviction/helpers.go] makeSignalObservations)
@@ -171,7 +175,8 @@ echo "# node guest built in $((SECONDS - t0)) s"
 nice tools/vm/run-guest.sh --initramfs "$tmp/guest/node.cpio" --disk "$tmp/guest/node.img" \
 	--mem "$GUEST_MEM" --smp 2 --timeout "$GUEST_TIMEOUT" --slots "${EVICTD_VM_SLOTS:-0}" \
 	--append "apparmor=0 systemd.unified_cgroup_hierarchy=1" \
-	--guestfwd "$GUEST_API_ADDR:$API_PORT:$API_PORT" --serial2 "$kubelet_log" --serial2 "$pod_logs" --log "$console" \
+	--guestfwd "$GUEST_API_ADDR:$API_PORT:$API_PORT" --serial2 "$kubelet_log" --serial2 "$pod_logs" --serial2 "$sampler_log" \
+	--log "$console" \
 	>"$tmp/run-guest.log" 2>&1 &
 guest_pid=$!
 t_boot=$SECONDS
@@ -221,16 +226,24 @@ EOF
 # sets it, so that the test waits 30 s, not 5 minutes.
 # A soft memory threshold above the hard one, for scenario (d): its 40 s grace outlasts the
 # 20 s the hogs of (a) and (b) take from it to the hard threshold, so those stay hard evictions.
-# pid.available: a hard threshold of evictd's own (the kubelet here has none: PIDPressure is
-# evictd's alone), 2000 of PID_MAX's 4096 (scenario (e)).
-sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s\
+# NODE_EVICTD_SHIPPED=1 (the demo, the node race bench): the shipped thresholds, no soft one.
+if [ "${NODE_EVICTD_SHIPPED:-0}" = 1 ]; then
+	sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s/' \
+		tools/deploy/configmap.yaml >"$tmp/deploy/configmap.yaml"
+else
+	# pid.available: a hard threshold of evictd's own (the kubelet here has none: PIDPressure
+	# is evictd's alone), 2000 of PID_MAX's 4096 (scenario (e)).
+	sed -e 's/evictionPressureTransitionPeriod: 5m/evictionPressureTransitionPeriod: 30s\
     evictionSoft:\
       memory.available: "900Mi"\
     evictionSoftGracePeriod:\
       memory.available: "40s"\
     evictionMaxPodGracePeriod: 20/' \
-	-e 's/^\( *\)imagefs.inodesFree: "10%"$/&\n\1pid.available: "2000"/' tools/deploy/configmap.yaml \
-	>"$tmp/deploy/configmap.yaml"
+		-e 's/^\( *\)imagefs.inodesFree: "10%"$/&\n\1pid.available: "2000"/' tools/deploy/configmap.yaml \
+		>"$tmp/deploy/configmap.yaml"
+	grep -q '^ *pid.available: "2000"$' "$tmp/deploy/configmap.yaml" ||
+		fail "tools/deploy/configmap.yaml has imagefs.inodesFree: \"10%\" (the test adds pid.available after it)"
+fi
 # NODE_EVICTD_OPTIONS: more of evictd's own options, YAML "key: value" lines separated by ";"
 # (e.g. "kubeHardEvictionStatusWait: 0s" shows scenario (b) without the hold).
 if [ -n "${NODE_EVICTD_OPTIONS:-}" ]; then

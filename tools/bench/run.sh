@@ -4,7 +4,7 @@
 # Usage: tools/bench/run.sh [PART...]
 #        tools/bench/run.sh --report    (rewrite results.md from the last run, run nothing)
 #   parts: overhead footprint scale host-race race race-systemd plain-host fleet benign-ahead reserve
-#          (default: all, in this order)
+#          node-race (default: all, in this order)
 #   overhead   BPF programs attached vs not (A/B alternating): fork/exit, page-cache read,
 #              write, create/unlink loops, per configuration (default, --bpf-inspect, the
 #              memory-hook candidates); kernel event -> handler latency
@@ -36,6 +36,11 @@
 #              the kernel OOM killer in every one of RESERVE_RUNS (10) runs, beside the physical
 #              floor (min watermark + rate x detection latency); one guest boot
 #              (tools/bench/reserve.sh)
+#   node-race  the race on a real Kubernetes node (the kubelet v1.34, containerd, runc in a QEMU
+#              guest joined to a real control plane): one hog pod, the kubelet's eviction manager
+#              alone at its defaults, with evictd at its shipped thresholds, and the kubelet alone
+#              with --housekeeping-interval=1s, one boot each (tools/bench/node-race.sh;
+#              NODE_RACE_RATES, NODE_RACE_RUNS, NODE_RACE_CONFIGS there)
 # Environment: FOOTPRINT_SECONDS (60), RACE_RUNS (12), RACE_SYSTEMD_RUNS (7), HOST_RACE_RUNS (20),
 # FLEET_SMOKE=1 (the fleet part's --smoke: 20 nodes, under 3 min), and those of each part's
 # script. Parts not run keep nothing: results.md describes this run only.
@@ -58,7 +63,7 @@ if [ "${1:-}" = --report ]; then
 	. "$env_file"
 else
 	parts=("$@")
-	[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race race-systemd plain-host fleet benign-ahead reserve)
+	[ ${#parts[@]} -gt 0 ] || parts=(overhead footprint scale host-race race race-systemd plain-host fleet benign-ahead reserve node-race)
 	: >"$raw"
 	load_start=$(cut -d' ' -f1-3 /proc/loadavg)
 	run_date=$(date -u +%Y-%m-%dT%H:%MZ)
@@ -106,6 +111,7 @@ run_part() {	# run_part NAME COMMAND...: print and keep its output
 	fleet) run_part fleet tools/bench/fleet.sh ${FLEET_SMOKE:+--smoke} ;;
 	benign-ahead) run_part benign-ahead tools/bench/benign-ahead.sh bench/benign-ahead ;;
 	reserve) rm -rf bench/reserve; run_part reserve tools/bench/reserve.sh bench/reserve ;;
+	node-race) run_part node-race tools/bench/node-race.sh bench/node-race ;;
 	*) echo "bench: unknown part $part" >&2; exit 2 ;;
 	esac
 done
@@ -217,6 +223,11 @@ EOF
 
 	if has plain-host && [ -f bench/plain-host/runs.tsv ]; then
 		tools/bench/plain-host-race.sh --section bench/plain-host "${took[plain-host]:-?}"
+	fi
+
+	if has node-race && [ -f bench/node-race/summary.md ]; then
+		tools/bench/node-race.sh --section bench/node-race "${took[node-race]:-?}"
+		echo
 	fi
 
 	if has host-race && grep -q '^host-race ' "$raw"; then
@@ -425,6 +436,8 @@ EOF
 	echo "tools/bench/run.sh fleet         # tools/bench/fleet.sh (FLEET_NODES=500; --smoke: 20 nodes)"
 	echo "tools/bench/run.sh benign-ahead  # tools/bench/benign-ahead.sh bench/benign-ahead (BENIGN_RUNS=${BENIGN_RUNS:-10}, BENIGN_PROOF_RUNS=${BENIGN_PROOF_RUNS:-2})"
 	echo "tools/bench/run.sh reserve       # tools/bench/reserve.sh bench/reserve (RESERVE_RUNS=${RESERVE_RUNS:-10}; EVICTD_VM_KERNEL=6.12 for 6.12)"
+	echo "tools/bench/run.sh node-race     # tools/bench/node-race.sh bench/node-race (NODE_RACE_RATES, NODE_RACE_RUNS, NODE_RACE_CONFIGS)"
+	echo "tools/bench/node-race.sh --analyze bench/node-race   # re-analyse the node race without re-running it"
 	echo "tools/bench/race-analyze.sh bench/memory-race   # re-analyse and re-plot a race without re-running it"
 	echo '```'
 	if [ -f bench/memory-race/commands.txt ] && has race; then

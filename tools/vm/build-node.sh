@@ -108,10 +108,12 @@ args=(--packages "$NODE_PACKAGES" --modules "$NODE_MODULES"
       --add "$N/node-images.sh:/usr/lib/evictd-node/node-images.sh"
       --add "$N/node-watch.sh:/usr/lib/evictd-node/node-watch.sh"
       --add "$N/node-logs.sh:/usr/lib/evictd-node/node-logs.sh"
+      --add "$N/node-sampler.sh:/usr/lib/evictd-node/node-sampler.sh"
       --add "$N/containerd.toml:/etc/containerd/config.toml"
       --add "$N/10-ptp.conflist:/etc/cni/net.d/10-ptp.conflist"
       --add "$NODE_FILES:/etc/evictd-node")
-for u in node-setup.service node-images.service kubelet.service node-watch.service node-logs.service; do
+for u in node-setup.service node-images.service kubelet.service node-watch.service node-logs.service \
+    node-sampler.service; do
     args+=(--unit "$N/$u")
 done
 "$HERE/build-systemd-root.sh" "$OUT/node.cpio" "${args[@]}" >/dev/null || die "build-systemd-root.sh failed"
