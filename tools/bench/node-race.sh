@@ -35,7 +35,7 @@ if [ "$mode" = section ]; then
 	echo
 	cat "$out/summary.md"
 	echo
-	awk '$2 == "S" { if (p != "" && $3 - p < 10) { d = $3 - p; n++; s += d; if (d > m) m = d } p = $3 }
+	awk 'FNR == 1 { p = "" } $2 == "S" { if (p != "" && $3 - p < 10) { d = $3 - p; n++; s += d; if (d > m) m = d } p = $3 }
 		END { if (n) printf "Sampler: %d intervals, mean %.3f s, longest %.2f s (asked: 0.1 s).\n", n, s / n, m }' "$out"/*/sampler-stamped.log
 	echo
 	cat <<'TXT'
