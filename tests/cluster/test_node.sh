@@ -48,6 +48,7 @@ case ${NODE_SCENARIOS:-} in
 	"") NODE_SCENARIOS=${all_scenarios/g /} ;;
 	all) NODE_SCENARIOS=$all_scenarios ;;
 esac
+NODE_SCENARIOS=$(echo $NODE_SCENARIOS)	# one space between, none around
 case " $NODE_SCENARIOS " in
 	*" g "*) [ "${NODE_SCENARIOS##* }" = g ] || { echo "test_node: scenario (g) powers the node off: it runs last" >&2; exit 2; } ;;
 esac
