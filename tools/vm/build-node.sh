@@ -110,6 +110,7 @@ args=(--packages "$NODE_PACKAGES" --modules "$NODE_MODULES"
       --add "$N/node-logs.sh:/usr/lib/evictd-node/node-logs.sh"
       --add "$N/node-sampler.sh:/usr/lib/evictd-node/node-sampler.sh"
       --add "$N/containerd.toml:/etc/containerd/config.toml"
+      --add "$N/10-tasks-max.conf:/etc/systemd/system.conf.d/10-tasks-max.conf"
       --add "$N/10-ptp.conflist:/etc/cni/net.d/10-ptp.conflist"
       --add "$NODE_FILES:/etc/evictd-node")
 for u in node-setup.service node-images.service kubelet.service node-watch.service node-logs.service \

@@ -422,8 +422,11 @@ rescan:
 		if (executor_action_phase(a) == EXEC_KILLED)
 			pending = sat_add_i64(pending, FREES_UNKNOWN);
 		else if (executor_action_hard(a) && executor_action_phase(a) == EXEC_HELD) {
-			/* Held for its status report (--kube-hard-eviction-status-wait): it will
-			 * free what it holds, unless the node cannot wait for the report. */
+			/* Held for its status report (--kube-hard-eviction-status-wait): its
+			 * cgroup.kill is as good as written, so it counts as a kill does, as meeting
+			 * the whole need until it has completed (one victim per need: counting its
+			 * usage let a second Job pod be evicted beside it, test_controllers b),
+			 * unless the node cannot wait for the report. */
 			if (eviction_cannot_wait(policy, other)) {
 				log_warn("%s: %lld MiB, half its threshold: %s is killed without waiting "
 					 "for its status report", signal_name(other->signal),
@@ -432,7 +435,7 @@ rescan:
 				executor_escalate(daemon->executor, a);	/* may free a: scan again */
 				goto rescan;
 			}
-			pending = sat_add_i64(pending, frees(threshold->signal, executor_action_pod(a)));
+			pending = sat_add_i64(pending, FREES_UNKNOWN);
 		} else if (!urgent)
 			pending = sat_add_i64(pending, frees(threshold->signal, executor_action_pod(a)));
 	}
