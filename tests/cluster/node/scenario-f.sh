@@ -131,6 +131,9 @@ f_static() {
 	metadata: {name: hog}
 	spec:
 	  nodeSelector: {kubernetes.io/hostname: $NODE}
+	  # The static pod leaves the node below the overlay's soft threshold (900Mi, scenario d):
+	  # evictd's pressure taint is on, as it should be, and the hog must land all the same.
+	  tolerations: [{key: evictd.io/memory-pressure, operator: Exists, effect: NoSchedule}]
 	  restartPolicy: Never
 	  terminationGracePeriodSeconds: 5
 	  containers:
