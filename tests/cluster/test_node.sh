@@ -286,6 +286,23 @@ node_quiet() {
 		+ [.status.conditions[] | select(.type != "Ready" and .status == "True")] | length')" = 0 ]
 }
 node_calm() { wait_guest 240 node_quiet; }
+# Who acted since the scenario began: not the kubelet's eviction manager (evictd first; WHAT
+# names the signal in the check), not the kernel's OOM killer.
+check_kubelet_did_not_evict() {
+	local name="the kubelet's eviction manager did not act (evictd first${1:+, $1})"
+	if kubelet_since | grep -aq 'Eviction manager: attempting to reclaim\|Eviction manager: pods ranked for eviction'; then
+		fail "$name" "$(kubelet_since | grep -a 'Eviction manager' | head -n 5 | cut -c1-300)"
+	else
+		pass "$name"
+	fi
+}
+check_no_oom_kill() {
+	if console_since | grep -aEq 'Out of memory|oom-kill|Memory cgroup out of memory'; then
+		fail "no kernel OOM kill on the node" "$(console_since | grep -aE 'Out of memory|oom-kill' | head -n 5)"
+	else
+		pass "no kernel OOM kill on the node"
+	fi
+}
 
 # ---- the scenarios (tests/cluster/node/scenario-X.sh, sourced in order) -------------------
 # Each keeps to its own namespace ($NS-X) and starts on a calm node (node_calm).

@@ -465,12 +465,18 @@ static void test_escalate_cuts_the_grace(void **state)
 	assert_int_equal(rmdir(pod.cgroup_path), 0);
 }
 
+static int rig_start_held_mode(struct rig *rig, const struct pod *pod, enum kill_mode mode, int64_t grace_ns,
+			       int hold_fd, int64_t hold_ns, bool (*handed_over)(void *ctx))
+{
+	return executor_start(rig->executor, &rig->rules, &(struct exec_request){
+		.pod = pod, .mode = mode, .grace_ns = grace_ns, .done = on_done, .ctx = &rig->done,
+		.hold_fd = hold_fd, .hold_ns = hold_ns, .handed_over = handed_over }, NULL);
+}
+
 static int rig_start_held(struct rig *rig, const struct pod *pod, int64_t grace_ns, int hold_fd,
 			  int64_t hold_ns)
 {
-	return executor_start(rig->executor, &rig->rules, &(struct exec_request){
-		.pod = pod, .mode = KILL_SOFT, .grace_ns = grace_ns, .done = on_done, .ctx = &rig->done,
-		.hold_fd = hold_fd, .hold_ns = hold_ns }, NULL);
+	return rig_start_held_mode(rig, pod, KILL_SOFT, grace_ns, hold_fd, hold_ns, NULL);
 }
 
 static bool alive(pid_t pid)
@@ -607,14 +613,6 @@ static void test_hold_ended_by_itself(void **state)
 	rig_close(&rig);
 	close(efd);
 	assert_int_equal(rmdir(pod.cgroup_path), 0);
-}
-
-static int rig_start_held_mode(struct rig *rig, const struct pod *pod, enum kill_mode mode, int64_t grace_ns,
-			       int hold_fd, int64_t hold_ns, bool (*handed_over)(void *ctx))
-{
-	return executor_start(rig->executor, &rig->rules, &(struct exec_request){
-		.pod = pod, .mode = mode, .grace_ns = grace_ns, .done = on_done, .ctx = &rig->done,
-		.hold_fd = hold_fd, .hold_ns = hold_ns, .handed_over = handed_over }, NULL);
 }
 
 static bool yes_handed_over(void *ctx)

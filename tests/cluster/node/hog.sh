@@ -97,16 +97,8 @@ hog_evicted() {
 	grep -E '^(Status|Reason|Message):|Evicted|DisruptionTarget' "$tmp/describe.txt" | sed 's/^/#   describe: /'
 
 	# Who acted: evictd, before the kubelet's eviction manager and the kernel's OOM killer.
-	if kubelet_since | grep -aq 'Eviction manager: attempting to reclaim\|Eviction manager: pods ranked for eviction'; then
-		fail "the kubelet's eviction manager did not act (evictd first)" "$(kubelet_since | grep -a 'Eviction manager' | head -n 5 | cut -c1-300)"
-	else
-		pass "the kubelet's eviction manager did not act (evictd first)"
-	fi
-	if console_since | grep -aEq 'Out of memory|oom-kill|Memory cgroup out of memory'; then
-		fail "no kernel OOM kill on the node" "$(console_since | grep -aE 'Out of memory|oom-kill' | head -n 5)"
-	else
-		pass "no kernel OOM kill on the node"
-	fi
+	check_kubelet_did_not_evict
+	check_no_oom_kill
 	elog >"$tmp/evictd.log"
 	grep -a "$hog" "$tmp/evictd.log" | head -n 5 | cut -c1-300 | sed 's/^/#   evictd: /'
 	# What the kubelet's status manager and pod workers did with the pod (its UID) after evictd's

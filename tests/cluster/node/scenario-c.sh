@@ -108,11 +108,7 @@ c_job() {
 			| [.items[] | select(.kind == "Pod" and .metadata.name != $p and .metadata.annotations["batch.kubernetes.io/job-completion-index"] == "0")][0].metadata.creationTimestamp as $new
 			| "# the replacement of index 0 was created at \($new // "-"), the evicted container finished at \($fin // "-")"' "$tmp/c-final.json"
 	fi
-	if kubelet_since | grep -aq 'Eviction manager: attempting to reclaim\|Eviction manager: pods ranked for eviction'; then
-		fail "the kubelet's eviction manager did not act (evictd first)" "$(kubelet_since | grep -a 'Eviction manager' | head -n 5 | cut -c1-300)"
-	else
-		pass "the kubelet's eviction manager did not act (evictd first)"
-	fi
+	check_kubelet_did_not_evict
 	[ -z "$evicted" ] || elog | grep -a "$evicted" | head -n 3 | cut -c1-300 | sed 's/^/#   evictd: /'
 }
 

@@ -57,11 +57,7 @@ e_pressure_evicted() {
 	else
 		fail "the kubelet's $cond condition stayed False" "True at:${cond_true:- never}; now: $cond_now"
 	fi
-	if kubelet_since | grep -aq 'Eviction manager: attempting to reclaim\|Eviction manager: pods ranked for eviction'; then
-		fail "the kubelet's eviction manager did not act (evictd first, $resource)" "$(kubelet_since | grep -a 'Eviction manager' | head -n 5 | cut -c1-300)"
-	else
-		pass "the kubelet's eviction manager did not act (evictd first, $resource)"
-	fi
+	check_kubelet_did_not_evict "$resource"
 	elog | grep -a "$pod" | head -n 3 | cut -c1-300 | sed 's/^/#   evictd: /'
 	return 0
 }

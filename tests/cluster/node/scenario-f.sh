@@ -184,16 +184,8 @@ f_static() {
 	else
 		pass "evictd never killed the static pod, and it was no candidate in the hog's decision ($(grep -o 'candidates=.*' <<<"$decision" | cut -c1-120))"
 	fi
-	if kubelet_since | grep -aq 'Eviction manager: attempting to reclaim\|Eviction manager: pods ranked for eviction'; then
-		fail "the kubelet's eviction manager did not act (evictd first)" "$(kubelet_since | grep -a 'Eviction manager' | head -n 5 | cut -c1-300)"
-	else
-		pass "the kubelet's eviction manager did not act (evictd first)"
-	fi
-	if console_since | grep -aEq 'Out of memory|oom-kill|Memory cgroup out of memory'; then
-		fail "no kernel OOM kill on the node" "$(console_since | grep -aE 'Out of memory|oom-kill' | head -n 5)"
-	else
-		pass "no kernel OOM kill on the node"
-	fi
+	check_kubelet_did_not_evict
+	check_no_oom_kill
 	elog | grep -a "$NS_S/hog " | grep -av '^[^ ]* stdout' | head -n 3 | cut -c1-300 | sed 's/^/#   evictd: /'
 }
 
