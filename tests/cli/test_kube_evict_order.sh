@@ -14,7 +14,7 @@
 #  2. soft eviction, status PATCH black-holed (answered after 8 s): the SIGTERM comes anyway,
 #     within the 100 ms bound plus slack, long before the answer;
 #  3. hard eviction, black-holed: held for the answer at most --kube-hard-eviction-status-wait
-#     (2 s here), killed then, long before the 8 s answer; 3z: with 0, not held at all; 3c: the
+#     (2 s here), killed then, long before the 8 s answer, once, with a SIGHUP in the hold; 3z: with 0, not held at all; 3c: the
 #     signal at or below half its threshold: killed at once, not held;
 #  4. soft eviction held for its answer (--kube-eviction-status-wait=10s, answered after 5 s):
 #     while it is held the loop answers the control socket (evictctl status); the blocking wait
@@ -204,7 +204,13 @@ check "no sanitizer report (2)" san_clean "$tmp/two.err"
 echo '[{"method": "PATCH", "path": "/api/v1/namespaces/t/pods/p3/status", "delay": 8, "times": 1}]' >"$tmp/faults.json"
 victim 3
 run_daemon three --eviction-hard="memory.available<$((mem_total + 1))" --kube-hard-eviction-status-wait=2s
+# A reload in the middle of the hold (the worst moment: the action borrows nothing from the
+# policy a SIGHUP replaces): still one kill, at the bound.
+for _ in $(seq 100); do grep -q 'cgroup.kill once its status report' "$tmp/three.err" && break; sleep 0.05; done
+kill -HUP "$dpid"
 wait_file "$tmp/empty-3" 20
+check "hard, held: a SIGHUP during the hold reloads and the kill still comes, once" \
+	eval 'grep -q "configuration reloaded" "$tmp/three.err" && [ "$(grep -c "kill: killing pod" "$tmp/three.err")" = 1 ]'
 t_patch=$(patch_time 3)
 t_empty=$(cat "$tmp/empty-3" 2>/dev/null)
 check "hard, black-holed: killed (cgroup.kill), no SIGTERM" test -s "$tmp/empty-3" -a ! -e "$tmp/sig-3"
