@@ -163,11 +163,13 @@ static void test_refault_counters_missing(void **state)
  * The rule follows the LRU (DESIGN.md §1, "Refault-aware memory.available under MGLRU").
  * MGLRU on (Debian 6.12's default 0x0007, or the core bit alone): active_file is the two
  * youngest generations (used recently), so while the cache does not refault the refault-aware
- * value is the kubelet's. Off (0x0000), walks without the core bit, or absent (no
- * CONFIG_LRU_GEN): classic LRU, active file cache counted as free. Each case has its own
- * root: detection is once per root (one boot).
+ * value is the kubelet's. On a kernel before 6.5 MGLRU's refault counter misses refaults:
+ * refused (the kubelet's value, none exported). Off (0x0000), walks without the core bit, or
+ * absent (no CONFIG_LRU_GEN): classic LRU, active file cache counted as free. Each case has its
+ * own root: detection is once per root (one boot).
  */
-static void check_lru_case(const char *root, const char *enabled, int64_t want_available)
+static void check_lru_case(const char *root, const char *enabled, const char *release,
+			   int64_t want_available, int64_t want_aware)
 {
 	struct signal_source aware = { .root = root, .memory_refault_aware = true, .now_ns = fake_now_ns };
 	struct observations obs = { 0 };
@@ -175,10 +177,12 @@ static void check_lru_case(const char *root, const char *enabled, int64_t want_a
 	write_node(root, 1000);
 	if (enabled)
 		fixture_write(root, "sys/kernel/mm/lru_gen/enabled", "%s", enabled);
+	if (release)
+		fixture_write(root, "proc/sys/kernel/osrelease", "%s\n", release);
 	assert_int_equal(signals_read(&aware, SIGNAL_MASK_MEMORY, &obs), 0);
 	assert_int_equal(obs.memory_available_kubelet_bytes, 424 * MI);
 	assert_int_equal(obs.signal[EV_SIGNAL_MEMORY_AVAILABLE].available, want_available);
-	assert_int_equal(obs.memory_available_refault_aware_bytes, want_available);
+	assert_int_equal(obs.memory_available_refault_aware_bytes, want_aware);
 	assert_false(obs.file_cache_refaulting);
 }
 
@@ -188,16 +192,49 @@ static void test_refault_aware_rule_per_lru(void **state)
 	char root[PATH_MAX];
 
 	snprintf(root, sizeof(root), "%s/mglru-on", base);
-	check_lru_case(root, "0x0007\n", 424 * MI);
+	check_lru_case(root, "0x0007\n", "6.12.57+deb13-amd64", 424 * MI, 424 * MI);
 	snprintf(root, sizeof(root), "%s/mglru-core-only", base);
-	check_lru_case(root, "0x0001\n", 424 * MI);
+	check_lru_case(root, "0x0001\n", "6.5.0", 424 * MI, 424 * MI);
+	/* MGLRU before 6.5, or no release to say: refused, the kubelet's value. */
+	snprintf(root, sizeof(root), "%s/mglru-6.1", base);
+	check_lru_case(root, "0x0007\n", "6.1.0-41-amd64", 424 * MI, -1);
+	snprintf(root, sizeof(root), "%s/mglru-6.4", base);
+	check_lru_case(root, "0x0007\n", "6.4.16", 424 * MI, -1);
+	snprintf(root, sizeof(root), "%s/mglru-no-release", base);
+	check_lru_case(root, "0x0007\n", NULL, 424 * MI, -1);
+	/* MGLRU off on 6.1: classic, whatever the release. */
 	snprintf(root, sizeof(root), "%s/mglru-off", base);
-	check_lru_case(root, "0x0000\n", 924 * MI);
+	check_lru_case(root, "0x0000\n", "6.1.0-41-amd64", 924 * MI, 924 * MI);
 	/* Walks on, core off (the core bit is the switch, mm/vmscan.c enabled_store()). */
 	snprintf(root, sizeof(root), "%s/mglru-walk-only", base);
-	check_lru_case(root, "0x0006\n", 924 * MI);
+	check_lru_case(root, "0x0006\n", "6.12.0", 924 * MI, 924 * MI);
 	snprintf(root, sizeof(root), "%s/no-lru-gen", base);
-	check_lru_case(root, NULL, 924 * MI);
+	check_lru_case(root, NULL, NULL, 924 * MI, 924 * MI);
+}
+
+/* The release gate on its own: 6.5 and later count every refault. */
+static void test_mglru_counts_refaults(void **state)
+{
+	const char *root = *state;
+	bool counts = true;
+
+	assert_int_equal(signals_mglru_counts_refaults(root, &counts), -ENOENT);
+	assert_false(counts);
+	fixture_write(root, "proc/sys/kernel/osrelease", "6.5.0-rc1\n");
+	assert_int_equal(signals_mglru_counts_refaults(root, &counts), 0);
+	assert_true(counts);
+	fixture_write(root, "proc/sys/kernel/osrelease", "7.0.0\n");
+	assert_int_equal(signals_mglru_counts_refaults(root, &counts), 0);
+	assert_true(counts);
+	fixture_write(root, "proc/sys/kernel/osrelease", "6.4.99\n");
+	assert_int_equal(signals_mglru_counts_refaults(root, &counts), 0);
+	assert_false(counts);
+	fixture_write(root, "proc/sys/kernel/osrelease", "5.19.17\n");
+	assert_int_equal(signals_mglru_counts_refaults(root, &counts), 0);
+	assert_false(counts);
+	fixture_write(root, "proc/sys/kernel/osrelease", "linux\n");
+	assert_int_equal(signals_mglru_counts_refaults(root, &counts), -EINVAL);
+	assert_false(counts);
 }
 
 /* The pure rule on its four corners: 100 MiB anon, 800 MiB file, 300 inactive, 500 active. */
@@ -305,6 +342,7 @@ int main(void)
 		cmocka_unit_test(test_refault_aware_working_set),
 		cmocka_unit_test(test_refault_aware_mglru_captured),
 		cmocka_unit_test_setup_teardown(test_read_mglru, setup_tmp, teardown_tmp),
+		cmocka_unit_test_setup_teardown(test_mglru_counts_refaults, setup_tmp, teardown_tmp),
 	};
 
 	log_set_level(LOGLEVEL_ERR - 1);

@@ -210,35 +210,82 @@ int signals_read_mglru(const char *root, bool *enabled)
 	return 0;
 }
 
+/*
+ * Before 6.5, MGLRU's workingset_refault_file misses refaults: lru_gen_refault() returned
+ * before counting unless the shadow's generation was the current min_seq, so once the
+ * generations age a thrashing cache reads as quiet (mm/workingset.c; "mm: Multi-gen LRU: fix
+ * workingset accounting", 6.5, moved the count ahead of that test). Debian's 6.1 with lru_gen
+ * switched on is such a kernel: a thrash there showed workingset_activate_file 0 beside 124447
+ * refaults, and one of two guest runs measured no refault at all. The MGLRU rule needs that
+ * rate, so those kernels are refused (DESIGN.md §1).
+ */
+int signals_mglru_counts_refaults(const char *root, bool *counts)
+{
+	char path[PATH_MAX], buf[64];
+	unsigned major, minor;
+	ssize_t n;
+	int err;
+
+	*counts = false;
+	err = sig_path_join(path, sizeof(path), root, "/proc/sys/kernel/osrelease", NULL);
+	if (err)
+		return err;
+	n = sig_read_small(path, buf, sizeof(buf));
+	if (n < 0) {
+		log_fail("%s: %m", path);
+		return (int)n;
+	}
+	if (sscanf(buf, "%u.%u", &major, &minor) != 2) {
+		log_fail("%s: not a release: \"%.*s\"", path, (int)strcspn(buf, "\n"), buf);
+		return -EINVAL;
+	}
+	*counts = major > 6 || (major == 6 && minor >= 5);
+	return 0;
+}
+
 /* Read once per root and thread: the daemon's whole run is one boot, and the formula must not
  * change under a running threshold (a toggle of lru_gen/enabled takes a restart). */
 static __thread struct {
 	bool valid;
 	bool enabled;
-	bool warned;		/* the MGLRU rule was logged (once per root, when the option is on) */
+	bool counts_refaults;	/* 6.5+: workingset_refault_file counts every refault */
+	bool said;		/* the rule or the refusal was logged (once per root, option on) */
 	char root[PATH_MAX];
 } mglru_cache;
 
-static bool mglru_enabled(const struct signal_source *source)
+/* Whether MGLRU runs; *usable: whether the refault-aware rule can run under it. */
+static bool mglru_enabled(const struct signal_source *source, bool *usable)
 {
 	const char *root = source->root ? source->root : "";
 
+	*usable = false;
 	if (!mglru_cache.valid || strcmp(mglru_cache.root, root) != 0) {
 		if (strlen(root) >= sizeof(mglru_cache.root))
 			return false;
 		memset(&mglru_cache, 0, sizeof(mglru_cache));
 		(void)signals_read_mglru(root, &mglru_cache.enabled);	/* unreadable: classic */
+		if (mglru_cache.enabled)	/* unreadable release: refused */
+			(void)signals_mglru_counts_refaults(root, &mglru_cache.counts_refaults);
 		strcpy(mglru_cache.root, root);
 		mglru_cache.valid = true;
 	}
-	if (mglru_cache.enabled && source->memory_refault_aware && !mglru_cache.warned) {
-		log_info("--memory-refault-aware under MGLRU (%.*s/sys/kernel/mm/lru_gen/enabled): "
-			 "the kubelet's value while the file cache does not refault (its active_file is "
-			 "the two youngest generations, used recently), all of the file cache counted "
-			 "while it does (refaulted pages go back to the oldest generations)",
-			 sig_root_len(root), root);
-		mglru_cache.warned = true;
+	if (mglru_cache.enabled && source->memory_refault_aware && !mglru_cache.said) {
+		if (mglru_cache.counts_refaults)
+			log_info("--memory-refault-aware under MGLRU (%.*s/sys/kernel/mm/lru_gen/enabled): "
+				 "the kubelet's value while the file cache does not refault (its "
+				 "active_file is the two youngest generations, used recently), all of "
+				 "the file cache counted while it does (refaulted pages go back to the "
+				 "oldest generations)", sig_root_len(root), root);
+		else
+			log_warn("--memory-refault-aware refused: MGLRU is on (%.*s/sys/kernel/mm/lru_gen/enabled) "
+				 "and this kernel is older than 6.5 (or its release is unreadable), whose "
+				 "workingset_refault_file misses refaults once the generations age; "
+				 "memory.available uses the kubelet's formula (echo n > "
+				 "/sys/kernel/mm/lru_gen/enabled and restart evictd to use the option)",
+				 sig_root_len(root), root);
+		mglru_cache.said = true;
 	}
+	*usable = mglru_cache.counts_refaults;
 	return mglru_cache.enabled;
 }
 
@@ -306,11 +353,16 @@ static int working_set_v2(const struct signal_source *source, const char *memory
 	*refaulting = false;
 	/* active_file, workingset_refault_file: 5.9+. */
 	if ((scan.found & (8 | 16)) == (8 | 16)) {
+		bool mglru, mglru_usable;
+
+		mglru = mglru_enabled(source, &mglru_usable);
+		if (mglru && !mglru_usable)
+			return 0;	/* refused: the refault counter misses refaults (< 6.5) */
 		*refaulting = refaulting_now(source->now_ns ? source->now_ns() : clock_monotonic_ns(),
 					     scan.values[4], scan.values[1]);
 		*refault_aware = signals_refault_aware_working_set(&(struct refault_aware_view){
 			.usage = usage, .working_set = *working_set, .active_file = scan.values[3],
-			.refaulting = *refaulting, .mglru = mglru_enabled(source) });
+			.refaulting = *refaulting, .mglru = mglru });
 	}
 	return 0;
 }

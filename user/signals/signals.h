@@ -62,6 +62,10 @@ int64_t signals_refault_aware_working_set(const struct refault_aware_view *view)
  * -ENOENT for a kernel without CONFIG_LRU_GEN (classic LRU), or negative errno; *enabled is
  * false unless it read a set bit. It picks the refault-aware rule (memory.c). */
 int signals_read_mglru(const char *root, bool *enabled);
+/* Whether root/proc/sys/kernel/osrelease is 6.5 or later, where MGLRU's
+ * workingset_refault_file counts every refault; before, --memory-refault-aware is refused
+ * under MGLRU (memory.c). 0 or negative errno; *counts false unless it read such a release. */
+int signals_mglru_counts_refaults(const char *root, bool *counts);
 
 /* The individual readers, exposed for tests. Each returns 0 or negative errno and logs
  * the failing path with %m. */
