@@ -279,8 +279,19 @@ static void loop_realtime(int priority)
 {
 	struct sched_param param = { .sched_priority = priority };
 
-	if (priority <= 0)
+	if (priority <= 0) {
+		/* Set before start (systemd's CPUSchedulingPolicy=, as the shipped unit does). */
+		int policy = sched_getscheduler(0);
+
+		if (policy >= 0 && ((policy & ~SCHED_RESET_ON_FORK) == SCHED_FIFO ||
+				    (policy & ~SCHED_RESET_ON_FORK) == SCHED_RR) &&
+		    !sched_getparam(0, &param))
+			log_info("the event loop runs %s at priority %d, as it was started%s",
+				 (policy & ~SCHED_RESET_ON_FORK) == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR",
+				 param.sched_priority, policy & SCHED_RESET_ON_FORK ? "" :
+				 " (without reset-on-fork: threads and children inherit it)");
 		return;
+	}
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &param)) {
 		log_warn("--realtime-priority=%d: sched_setscheduler(SCHED_FIFO): %m; the loop keeps "
 			 "its normal priority (needs CAP_SYS_NICE, and no RestrictRealtime=yes in the unit)",

@@ -5,14 +5,15 @@
 # (bpf() only, /sys/fs/bpf bound writable under ProtectKernelTunables=), answers evictctl on
 # its control socket, serves /metrics on the socket systemd passed although it has no network
 # of its own, sees the workloads' processes (ProtectProc=invisible) and kills a workload
-# through cgroup.kill; `systemd-analyze security` rates the running unit at most 1.9.
+# through cgroup.kill; `systemd-analyze security` rates the running unit at most 1.9; its event
+# loop (the main thread) runs SCHED_FIFO 1 as the unit sets it, its other threads do not.
 # vm-mem: 1024M
 # vm-timeout: 240
 # vm-bins: evictd evictctl
 # vm-add: tools/deploy/evictd.service:/usr/lib/evictd-vm/evictd.service
 # vm-add: tools/deploy/evictd.socket:/usr/lib/evictd-vm/evictd.socket
 # vm-expect: unit-installed evictd-active bpf-attached pins-written evictctl-status
-# vm-expect: metrics-via-socket no-host-network workload-killed exposure
+# vm-expect: metrics-via-socket no-host-network loop-fifo workload-killed exposure
 . /usr/lib/evictd-vm/vm-lib.sh
 export SYSTEMD_COLORS=0 SYSTEMD_PAGER=cat
 SLICE=evictd-hard.slice
@@ -55,6 +56,16 @@ if echo "$m" | grep -q '^evictd_build_info'; then vm_pass metrics-via-socket; el
 pid=$(systemctl show -p MainPID --value evictd.service)
 if [ "$(readlink /proc/$pid/ns/net)" != "$(readlink /proc/1/ns/net)" ]; then vm_pass no-host-network; else
     vm_fail no-host-network "evictd shares pid 1's network namespace"; fi
+# /proc/PID/task/TID/stat: field 40 rt_priority, 41 policy (1 = SCHED_FIFO, 0 = SCHED_OTHER).
+sched_of() { awk '{ print $41 "/" $40 }' "/proc/$pid/task/$1/stat"; }
+others=$(for t in /proc/$pid/task/*; do t=${t##*/}; [ "$t" = "$pid" ] || sched_of "$t"; done | sort -u | tr '\n' ' ')
+if [ "$(sched_of "$pid")" = 1/1 ] && [ -n "$others" ] && ! echo "$others" | grep -q '^1/\| 1/' &&
+    journalctl -u evictd --no-pager | grep -q 'the event loop runs SCHED_FIFO at priority 1, as it was started$'; then
+    vm_pass loop-fifo
+    vm_info "main thread $(sched_of "$pid") (policy/rt_priority), other threads: $others"
+else
+    vm_fail loop-fifo "main $(sched_of "$pid"), others: ${others:-none}; $(journalctl -u evictd --no-pager | grep -i 'event loop runs' | tail -n 2 | tr '\n' ' ')"
+fi
 
 if vm_wait_for 30 sh -c '! systemctl is-active wl-hard.service | grep -qx active'; then
     vm_pass workload-killed
