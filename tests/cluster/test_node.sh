@@ -276,6 +276,16 @@ fi
 # logs to its third serial port (node-logs.sh).
 echo "# guest: $(grep -ao 'node Ready uptime=[0-9.]*' "$console" | head -1) s after the kernel started"
 elog() { grep -a "^evictd-system_$evictd_pod" "$pod_logs" | cut -d' ' -f2-; }
+# The shipped DaemonSet's realtimePriority: 1, applied in the privileged container.
+if [ -n "${evictd_pod:-}" ]; then
+	loop_fifo() { elog | grep -q 'the event loop runs SCHED_FIFO at priority 1'; }
+	if wait_guest 60 loop_fifo; then
+		pass "evictd's event loop runs SCHED_FIFO 1 in the DaemonSet's pod (realtimePriority: 1)"
+	else
+		fail "evictd's event loop runs SCHED_FIFO 1 in the DaemonSet's pod (realtimePriority: 1)" \
+			"$(elog | grep -a -i 'realtime\|event loop runs\|SCHED' | head -n 3)"
+	fi
+fi
 # The kubelet's log and the console since the scenario began.
 kubelet_since() { tail -n "+$((kubelet_mark + 1))" "$kubelet_log"; }
 console_since() { tail -n "+$((console_mark + 1))" "$console"; }
