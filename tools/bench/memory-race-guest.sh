@@ -23,6 +23,7 @@
 # With RESERVE_LEVELS set (tools/bench/reserve.sh) it searches instead: per contender and mode,
 # the least threshold of RESERVE_LEVELS won in each of RUNS runs (RESERVE-RUN, RESERVE-LEVEL and
 # RESERVE-LEAST lines on the console). Contenders for it: evictd-ahead (--act-ahead=ACT_AHEAD),
+# evictd-rt (--realtime-priority=1: the loop SCHED_FIFO, as the unit and DaemonSet run it),
 # earlyoom-p (earlyoom -p); EVICTD_EXTRA is added to every evictd's arguments.
 #
 # Output: one "run ..." line per run in /tmp/out/runs.txt (and on the console), the contenders'
@@ -165,6 +166,7 @@ start_contender() { # NAME
         evictd) ;;
         evictd-nobpf) _args="$_args --no-bpf" ;;
         evictd-ahead) _args="$_args --act-ahead=${ACT_AHEAD:-1s}" ;;
+        evictd-rt) _args="$_args --realtime-priority=1" ;;	# the loop SCHED_FIFO, as shipped
         poll-10s) _args="$_args --no-bpf --no-psi --housekeeping-interval=10s --oom-guard=off" ;;
         poll-1s) _args="$_args --no-bpf --no-psi --housekeeping-interval=1s --oom-guard=off" ;;
         earlyoom|earlyoom-p) ;;

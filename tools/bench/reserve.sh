@@ -15,7 +15,8 @@
 # same floor on memory.available's scale, from the memory.available sampled when the kernel OOM
 # killer chose (the runs it won): X is on that scale, the watermark is free memory.
 #
-# Contenders: evictd (defaults), evictd-nobpf (--no-bpf), evictd-ahead (--act-ahead=1s), all
+# Contenders: evictd (defaults), evictd-nobpf (--no-bpf), evictd-ahead (--act-ahead=1s),
+# evictd-rt (--realtime-priority=1, the loop SCHED_FIFO as the shipped unit and DaemonSet), all
 # with --oom-guard=off (the guard, MemAvailable<10%, is a second reserve of ~100 MiB that would
 # win for them below it: the threshold must be the only reserve measured); earlyoom-p = earlyoom
 # 1.7 at its best: -M K,K (SIGKILL at once at the MemAvailable equal to memory.available<X at
