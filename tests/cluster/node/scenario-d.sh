@@ -75,9 +75,12 @@ ev=$(elog | grep -a -e "$polite_uid" -e "${polite_uid//-/_}")
 check "evictd handed the termination to the kubelet (no SIGTERM of its own)" has 'the kubelet terminates it' "$ev"
 # Both containers ended by their stop signal within the grace; evictd's cgroup.kill at the
 # grace's end (and slack) may still find the pause process, which the kubelet stops later.
+# The kubelet logs each "Container exited normally" once its StopContainer returns, which may be
+# after the containers' own lines reached the log port: waited for (CI saw it late once).
+exited_normally() { [ "$(kubelet_since | grep -a polite | grep -ac "Container exited normally")" -ge 2 ]; }
+wait_guest 30 exited_normally
 check "both containers exited normally on the kubelet's stop, within the grace" \
-	eval 'has "main got USR2" "$logs" && has "side got USR2" "$logs" &&
-	[ "$(kubelet_since | grep -a polite | grep -ac "Container exited normally")" -ge 2 ]'
+	eval 'has "main got USR2" "$logs" && has "side got USR2" "$logs" && exited_normally'
 grep -a 'kill:' <<<"$ev" | cut -c1-300 | sed 's/^/#   evictd: /'
 klog=$(kubelet_since | grep -a "polite")
 grep -a 'Killing container\|PreStop\|preStop' <<<"$klog" | cut -c1-300 | head -n 6 | sed 's/^/#   kubelet: /'
