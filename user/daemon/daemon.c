@@ -282,13 +282,12 @@ static void loop_realtime(int priority)
 	if (priority <= 0) {
 		/* Set before start (systemd's CPUSchedulingPolicy=, as the shipped unit does). */
 		int policy = sched_getscheduler(0);
+		int base = policy < 0 ? policy : policy & ~SCHED_RESET_ON_FORK;
 
-		if (policy >= 0 && ((policy & ~SCHED_RESET_ON_FORK) == SCHED_FIFO ||
-				    (policy & ~SCHED_RESET_ON_FORK) == SCHED_RR) &&
-		    !sched_getparam(0, &param))
+		if ((base == SCHED_FIFO || base == SCHED_RR) && !sched_getparam(0, &param))
 			log_info("the event loop runs %s at priority %d, as it was started%s",
-				 (policy & ~SCHED_RESET_ON_FORK) == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR",
-				 param.sched_priority, policy & SCHED_RESET_ON_FORK ? "" :
+				 base == SCHED_FIFO ? "SCHED_FIFO" : "SCHED_RR", param.sched_priority,
+				 policy & SCHED_RESET_ON_FORK ? "" :
 				 " (without reset-on-fork: threads and children inherit it)");
 		return;
 	}
