@@ -153,7 +153,7 @@ const struct option_spec config_options[] = {
 	{ "no-psi", NULL, "noPsi", OPT_BOOL, FIELD(no_psi), NULL,
 	  "no PSI trigger (with --no-bpf: a plain poller, as the kubelet is)" },
 	{ "memory-refault-aware", NULL, "memoryRefaultAware", OPT_BOOL, FIELD(memory_refault_aware), NULL,
-	  "memory.available counts only refaulting or recently used file cache (kubernetes#43916; MGLRU too)" },
+	  "memory.available counts only refaulting or recently used file cache (kubernetes#43916; under MGLRU from Linux 6.5)" },
 	{ "bpf-inspect", NULL, "bpfInspect", OPT_BOOL, FIELD(bpf_inspect), NULL,
 	  "also attach the BPF programs that only fill the inspection maps (costly on hot paths)" },
 	{ "no-page-cache-bpf", NULL, "noPageCacheBpf", OPT_BOOL, FIELD(no_page_cache_bpf), NULL,
