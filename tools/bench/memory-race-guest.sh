@@ -12,7 +12,8 @@
 # A kubelet-like kubepods tree (systemd driver) with a Guaranteed and a Burstable bystander pod,
 # then, per contender (started once, stopped after its block) and per mode, RUNS runs of: a new
 # BestEffort pod whose only process is `racekit hog` (oom_score_adj 1000, as the kubelet sets for
-# BestEffort) allocating and touching memory at RATE MiB/s ("max": as fast as it can; "plateau":
+# BestEffort) allocating and touching memory at RATE MiB/s ("max": as fast as it can; "max2": two
+# hog threads as fast as they can, one per vCPU, the contender left no idle CPU; "plateau":
 # 256 MiB/s up to PLATEAU_DEPTH_MI below the threshold, then it holds; before a plateau run a
 # poller's contender waits a random 0..1 poll period, so its tick phase is random). `racekit sample` records
 # memory.available and MemAvailable every SAMPLE_US and the pod's populated state; ftrace
@@ -278,16 +279,17 @@ psi_full_us() { sed -n 's/^full .*total=\([0-9]*\).*/\1/p' $KP/memory.pressure 2
 # ---- one run -----------------------------------------------------------------------------
 SLOT=0
 run_one() { # CONTENDER MODE I
-    local _c=$1 _m=$2 _i=$3 _comm _psi0 _psi1 _pod _ctr _rel _rate _max _maxs _t0 _sp _hp _timeout _hogpid _tr _line _delay
+    local _c=$1 _m=$2 _i=$3 _comm _psi0 _psi1 _pod _ctr _rel _rate _threads _max _maxs _t0 _sp _hp _timeout _hogpid _tr _line _delay
     RUN_MARK=$(cat $OUT/$_c.log 2>/dev/null | wc -l)
     new_pod $BE kubepods-besteffort-pod
     _pod=$POD_DIR _ctr=$CTR_DIR _rel=${POD_DIR#$CG}
     write_pods hog-$SEQ $POD_UID
     settle
     SLOT=$((SLOT + 1))
-    _rate=$_m _max=""
+    _rate=$_m _max="" _threads=1
     case $_m in
         max) _rate=0 ;;
+        max2) _rate=0 _threads=2 ;;	# a hog thread on each of the guest's two CPUs
         plateau) _rate=256; eval "$(racekit avail)"; _max=$(( (avail - THR) / MiB + PLATEAU_DEPTH_MI )) ;;
     esac
     _maxs=$RACE_MAX_S
@@ -311,7 +313,7 @@ run_one() { # CONTENDER MODE I
         --disk $DISK --offset $(( (SLOT_BASE_MIB + SLOT) * MiB )) --size $MiB >/tmp/sample.out &
     _sp=$!
     sleep 0.2
-    in_ctr racekit hog --cgroup $_ctr --rate $_rate ${_max:+--max $_max} --oom-score-adj 1000 >/tmp/hog.out 2>&1 &
+    in_ctr racekit hog --cgroup $_ctr --rate $_rate --threads $_threads ${_max:+--max $_max} --oom-score-adj 1000 >/tmp/hog.out 2>&1 &
     _hp=$!
     wait $_sp
     _psi1=$(psi_full_us)

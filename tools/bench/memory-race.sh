@@ -17,6 +17,7 @@
 #                            script for their configuration)
 #   RACE_MODES ["256 max plateau"]  hog rates in MiB/s; max = as fast as it can (under TCG
 #                            about 350-400 MiB/s: a 1024 MiB/s mode would be the same as max);
+#                            max2 = two hog threads as fast as they can (a hog on each vCPU);
 #                            plateau = 256 MiB/s up to RACE_PLATEAU_DEPTH_MI below the threshold,
 #                            then hold (no kernel OOM possible: pure detection latency)
 #   RACE_CELL_RUNS [""]     per-cell run counts instead of RACE_RUNS: "CONTENDER:MODE:N ..."

@@ -16,19 +16,23 @@
  *       from populated to empty, or after --max-s. Prints one summary line (key=value, times
  *       in CLOCK_MONOTONIC ns) on stdout:
  *         n= interval_med_us= interval_max_us= t_first= t_pop= t_empty= avail_first=
- *         t_cross= t_below= cross_interp= t_cross_ma= min_avail= t_min= min_memavail= ...
+ *         t_cross= t_below= cross_interp= t_cross_ma= min_avail= t_min= min_memavail=
+ *         min_memfree= memfree_below= ...
  *       t_cross is the crossing of memory.available below --thr, linearly interpolated between
  *       the last sample above and the first below (t_below is that first sample); t_cross_ma
- *       the same for MemAvailable below --thr-memavail; -1 = did not happen.
+ *       the same for MemAvailable below --thr-memavail; -1 = did not happen. min_memfree is the
+ *       lowest MemFree sampled (free memory, the scale of the kernel's min watermark: in a run a
+ *       contender won, the free memory the node came down to), memfree_below MemFree at t_below.
  *       With --disk the series ("t_us avail_KiB memavail_KiB populated" lines, decimated to fit
  *       --size) is written with O_DIRECT at --offset of the raw disk DEV: no page cache, so the
  *       recording itself does not take memory from the race. --fifo: sample as SCHED_FIFO PRIO,
  *       so that the instrument's own scheduling delay does not land in what it times.
  *
- *   racekit hog --cgroup DIR [--rate MIBPS] [--max MIB] [--oom-score-adj N]
+ *   racekit hog --cgroup DIR [--rate MIBPS] [--max MIB] [--oom-score-adj N] [--threads N]
  *       Join DIR (cgroup.procs), set oom_score_adj, rename itself "hog", then allocate and touch
  *       anonymous memory at MIBPS (0 = as fast as it can), paced per MiB, until --max MiB
- *       (then hold it) or until killed. Prints "hog pid=N t0=NS" first.
+ *       (then hold it) or until killed. Prints "hog pid=N t0=NS" first. --threads N: N
+ *       threads of the one process allocate, each MIBPS/N up to MIB/N (a hog on every CPU).
  *
  *   racekit churn --cgroup DIR [--v1-cgroup DIR] --size MIB [--seconds S]
  *       Join DIR (and a cgroup v1 memory cgroup), then for S seconds (10) map SIZE MiB, touch
@@ -50,6 +54,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -137,8 +142,9 @@ static void mem_open(struct mem_fds *m)
 	m->memtotal = keyed(buf, "MemTotal") * 1024;
 }
 
-/* memory.available as the kubelet (and evictd) compute it, and MemAvailable, in bytes. */
-static void mem_read(struct mem_fds *m, int64_t *avail, int64_t *memavail)
+/* memory.available as the kubelet (and evictd) compute it, MemAvailable and, when memfree is
+ * not NULL, MemFree, in bytes. */
+static void mem_read(struct mem_fds *m, int64_t *avail, int64_t *memavail, int64_t *memfree)
 {
 	char buf[8192];
 	int64_t anon, file, inactive, ws;
@@ -162,6 +168,8 @@ static void mem_read(struct mem_fds *m, int64_t *avail, int64_t *memavail)
 	if (pread_all(m->meminfo_fd, buf, sizeof(buf)) < 0)
 		die("read /proc/meminfo");
 	*memavail = keyed(buf, "MemAvailable") * 1024;
+	if (memfree)
+		*memfree = keyed(buf, "MemFree") * 1024;
 }
 
 static int cmd_avail(void)
@@ -170,7 +178,7 @@ static int cmd_avail(void)
 	int64_t a, ma;
 
 	mem_open(&m);
-	mem_read(&m, &a, &ma);
+	mem_read(&m, &a, &ma, NULL);
 	printf("avail=%lld memavail=%lld memtotal=%lld\n", (long long)a, (long long)ma,
 	       (long long)m.memtotal);
 	return 0;
@@ -178,7 +186,7 @@ static int cmd_avail(void)
 
 struct sample {
 	int64_t t;
-	int32_t avail_kib, memavail_kib;
+	int32_t avail_kib, memavail_kib, memfree_kib;
 	int8_t populated;
 };
 
@@ -290,13 +298,14 @@ static int cmd_sample(int argc, char **argv)
 	struct timespec ts;
 
 	while (n < cap) {
-		int64_t a, ma, t;
+		int64_t a, ma, mf, t;
 		int p;
 
 		t = now_ns();
-		mem_read(&m, &a, &ma);
+		mem_read(&m, &a, &ma, &mf);
 		p = populated(ev_fd);
-		s[n++] = (struct sample){ t, (int32_t)(a / 1024), (int32_t)(ma / 1024), (int8_t)p };
+		s[n++] = (struct sample){ t, (int32_t)(a / 1024), (int32_t)(ma / 1024), (int32_t)(mf / 1024),
+					  (int8_t)p };
 		if (p == 1 && t_pop < 0)
 			t_pop = t;
 		if (p == 0 && t_pop >= 0 && t_empty < 0)
@@ -316,6 +325,7 @@ static int cmd_sample(int argc, char **argv)
 
 	/* Summary. */
 	int64_t min_a = INT64_MAX, t_min = -1, min_ma = INT64_MAX, t_below = -1, t_below_ma = -1;
+	int64_t min_mf = INT64_MAX, mf_below = -1;
 	int64_t *gaps = calloc(n ? n : 1, sizeof(*gaps)), gap_max = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (s[i].avail_kib * 1024LL < min_a) {
@@ -324,6 +334,8 @@ static int cmd_sample(int argc, char **argv)
 		}
 		if (s[i].memavail_kib * 1024LL < min_ma)
 			min_ma = s[i].memavail_kib * 1024LL;
+		if (s[i].memfree_kib * 1024LL < min_mf)
+			min_mf = s[i].memfree_kib * 1024LL;
 		if (i) {
 			gaps[i - 1] = s[i].t - s[i - 1].t;
 			if (gaps[i - 1] > gap_max)
@@ -337,14 +349,21 @@ static int cmd_sample(int argc, char **argv)
 	}
 	int64_t t_cross = thr > 0 ? crossing(s, n, thr, 0, &t_below) : -1;
 	int64_t t_cross_ma = thr_ma > 0 ? crossing(s, n, thr_ma, 1, &t_below_ma) : -1;
+	for (size_t i = 0; i < n && t_below >= 0; i++)
+		if (s[i].t == t_below) {
+			mf_below = s[i].memfree_kib * 1024LL;
+			break;
+		}
 	printf("n=%zu interval_med_us=%lld interval_max_us=%lld t_first=%lld t_last=%lld t_pop=%lld "
 	       "t_empty=%lld avail_first=%lld memavail_first=%lld t_cross=%lld t_below=%lld "
-	       "t_cross_ma=%lld t_below_ma=%lld min_avail=%lld t_min=%lld min_memavail=%lld\n",
+	       "t_cross_ma=%lld t_below_ma=%lld min_avail=%lld t_min=%lld min_memavail=%lld "
+	       "min_memfree=%lld memfree_below=%lld\n",
 	       n, (long long)gap_med / 1000, (long long)gap_max / 1000, (long long)s[0].t,
 	       (long long)s[n - 1].t, (long long)t_pop, (long long)t_empty,
 	       (long long)s[0].avail_kib * 1024, (long long)s[0].memavail_kib * 1024,
 	       (long long)t_cross, (long long)t_below, (long long)t_cross_ma, (long long)t_below_ma,
-	       (long long)min_a, (long long)t_min, (long long)min_ma);
+	       (long long)min_a, (long long)t_min, (long long)min_ma, (long long)min_mf,
+	       (long long)mf_below);
 	fflush(stdout);
 
 	if (disk && size > 0) {
@@ -394,41 +413,24 @@ static void join_cgroup(const char *dir, int oom_adj, int set_adj)
 	}
 }
 
-static int cmd_hog(int argc, char **argv)
+/* One allocating thread of the hog: RATE MiB/s (0: as fast as it can) up to MAX MiB (0: no
+ * limit), in 64 MiB regions touched 1 MiB at a time; then it holds what it has. */
+struct hog_thread {
+	double rate, max;
+	int64_t t0;
+};
+
+static void *hog_alloc(void *arg)
 {
-	const char *cgroup = NULL;
-	double rate = 0, max = 0;
-	int adj = 1000;
-	long page = sysconf(_SC_PAGESIZE);
-
-	for (int i = 0; i + 1 < argc; i += 2) {
-		if (!strcmp(argv[i], "--cgroup"))
-			cgroup = argv[i + 1];
-		else if (!strcmp(argv[i], "--rate"))
-			rate = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--max"))
-			max = atof(argv[i + 1]);
-		else if (!strcmp(argv[i], "--oom-score-adj"))
-			adj = atoi(argv[i + 1]);
-		else {
-			fprintf(stderr, "racekit hog: unknown option %s\n", argv[i]);
-			return 2;
-		}
-	}
-	join_cgroup(cgroup, adj, 1);
-	prctl(PR_SET_NAME, "hog");
-	int64_t t0 = now_ns();
-	printf("hog pid=%d t0=%lld\n", (int)getpid(), (long long)t0);
-	fflush(stdout);
-
-	/* Reserve address space in 64 MiB regions; touch 1 MiB at a time, paced. */
+	const struct hog_thread *h = arg;
 	const size_t region = 64 * MiB;
+	long page = sysconf(_SC_PAGESIZE);
 	char *p = NULL;
 	size_t used = region;
 	long mib = 0;
 
 	for (;;) {
-		if (max > 0 && mib >= (long)max)
+		if (h->max > 0 && mib >= (long)h->max)
 			break;
 		if (used == region) {
 			p = mmap(NULL, region, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
@@ -436,8 +438,8 @@ static int cmd_hog(int argc, char **argv)
 				die("mmap");
 			used = 0;
 		}
-		if (rate > 0) {
-			int64_t due = t0 + (int64_t)((mib + 1) / rate * 1e9);
+		if (h->rate > 0) {
+			int64_t due = h->t0 + (int64_t)((mib + 1) / h->rate * 1e9);
 			int64_t d = due - now_ns();
 			if (d > 0) {
 				struct timespec ts = { d / 1000000000, d % 1000000000 };
@@ -449,6 +451,54 @@ static int cmd_hog(int argc, char **argv)
 		used += MiB;
 		mib++;
 	}
+	return NULL;
+}
+
+static int cmd_hog(int argc, char **argv)
+{
+	const char *cgroup = NULL;
+	double rate = 0, max = 0;
+	int adj = 1000, threads = 1;
+
+	for (int i = 0; i + 1 < argc; i += 2) {
+		if (!strcmp(argv[i], "--cgroup"))
+			cgroup = argv[i + 1];
+		else if (!strcmp(argv[i], "--rate"))
+			rate = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--max"))
+			max = atof(argv[i + 1]);
+		else if (!strcmp(argv[i], "--oom-score-adj"))
+			adj = atoi(argv[i + 1]);
+		else if (!strcmp(argv[i], "--threads"))
+			threads = atoi(argv[i + 1]);
+		else {
+			fprintf(stderr, "racekit hog: unknown option %s\n", argv[i]);
+			return 2;
+		}
+	}
+	if (threads < 1 || threads > 64) {
+		fprintf(stderr, "racekit hog: --threads %d: want 1-64\n", threads);
+		return 2;
+	}
+	join_cgroup(cgroup, adj, 1);
+	prctl(PR_SET_NAME, "hog");
+	int64_t t0 = now_ns();
+	printf("hog pid=%d t0=%lld\n", (int)getpid(), (long long)t0);
+	fflush(stdout);
+
+	/* One process (the OOM killer's and the contenders' victim is the hog as a whole), the rate
+	 * and the limit shared among its threads, each faulting its own pages on its own CPU. */
+	struct hog_thread h = { rate / threads, max / threads, t0 };
+	for (int i = 1; i < threads; i++) {
+		pthread_t tid;
+		int err = pthread_create(&tid, NULL, hog_alloc, &h);
+
+		if (err) {
+			errno = err;
+			die("pthread_create");
+		}
+	}
+	hog_alloc(&h);
 	for (;;)
 		pause();
 }

@@ -21,8 +21,10 @@
 # win for them below it: the threshold must be the only reserve measured); earlyoom-p = earlyoom
 # 1.7 at its best: -M K,K (SIGKILL at once at the MemAvailable equal to memory.available<X at
 # rest), -s 100,100 (no swap), -r 0, -p (niceness -20).
-# Rates: RESERVE_MODES in MiB/s, max = as fast as the hog can; the achieved rate is reported
-# (under TCG the hog reaches ~350-400 MiB/s, so 1024 and 2048 are requests it cannot meet).
+# Rates: RESERVE_MODES in MiB/s, max = as fast as the hog can, max2 = two hog threads as fast as
+# they can (one per vCPU: the fastest this guest allocates, and no CPU left idle for the
+# contender); the achieved rate is reported (under TCG one thread reaches ~350-400 MiB/s, so 1024
+# and 2048 are requests it cannot meet).
 #
 # Usage: tools/bench/reserve.sh [OUTDIR]   (default bench/reserve; needs root)
 # Environment: RESERVE_RUNS (10), RESERVE_LEVELS ("75 90 100 110 125 150 175 200 250 300 400": in
@@ -43,6 +45,9 @@ table() {	# table OUTDIR: the section for bench/results.md
 	function kv(line,   i, n, a) { delete f; n = split(line, a, " "); for (i = 1; i <= n; i++) { j = index(a[i], "="); if (j) f[substr(a[i], 1, j - 1)] = substr(a[i], j + 1) } }
 	function sortn(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
 	function med(a, n) { if (!n) return "NA"; sortn(a, n); return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+	# "median; least" of the values v[kk, 1..n] that are not NA, in MiB
+	function medleast(v, kk, n,   a, i, k) { k = 0; for (i = 1; i <= n; i++) if (v[kk, i] != "NA") a[++k] = v[kk, i]; if (!k) return "NA"; sortn(a, k); return sprintf("%.0f; %.0f", med(a, k), a[1]) }
+	function medof(v, kk, n,   a, i, k) { k = 0; for (i = 1; i <= n; i++) if (v[kk, i] != "NA") a[++k] = v[kk, i]; return k ? med(a, k) : "NA" }
 	/^RESERVE-GUEST: / { kv($0); minmib = f["min_pages"] * f["pagesize"] / 1048576; kern = f["kernel"]; memtotal = f["memtotal"]; off = f["offset"] }
 	/^RESERVE-RUN: / {
 		kv($0); c = f["c"]; m = f["mode"]; thr = f["thr_mi"] * 1048576
@@ -54,20 +59,28 @@ table() {	# table OUTDIR: the section for bench/results.md
 		if (tc > pop && pop > 0) { r = (f["avail_first"] - thr) / 1048576 / ((tc - pop) / 1e9); rates[m, ++nr[m]] = r }
 		if (won && f["own_write"] + 0 > 0 && f["own_first_record"] + 0 > 0) { own[c, m, ++no[c, m]] = (f["own_write"] - f["own_first_record"]) / 1e6 }
 		if (won && tc > 0) { det[c, m, ++nd[c, m]] = (ct - tc) / 1e6 }
-		if (!won && ot > 0) { oomavail[++noa] = f["min_avail"] / 1048576 }
+		if (!won && ot > 0) { oomavail[++noa] = f["min_avail"] / 1048576; if (("min_memfree" in f) && f["min_memfree"] + 0 > 0) oomfree[++nof] = f["min_memfree"] / 1048576 }
+		# the runs won, per level: what the node came down to (memory.available, MemFree) and
+		# the free memory at the crossing of X (the reserve X keeps, on the watermark'"'"'s scale)
+		if (won) {
+			kk = c SUBSEP m SUBSEP f["thr_mi"]
+			wa[kk, ++nw[kk]] = f["min_avail"] / 1048576
+			wf[kk, nw[kk]] = ("min_memfree" in f) && f["min_memfree"] + 0 > 0 ? f["min_memfree"] / 1048576 : "NA"
+			wb[kk, nw[kk]] = ("memfree_below" in f) && f["memfree_below"] + 0 > 0 ? f["memfree_below"] / 1048576 : "NA"
+		}
 		nruns++
 	}
 	/^RESERVE-LEVEL: / { kv($0); lv[f["c"], f["mode"]] = lv[f["c"], f["mode"]] sprintf("%s%s:%s/%s", lv[f["c"], f["mode"]] == "" ? "" : " ", f["thr_mi"], f["won"], f["won"] + 0 >= f["of"] + 0 ? f["won"] : f["won"] + 1) }
 	/^RESERVE-LEAST: / { kv($0); least[f["c"], f["mode"]] = f["least_mi"]; N = f["runs"] }
 	/^RESERVE-LEVEL: / && N == "" { N = f["of"] }
 	END {
-		printf "Guest kernel %s, MemTotal %.0f MiB, no swap; min watermark (sum of min over /proc/zoneinfo) %.1f MiB; memory.available - MemAvailable at rest %.0f MiB; %d runs in all, N = %s per level won; memory.available when the kernel OOM killer chose (the lowest sampled, runs it won): median %s MiB.\n\n", kern, memtotal / 1048576, minmib, off / 1048576, nruns, N, noa ? sprintf("%.0f", med(oomavail, noa)) : "NA"
+		printf "Guest kernel %s, MemTotal %.0f MiB, no swap; min watermark (sum of min over /proc/zoneinfo) %.1f MiB; memory.available - MemAvailable at rest %.0f MiB; %d runs in all, N = %s per level won; when the kernel OOM killer chose (the lowest sampled, runs it won): memory.available median %s MiB, MemFree median %s MiB.\n\n", kern, memtotal / 1048576, minmib, off / 1048576, nruns, N, noa ? sprintf("%.0f", med(oomavail, noa)) : "NA", nof ? sprintf("%.0f", med(oomfree, nof)) : "NA"
 		oa = noa ? med(oomavail, noa) : "NA"
 		printf "| hog rate (achieved MiB/s, median) | evictd detection-to-kill (own log: wake record -> cgroup.kill, median ms) | physical floor: min watermark + rate x latency (MiB) | the same floor on memory.available'"'"'s scale: memory.available at the kernel'"'"'s OOM choice + rate x latency (MiB) |"
 		for (i = 1; i <= nc; i++) printf " %s least winning X (MiB) |", cons[i]
-		printf " evictd / floor | evictd / floor on memory.available'"'"'s scale |\n|---|---|---|---|"
+		printf " evictd / floor | evictd / floor on memory.available'"'"'s scale | evictd / floor in free memory (MemFree at the crossing of its least X, median) |\n|---|---|---|---|"
 		for (i = 1; i <= nc; i++) printf "---|"
-		printf "---|---|\n"
+		printf "---|---|---|\n"
 		for (j = 1; j <= nm; j++) {
 			m = modes[j]; delete a; for (k = 1; k <= nr[m]; k++) a[k] = rates[m, k]; rm = med(a, nr[m])
 			delete a; for (k = 1; k <= no["evictd", m]; k++) a[k] = own["evictd", m, k]; lat = med(a, no["evictd", m])
@@ -76,7 +89,16 @@ table() {	# table OUTDIR: the section for bench/results.md
 			printf "| %s (%s) | %s | %s | %s |", (m == "max" ? "as fast as it can" : m " MiB/s requested"), rm == "NA" ? "NA" : sprintf("%.0f", rm), lat == "NA" ? "NA" : sprintf("%.2f", lat), floor == "NA" ? "NA" : sprintf("%.1f", floor), floora == "NA" ? "NA" : sprintf("%.1f", floora)
 			for (i = 1; i <= nc; i++) { l = least[cons[i], m]; printf " %s |", l == "" ? (((cons[i], m) in lv) ? "not finished" : "not run") : (l == "none" ? "> highest level" : l) }
 			e = least["evictd", m]
-			printf " %s | %s |\n", (floor != "NA" && e != "" && e != "none") ? sprintf("%.1fx", e / floor) : "NA", (floora != "NA" && e != "" && e != "none") ? sprintf("%.2fx", e / floora) : "NA"
+			fb = (e != "" && e != "none") ? medof(wb, "evictd" SUBSEP m SUBSEP e, nw["evictd" SUBSEP m SUBSEP e]) : "NA"
+			printf " %s | %s | %s |\n", (floor != "NA" && e != "" && e != "none") ? sprintf("%.1fx", e / floor) : "NA", (floora != "NA" && e != "" && e != "none") ? sprintf("%.2fx", e / floora) : "NA", (floor != "NA" && fb != "NA") ? sprintf("%.2fx (%.0f MiB)", fb / floor, fb) : "NA"
+		}
+		printf "\nWhat each contender let the node come down to, in the runs won at its least winning X (MiB, median; least over those runs): the reserve as the node sees it, comparable across contenders whatever their threshold'"'"'s scale (earlyoom'"'"'s -M is MemAvailable):\n\n"
+		printf "| contender | rate | least winning X | memory.available came down to | MemFree came down to | MemFree at the crossing of X |\n|---|---|---|---|---|---|\n"
+		for (i = 1; i <= nc; i++) for (j = 1; j <= nm; j++) {
+			c = cons[i]; m = modes[j]; l = least[c, m]
+			if (l == "" || l == "none") continue
+			kk = c SUBSEP m SUBSEP l
+			printf "| %s | %s | %s | %s | %s | %s |\n", c, m, l, medleast(wa, kk, nw[kk]), medleast(wf, kk, nw[kk]), medleast(wb, kk, nw[kk])
 		}
 		printf "\nPer cell, each level tried (X MiB: runs won / runs done; a level ends at its first loss) and the crossing -> SIGKILL median (ftrace, the runs won):\n\n"
 		for (i = 1; i <= nc; i++) for (j = 1; j <= nm; j++) {
