@@ -386,34 +386,54 @@ if [ -n "${RESERVE_LEVELS:-}" ]; then
     # tools/bench/reserve.sh: per contender and mode, the least threshold (MiB, RESERVE_LEVELS
     # ascending) at which the contender stops the hog before the kernel OOM killer in each of
     # RUNS runs; a level ends at its first loss (the next level is tried), the first level
-    # won RUNS of RUNS ends the search. The contender restarts per level (its threshold is a
-    # start option). The kernel's min watermark: the sum of "min" over /proc/zoneinfo.
+    # won RUNS of RUNS ends the search. The contenders take turns, one run each (restarted per
+    # run: the threshold is a start option), so that whatever changes over a boot (the host's
+    # load, the guest's kernel memory) falls on all of them alike: the memory.available at
+    # which the kernel OOM-kills spreads by ~30 MiB from run to run (MemFree there does not:
+    # the min watermark), and a contender searched last would draw from a later stretch of it.
+    # The kernel's min watermark: the sum of "min" over /proc/zoneinfo.
     say "zoneinfo min pages $(awk '$1 == "min" { s += $2 } END { print s }' /proc/zoneinfo) kernel $(uname -r)"
     echo "RESERVE-GUEST: min_pages=$(awk '$1 == "min" { s += $2 } END { print s }' /proc/zoneinfo) pagesize=$(getconf PAGESIZE 2>/dev/null || echo 4096) memtotal=$MEMTOTAL base_avail=$BASE offset=$OFFSET kernel=$(uname -r)"
-    for c in $CONTENDERS; do
-        for m in $MODES; do
-            least=none
-            for lv in $RESERVE_LEVELS; do
+    NLEVELS=$(echo $RESERVE_LEVELS | wc -w)
+    for m in $MODES; do
+        # per contender (its name with - as _): level index L_, wins at it W_, searching S_
+        for c in $CONTENDERS; do v=$(echo $c | tr - _); eval "L_$v=1 W_$v=0 S_$v=1"; done
+        searching=1
+        while [ $searching = 1 ]; do
+            searching=0
+            for c in $CONTENDERS; do
+                v=$(echo $c | tr - _)
+                eval "l=\$L_$v w=\$W_$v on=\$S_$v"
+                [ $on = 1 ] || continue
+                searching=1
+                lv=$(echo $RESERVE_LEVELS | cut -d' ' -f$l)
                 THRESHOLD_MI=$lv THR=$((lv * MiB))
-                start_contender $c || break
-                i=1 won=0
-                while [ $i -le $RUNS ]; do
-                    run_one $c $m $i
-                    # won: the contender's SIGKILL before any oom:mark_victim
-                    if tail -n1 $OUT/runs.txt | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
-                        END { exit !(f["c_t"] + 0 > 0 && (f["oom_t"] + 0 < 0 || f["c_t"] + 0 < f["oom_t"] + 0)) }'; then
-                        won=$((won + 1))
-                    else
-                        break
-                    fi
-                    i=$((i + 1))
-                done
+                if ! start_contender $c; then
+                    echo "RESERVE-LEAST: c=$c mode=$m least_mi=none runs=$RUNS"
+                    eval "S_$v=0"
+                    continue
+                fi
+                run_one $c $m $((w + 1))
                 stop_contender $c
-                # lost_at: the run that lost (RUNS + 1: none)
-                echo "RESERVE-LEVEL: c=$c mode=$m thr_mi=$lv won=$won lost_at=$i of=$RUNS"
-                if [ $won -ge $RUNS ]; then least=$lv; break; fi
+                # won: the contender's SIGKILL before any oom:mark_victim
+                if tail -n1 $OUT/runs.txt | awk '{ for (i = 2; i <= NF; i++) { split($i, kv, "="); f[kv[1]] = kv[2] } }
+                    END { exit !(f["c_t"] + 0 > 0 && (f["oom_t"] + 0 < 0 || f["c_t"] + 0 < f["oom_t"] + 0)) }'; then
+                    w=$((w + 1))
+                    eval "W_$v=$w"
+                    [ $w -ge $RUNS ] || continue
+                    # lost_at: the run that lost (RUNS + 1: none)
+                    echo "RESERVE-LEVEL: c=$c mode=$m thr_mi=$lv won=$w lost_at=$((w + 1)) of=$RUNS"
+                    echo "RESERVE-LEAST: c=$c mode=$m least_mi=$lv runs=$RUNS"
+                    eval "S_$v=0"
+                else
+                    echo "RESERVE-LEVEL: c=$c mode=$m thr_mi=$lv won=$w lost_at=$((w + 1)) of=$RUNS"
+                    eval "L_$v=$((l + 1)) W_$v=0"
+                    if [ $l -ge $NLEVELS ]; then
+                        echo "RESERVE-LEAST: c=$c mode=$m least_mi=none runs=$RUNS"
+                        eval "S_$v=0"
+                    fi
+                fi
             done
-            echo "RESERVE-LEAST: c=$c mode=$m least_mi=$least runs=$RUNS"
         done
     done
     say "all runs done in $(awk -v a=$T_START -v b=$(now_s) 'BEGIN { printf "%.0f", b - a }') s"

@@ -86,7 +86,7 @@ table() {	# table OUTDIR: the section for bench/results.md
 			delete a; for (k = 1; k <= no["evictd", m]; k++) a[k] = own["evictd", m, k]; lat = med(a, no["evictd", m])
 			floor = (lat != "NA" && rm != "NA") ? minmib + rm * lat / 1000 : "NA"
 			floora = (floor != "NA" && oa != "NA") ? oa + rm * lat / 1000 : "NA"
-			printf "| %s (%s) | %s | %s | %s |", (m == "max" ? "as fast as it can" : m " MiB/s requested"), rm == "NA" ? "NA" : sprintf("%.0f", rm), lat == "NA" ? "NA" : sprintf("%.2f", lat), floor == "NA" ? "NA" : sprintf("%.1f", floor), floora == "NA" ? "NA" : sprintf("%.1f", floora)
+			printf "| %s (%s) | %s | %s | %s |", (m == "max" ? "as fast as it can" : m == "max2" ? "two hog threads as fast as they can" : m " MiB/s requested"), rm == "NA" ? "NA" : sprintf("%.0f", rm), lat == "NA" ? "NA" : sprintf("%.2f", lat), floor == "NA" ? "NA" : sprintf("%.1f", floor), floora == "NA" ? "NA" : sprintf("%.1f", floora)
 			for (i = 1; i <= nc; i++) { l = least[cons[i], m]; printf " %s |", l == "" ? (((cons[i], m) in lv) ? "not finished" : "not run") : (l == "none" ? "> highest level" : l) }
 			e = least["evictd", m]
 			fb = (e != "" && e != "none") ? medof(wb, "evictd" SUBSEP m SUBSEP e, nw["evictd" SUBSEP m SUBSEP e]) : "NA"
