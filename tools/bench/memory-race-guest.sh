@@ -25,6 +25,7 @@
 # the least threshold of RESERVE_LEVELS won in each of RUNS runs (RESERVE-RUN, RESERVE-LEVEL and
 # RESERVE-LEAST lines on the console). Contenders for it: evictd-ahead (--act-ahead=ACT_AHEAD),
 # evictd-rt (--realtime-priority=1: the loop SCHED_FIFO, as the unit and DaemonSet run it),
+# evictd-nobpf-poll (--no-bpf with the OOM guard at 1 KiB: the adaptive poll on),
 # earlyoom-p (earlyoom -p); EVICTD_EXTRA is added to every evictd's arguments.
 #
 # Output: one "run ..." line per run in /tmp/out/runs.txt (and on the console), the contenders'
@@ -165,7 +166,7 @@ start_contender() { # NAME
     _args="--pods-file=$PODS --node-name=evictd-vm --eviction-hard=memory.available<${THRESHOLD_MI}Mi --metrics-address=off --control-socket=/run/evictd-$_c.sock --event-log=$OUT/$_c.events.jsonl --bpf-pin-dir=/sys/fs/bpf/evictd-$_c"
     case $_c in
         evictd) ;;
-        evictd-nobpf) _args="$_args --no-bpf" ;;
+        evictd-nobpf|evictd-nobpf-poll) _args="$_args --no-bpf" ;;
         evictd-ahead) _args="$_args --act-ahead=${ACT_AHEAD:-1s}" ;;
         evictd-rt) _args="$_args --realtime-priority=1" ;;	# the loop SCHED_FIFO, as shipped
         poll-10s) _args="$_args --no-bpf --no-psi --housekeeping-interval=10s --oom-guard=off" ;;
@@ -176,6 +177,11 @@ start_contender() { # NAME
         *) say "unknown contender $_c"; return 1 ;;
     esac
     case $_c in evictd*|poll-*) _args="$_args${EVICTD_EXTRA:+ $EVICTD_EXTRA}" ;; esac
+    # evictd-nobpf-poll: --no-bpf as shipped, where the OOM guard being on keeps the adaptive
+    # memory poll (100 ms near a threshold, doc/DESIGN.md "Without BPF"); the guard at its least
+    # (MemAvailable < 1 KiB, earlyoom's -M 1) so that X is the threshold measured wherever X is
+    # above the rest offset. After EVICTD_EXTRA: the last --oom-guard counts.
+    [ $_c = evictd-nobpf-poll ] && _args="$_args --oom-guard=1Ki"
     _t0=$(now_s)
     case $_c in
     earlyoom|earlyoom-p)

@@ -15,9 +15,13 @@
 # same floor on memory.available's scale, from the memory.available sampled when the kernel OOM
 # killer chose (the runs it won): X is on that scale, the watermark is free memory.
 #
-# Contenders: evictd (defaults), evictd-nobpf (--no-bpf), evictd-ahead (--act-ahead=1s),
-# evictd-rt (--realtime-priority=1, the loop SCHED_FIFO as the shipped unit and DaemonSet), all
-# with --oom-guard=off (the guard, MemAvailable<10%, is a second reserve of ~100 MiB that would
+# Contenders: evictd (defaults), evictd-nobpf (--no-bpf; with the guard off that is the plain
+# 10 s housekeeping poller), evictd-nobpf-poll (--no-bpf with --oom-guard=1Ki: the guard on
+# keeps the adaptive 100 ms memory poll that --no-bpf runs by default; at MemAvailable < 1 KiB,
+# as earlyoom's -M 1, it can act before X only where X is below the rest offset, and the table
+# of what the node came down to shows it), evictd-ahead (--act-ahead=1s),
+# evictd-rt (--realtime-priority=1, the loop SCHED_FIFO as the shipped unit and DaemonSet), the
+# others with --oom-guard=off (the guard, MemAvailable<10%, is a second reserve of ~100 MiB that would
 # win for them below it: the threshold must be the only reserve measured); earlyoom-p = earlyoom
 # 1.7 at its best: -M K,K (SIGKILL at once at the MemAvailable equal to memory.available<X at
 # rest), -s 100,100 (no swap), -r 0, -p (niceness -20).
@@ -27,12 +31,15 @@
 # and 2048 are requests it cannot meet).
 #
 # Usage: tools/bench/reserve.sh [OUTDIR]   (default bench/reserve; needs root)
-# Environment: RESERVE_RUNS (10), RESERVE_LEVELS ("75 90 100 110 125 150 175 200 250 300 400": in
-#   the 1 GiB guest memory.available is still ~90-100 MiB when the kernel OOM killer chooses, the
-#   kernel's own memory being outside the root memory.stat's anon + file, so lower levels never
-#   cross and only cost runs),
-#   RESERVE_CONTENDERS ("evictd evictd-ahead evictd-nobpf earlyoom-p"), RESERVE_MODES
-#   ("max 1024 2048"), RESERVE_TIMEOUT (3600 s, the qemu limit), EVICTD_VM_KERNEL (6.1; 6.12);
+# Environment: RESERVE_RUNS (10), RESERVE_LEVELS ("90 100 110 125 150 175 200 250 300 400 500
+#   600": in the 1 GiB guest memory.available is still 82-113 MiB when the kernel OOM killer
+#   chooses, the kernel's own memory being outside the root memory.stat's anon + file, so lower
+#   levels never cross and only cost runs; --no-bpf needs the high ones),
+#   RESERVE_CONTENDERS ("evictd evictd-rt evictd-ahead evictd-nobpf evictd-nobpf-poll
+#   earlyoom-p"), RESERVE_MODES
+#   ("max max2": the fastest one and two hog threads reach under TCG; 1024 or 2048 would be
+#   requests the hog cannot meet), RESERVE_TIMEOUT (3600 s, the qemu limit), EVICTD_VM_KERNEL
+#   (6.1, the default; 6.12);
 #   --table OUTDIR prints the results.md section from OUTDIR's serial log, runs nothing.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -115,9 +122,9 @@ if [ "${1:-}" = --table ]; then table "${2:-bench/reserve}"; exit; fi
 
 OUTDIR=${1:-bench/reserve}
 RUNS=${RESERVE_RUNS:-10}
-LEVELS=${RESERVE_LEVELS:-"75 90 100 110 125 150 175 200 250 300 400"}
-CONTENDERS=${RESERVE_CONTENDERS:-"evictd evictd-ahead evictd-nobpf earlyoom-p"}
-MODES=${RESERVE_MODES:-"max 1024 2048"}
+LEVELS=${RESERVE_LEVELS:-"90 100 110 125 150 175 200 250 300 400 500 600"}
+CONTENDERS=${RESERVE_CONTENDERS:-"evictd evictd-rt evictd-ahead evictd-nobpf evictd-nobpf-poll earlyoom-p"}
+MODES=${RESERVE_MODES:-"max max2"}
 TIMEOUT=${RESERVE_TIMEOUT:-3600}
 die() { echo "reserve: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (builds an initramfs, boots QEMU)"

@@ -32,10 +32,10 @@
 #              closest estimates, then BENIGN_PROOF_RUNS (2) boots at --act-ahead=3s, which must
 #              fail (tools/bench/benign-ahead.sh)
 #   reserve    the least headroom that wins: per hog rate, the smallest memory.available<X at
-#              which evictd (defaults, --no-bpf, --act-ahead=1s) and earlyoom stop the hog before
-#              the kernel OOM killer in every one of RESERVE_RUNS (10) runs, beside the physical
-#              floor (min watermark + rate x detection latency); one guest boot
-#              (tools/bench/reserve.sh)
+#              which evictd (defaults, SCHED_FIFO as shipped, --no-bpf, --act-ahead=1s) and
+#              earlyoom stop the hog before the kernel OOM killer in every one of RESERVE_RUNS
+#              (10) runs, beside the physical floor (min watermark + rate x detection latency);
+#              one guest boot per kernel, 6.1 and 6.12 (tools/bench/reserve.sh)
 #   node-race  the race on a real Kubernetes node (the kubelet v1.34, containerd, runc in a QEMU
 #              guest joined to a real control plane): one hog pod, the kubelet's eviction manager
 #              alone at its defaults, with evictd at its shipped thresholds, and the kubelet alone
@@ -110,7 +110,10 @@ run_part() {	# run_part NAME COMMAND...: print and keep its output
 	plain-host) rm -rf bench/plain-host; run_part plain-host tools/bench/plain-host-race.sh bench/plain-host ;;
 	fleet) run_part fleet tools/bench/fleet.sh ${FLEET_SMOKE:+--smoke} ;;
 	benign-ahead) run_part benign-ahead tools/bench/benign-ahead.sh bench/benign-ahead ;;
-	reserve) rm -rf bench/reserve; run_part reserve tools/bench/reserve.sh bench/reserve ;;
+	reserve)
+		rm -rf bench/reserve bench/reserve-6.12
+		run_part reserve tools/bench/reserve.sh bench/reserve
+		EVICTD_VM_KERNEL=6.12 run_part reserve-6.12 tools/bench/reserve.sh bench/reserve-6.12 ;;
 	node-race) run_part node-race tools/bench/node-race.sh bench/node-race ;;
 	*) echo "bench: unknown part $part" >&2; exit 2 ;;
 	esac
@@ -215,10 +218,14 @@ EOF
 	if has reserve && [ -f bench/reserve/serial.log ]; then
 		echo "## The least headroom that wins"
 		echo
-		echo "\`tools/bench/reserve.sh bench/reserve\` (RESERVE_RUNS=${RESERVE_RUNS:-10}): in one guest boot, per hog rate and contender, the smallest hard threshold memory.available<X (levels ascending, a level ends at its first loss) at which the contender's kill came before the kernel OOM killer's in every run. evictd with --oom-guard=off in every configuration (the guard would be a second reserve); earlyoom 1.7 at -M K,K -s 100,100 -r 0 -p, K the MemAvailable equal to X at rest. See the script's header."
+		echo "\`tools/bench/reserve.sh bench/reserve\` (RESERVE_RUNS=${RESERVE_RUNS:-10}; 6.12: \`EVICTD_VM_KERNEL=6.12 ... bench/reserve-6.12\`): in one guest boot per kernel, per hog rate and contender, the smallest hard threshold memory.available<X (levels ascending, a level ends at its first loss, the contenders taking turns run by run) at which the contender's kill came before the kernel OOM killer's in every run. evictd with --oom-guard=off in every configuration (the guard would be a second reserve); earlyoom 1.7 at -M K,K -s 100,100 -r 0 -p, K the MemAvailable equal to X at rest (-M 1 where that is not positive). See the script's header."
 		echo
 		tools/bench/reserve.sh --table bench/reserve
 		echo
+		if [ -f bench/reserve-6.12/serial.log ]; then
+			tools/bench/reserve.sh --table bench/reserve-6.12
+			echo
+		fi
 	fi
 
 	if has plain-host && [ -f bench/plain-host/runs.tsv ]; then
