@@ -113,7 +113,8 @@ run_part() {	# run_part NAME COMMAND...: print and keep its output
 	reserve)
 		rm -rf bench/reserve bench/reserve-6.12
 		run_part reserve tools/bench/reserve.sh bench/reserve
-		EVICTD_VM_KERNEL=6.12 run_part reserve-6.12 tools/bench/reserve.sh bench/reserve-6.12 ;;
+		EVICTD_VM_KERNEL=6.12 run_part reserve-6.12 tools/bench/reserve.sh bench/reserve-6.12
+		took[reserve]=$(( took[reserve] + took[reserve-6.12] )) ;;
 	node-race) run_part node-race tools/bench/node-race.sh bench/node-race ;;
 	*) echo "bench: unknown part $part" >&2; exit 2 ;;
 	esac
