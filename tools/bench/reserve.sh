@@ -81,7 +81,7 @@ table() {	# table OUTDIR: the section for bench/results.md
 	/^RESERVE-LEAST: / { kv($0); least[f["c"], f["mode"]] = f["least_mi"]; N = f["runs"] }
 	/^RESERVE-LEVEL: / && N == "" { N = f["of"] }
 	END {
-		printf "Guest kernel %s, MemTotal %.0f MiB, no swap; min watermark (sum of min over /proc/zoneinfo) %.1f MiB; memory.available - MemAvailable at rest %.0f MiB; %d runs in all, N = %s per level won; when the kernel OOM killer chose (the lowest sampled, runs it won): memory.available median %s MiB, MemFree median %s MiB.\n\n", kern, memtotal / 1048576, minmib, off / 1048576, nruns, N, noa ? sprintf("%.0f", med(oomavail, noa)) : "NA", nof ? sprintf("%.0f", med(oomfree, nof)) : "NA"
+		printf "Guest kernel %s, MemTotal %.0f MiB, no swap; min watermark (sum of min over /proc/zoneinfo) %.1f MiB; memory.available - MemAvailable at rest %.0f MiB; %d runs in all, N = %s per level won; when the kernel OOM killer chose (the lowest sampled, %d runs it won): memory.available median %s MiB, MemFree median %s MiB.\n\n", kern, memtotal / 1048576, minmib, off / 1048576, nruns, N, noa, noa ? sprintf("%.0f (%.0f-%.0f)", med(oomavail, noa), oomavail[1], oomavail[noa]) : "NA", nof ? sprintf("%.0f (%.0f-%.0f)", med(oomfree, nof), oomfree[1], oomfree[nof]) : "NA"
 		oa = noa ? med(oomavail, noa) : "NA"
 		printf "| hog rate (achieved MiB/s, median) | evictd detection-to-kill (own log: wake record -> cgroup.kill, median ms) | physical floor: min watermark + rate x latency (MiB) | the same floor on memory.available'"'"'s scale: memory.available at the kernel'"'"'s OOM choice + rate x latency (MiB) |"
 		for (i = 1; i <= nc; i++) printf " %s least winning X (MiB) |", cons[i]
