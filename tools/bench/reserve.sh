@@ -40,15 +40,16 @@
 #   ("max max2": the fastest one and two hog threads reach under TCG; 1024 or 2048 would be
 #   requests the hog cannot meet), RESERVE_TIMEOUT (3600 s, the qemu limit), EVICTD_VM_KERNEL
 #   (6.1, the default; 6.12);
-#   --table OUTDIR prints the results.md section from OUTDIR's serial log, runs nothing.
+#   --table OUTDIR prints the results.md section from OUTDIR's serial log, runs nothing;
+#   --targets OUTDIR its rows of the results' targets table.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 BUILD=${BUILD:-build}
 
-table() {	# table OUTDIR: the section for bench/results.md
+table() {	# table OUTDIR [targets]: the section for bench/results.md, or its rows of the targets
 	local dir=$1 log=$1/serial.log
 	[ -f "$log" ] || { echo "reserve: no $log" >&2; return 1; }
-	awk '
+	awk -v targets="${2:-}" '
 	function kv(line,   i, n, a) { delete f; n = split(line, a, " "); for (i = 1; i <= n; i++) { j = index(a[i], "="); if (j) f[substr(a[i], 1, j - 1)] = substr(a[i], j + 1) } }
 	function sortn(a, n,   i, j, t) { for (i = 2; i <= n; i++) { t = a[i]; for (j = i - 1; j >= 1 && a[j] > t; j--) a[j + 1] = a[j]; a[j + 1] = t } }
 	function med(a, n) { if (!n) return "NA"; sortn(a, n); return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
@@ -81,6 +82,32 @@ table() {	# table OUTDIR: the section for bench/results.md
 	/^RESERVE-LEAST: / { kv($0); least[f["c"], f["mode"]] = f["least_mi"]; N = f["runs"] }
 	/^RESERVE-LEVEL: / && N == "" { N = f["of"] }
 	END {
+		if (targets != "") {
+			# per kernel: evictd (defaults) against every peer (a contender not named evictd*),
+			# and its reserve against the floor, each rate
+			split(kern, kp, "."); kname = kp[1] "." kp[2]
+			below = ""; okb = 1; within = ""; okw = 1; okf = 1
+			for (j = 1; j <= nm; j++) {
+				m = modes[j]; e = least["evictd", m]
+				for (i = 1; i <= nc; i++) {
+					if (cons[i] ~ /^evictd/) continue
+					p = least[cons[i], m]
+					below = below sprintf("%s%s: evictd %s, %s %s", below == "" ? "" : "; ", m, e == "" || e == "none" ? "none" : e, cons[i], p == "" || p == "none" ? "none" : p)
+					if (e == "" || e == "none" || (p != "" && p != "none" && e + 0 >= p + 0)) okb = 0
+				}
+				delete a; for (k = 1; k <= nr[m]; k++) a[k] = rates[m, k]; rm = med(a, nr[m])
+				delete a; for (k = 1; k <= no["evictd", m]; k++) a[k] = own["evictd", m, k]; lat = med(a, no["evictd", m])
+				floor = (lat != "NA" && rm != "NA") ? minmib + rm * lat / 1000 : "NA"
+				fb = (e != "" && e != "none") ? medof(wb, "evictd" SUBSEP m SUBSEP e, nw["evictd" SUBSEP m SUBSEP e]) : "NA"
+				if (floor == "NA" || e == "" || e == "none") { okw = 0; okf = 0; within = within sprintf("%s%s: NA", within == "" ? "" : "; ", m); continue }
+				within = within sprintf("%s%s: X %s MiB / floor %.1f = %.1fx, free memory at the crossing %s", within == "" ? "" : "; ", m, e, floor, e / floor, fb == "NA" ? "NA" : sprintf("%.0f MiB = %.2fx", fb, fb / floor))
+				if (e / floor > 2) okw = 0
+				if (fb == "NA" || fb / floor > 2) okf = 0
+			}
+			printf "| (reserve, %s) evictd'"'"'s least winning memory.available<X below every peer'"'"'s, at every rate | %s | %s |\n", kname, below, okb ? "met" : "**not met**"
+			printf "| (reserve, %s) evictd'"'"'s reserve within 2x of the floor (min watermark + rate x detection) | %s | X on memory.available'"'"'s scale: %s; in free memory: %s |\n", kname, within, okw ? "met" : "**not met**", okf ? "met" : "**not met**"
+			exit
+		}
 		printf "Guest kernel %s, MemTotal %.0f MiB, no swap; min watermark (sum of min over /proc/zoneinfo) %.1f MiB; memory.available - MemAvailable at rest %.0f MiB; %d runs in all, N = %s per level won; when the kernel OOM killer chose (the lowest sampled, %d runs it won): memory.available median %s MiB, MemFree median %s MiB.\n\n", kern, memtotal / 1048576, minmib, off / 1048576, nruns, N, noa, noa ? sprintf("%.0f (%.0f-%.0f)", med(oomavail, noa), oomavail[1], oomavail[noa]) : "NA", nof ? sprintf("%.0f (%.0f-%.0f)", med(oomfree, nof), oomfree[1], oomfree[nof]) : "NA"
 		oa = noa ? med(oomavail, noa) : "NA"
 		printf "| hog rate (achieved MiB/s, median) | evictd detection-to-kill (own log: wake record -> cgroup.kill, median ms) | physical floor: min watermark + rate x latency (MiB) | the same floor on memory.available'"'"'s scale: memory.available at the kernel'"'"'s OOM choice + rate x latency (MiB) |"
@@ -116,6 +143,7 @@ table() {	# table OUTDIR: the section for bench/results.md
 	}' "$log"
 }
 if [ "${1:-}" = --table ]; then table "${2:-bench/reserve}"; exit; fi
+if [ "${1:-}" = --targets ]; then table "${2:-bench/reserve}" targets; exit; fi
 # The rest in one compound command: bash reads it whole before running it, so an edit of this
 # file while a guest runs (tens of minutes) cannot change what runs after the guest.
 {

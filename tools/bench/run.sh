@@ -373,6 +373,11 @@ EOF
 		o=$(num "$l" 'overshoot median [0-9.]+ MiB, p95 ')
 		echo "| overshoot ≤ 64 MiB at 1 GiB/s (host) | p95 $o MiB | $(verdict le "$o" 64) |"
 	fi
+	if has reserve; then
+		for d in bench/reserve bench/reserve-6.12; do
+			[ -f $d/serial.log ] && tools/bench/reserve.sh --targets $d
+		done
+	fi
 	if has overhead; then
 		# cfg_lines NAME: the overhead lines of one configuration ("guest: " prefix dropped)
 		cfg_lines() { awk -v c="$1" '/^# config: / { on = (index($0, "# config: " c) == 1); next } on && /^(guest: )?overhead / { sub(/^guest: /, ""); print }' "$raw"; }
