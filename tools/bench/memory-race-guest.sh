@@ -395,7 +395,7 @@ if [ -n "${RESERVE_LEVELS:-}" ]; then
     # won RUNS of RUNS ends the search. The contenders take turns, one run each (restarted per
     # run: the threshold is a start option), so that whatever changes over a boot (the host's
     # load, the guest's kernel memory) falls on all of them alike: the memory.available at
-    # which the kernel OOM-kills spreads by ~30 MiB from run to run (MemFree there does not:
+    # which the kernel OOM-kills spreads by ~40 MiB from run to run (MemFree there does not:
     # the min watermark), and a contender searched last would draw from a later stretch of it.
     # The kernel's min watermark: the sum of "min" over /proc/zoneinfo.
     say "zoneinfo min pages $(awk '$1 == "min" { s += $2 } END { print s }' /proc/zoneinfo) kernel $(uname -r)"

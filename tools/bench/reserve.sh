@@ -32,7 +32,7 @@
 #
 # Usage: tools/bench/reserve.sh [OUTDIR]   (default bench/reserve; needs root)
 # Environment: RESERVE_RUNS (10), RESERVE_LEVELS ("90 100 110 125 150 175 200 250 300 400 500
-#   600": in the 1 GiB guest memory.available is still 82-113 MiB when the kernel OOM killer
+#   600": in the 1 GiB guest memory.available is still 75-121 MiB when the kernel OOM killer
 #   chooses, the kernel's own memory being outside the root memory.stat's anon + file, so lower
 #   levels never cross and only cost runs; --no-bpf needs the high ones),
 #   RESERVE_CONTENDERS ("evictd evictd-rt evictd-ahead evictd-nobpf evictd-nobpf-poll
@@ -82,24 +82,29 @@ table() {	# table OUTDIR [targets]: the section for bench/results.md, or its row
 	/^RESERVE-LEAST: / { kv($0); least[f["c"], f["mode"]] = f["least_mi"]; N = f["runs"] }
 	/^RESERVE-LEVEL: / && N == "" { N = f["of"] }
 	END {
+		# per rate: the achieved rate, evictd'"'"'s own detection, the floor, evictd'"'"'s least X and the
+		# free memory at its crossing (median over the runs won there)
+		for (j = 1; j <= nm; j++) {
+			m = modes[j]; delete a; for (k = 1; k <= nr[m]; k++) a[k] = rates[m, k]; RM[m] = med(a, nr[m])
+			delete a; for (k = 1; k <= no["evictd", m]; k++) a[k] = own["evictd", m, k]; LAT[m] = med(a, no["evictd", m])
+			FLOOR[m] = (LAT[m] != "NA" && RM[m] != "NA") ? minmib + RM[m] * LAT[m] / 1000 : "NA"
+			E[m] = (least["evictd", m] == "" || least["evictd", m] == "none") ? "" : least["evictd", m]
+			FB[m] = E[m] != "" ? medof(wb, "evictd" SUBSEP m SUBSEP E[m], nw["evictd" SUBSEP m SUBSEP E[m]]) : "NA"
+		}
 		if (targets != "") {
 			# per kernel: evictd (defaults) against every peer (a contender not named evictd*),
 			# and its reserve against the floor, each rate
 			split(kern, kp, "."); kname = kp[1] "." kp[2]
 			below = ""; okb = 1; within = ""; okw = 1; okf = 1
 			for (j = 1; j <= nm; j++) {
-				m = modes[j]; e = least["evictd", m]
+				m = modes[j]; e = E[m]; floor = FLOOR[m]; fb = FB[m]
 				for (i = 1; i <= nc; i++) {
 					if (cons[i] ~ /^evictd/) continue
 					p = least[cons[i], m]
-					below = below sprintf("%s%s: evictd %s, %s %s", below == "" ? "" : "; ", m, e == "" || e == "none" ? "none" : e, cons[i], p == "" || p == "none" ? "none" : p)
-					if (e == "" || e == "none" || (p != "" && p != "none" && e + 0 >= p + 0)) okb = 0
+					below = below sprintf("%s%s: evictd %s, %s %s", below == "" ? "" : "; ", m, e == "" ? "none" : e, cons[i], p == "" || p == "none" ? "none" : p)
+					if (e == "" || (p != "" && p != "none" && e + 0 >= p + 0)) okb = 0
 				}
-				delete a; for (k = 1; k <= nr[m]; k++) a[k] = rates[m, k]; rm = med(a, nr[m])
-				delete a; for (k = 1; k <= no["evictd", m]; k++) a[k] = own["evictd", m, k]; lat = med(a, no["evictd", m])
-				floor = (lat != "NA" && rm != "NA") ? minmib + rm * lat / 1000 : "NA"
-				fb = (e != "" && e != "none") ? medof(wb, "evictd" SUBSEP m SUBSEP e, nw["evictd" SUBSEP m SUBSEP e]) : "NA"
-				if (floor == "NA" || e == "" || e == "none") { okw = 0; okf = 0; within = within sprintf("%s%s: NA", within == "" ? "" : "; ", m); continue }
+				if (floor == "NA" || e == "") { okw = 0; okf = 0; within = within sprintf("%s%s: NA", within == "" ? "" : "; ", m); continue }
 				within = within sprintf("%s%s: X %s MiB / floor %.1f = %.1fx, free memory at the crossing %s", within == "" ? "" : "; ", m, e, floor, e / floor, fb == "NA" ? "NA" : sprintf("%.0f MiB = %.2fx", fb, fb / floor))
 				if (e / floor > 2) okw = 0
 				if (fb == "NA" || fb / floor > 2) okf = 0
@@ -116,15 +121,11 @@ table() {	# table OUTDIR [targets]: the section for bench/results.md, or its row
 		for (i = 1; i <= nc; i++) printf "---|"
 		printf "---|---|---|\n"
 		for (j = 1; j <= nm; j++) {
-			m = modes[j]; delete a; for (k = 1; k <= nr[m]; k++) a[k] = rates[m, k]; rm = med(a, nr[m])
-			delete a; for (k = 1; k <= no["evictd", m]; k++) a[k] = own["evictd", m, k]; lat = med(a, no["evictd", m])
-			floor = (lat != "NA" && rm != "NA") ? minmib + rm * lat / 1000 : "NA"
+			m = modes[j]; rm = RM[m]; lat = LAT[m]; floor = FLOOR[m]; e = E[m]; fb = FB[m]
 			floora = (floor != "NA" && oa != "NA") ? oa + rm * lat / 1000 : "NA"
 			printf "| %s (%s) | %s | %s | %s |", (m == "max" ? "as fast as it can" : m == "max2" ? "two hog threads as fast as they can" : m " MiB/s requested"), rm == "NA" ? "NA" : sprintf("%.0f", rm), lat == "NA" ? "NA" : sprintf("%.2f", lat), floor == "NA" ? "NA" : sprintf("%.1f", floor), floora == "NA" ? "NA" : sprintf("%.1f", floora)
 			for (i = 1; i <= nc; i++) { l = least[cons[i], m]; printf " %s |", l == "" ? (((cons[i], m) in lv) ? "not finished" : "not run") : (l == "none" ? "> highest level" : l) }
-			e = least["evictd", m]
-			fb = (e != "" && e != "none") ? medof(wb, "evictd" SUBSEP m SUBSEP e, nw["evictd" SUBSEP m SUBSEP e]) : "NA"
-			printf " %s | %s | %s |\n", (floor != "NA" && e != "" && e != "none") ? sprintf("%.1fx", e / floor) : "NA", (floora != "NA" && e != "" && e != "none") ? sprintf("%.2fx", e / floora) : "NA", (floor != "NA" && fb != "NA") ? sprintf("%.2fx (%.0f MiB)", fb / floor, fb) : "NA"
+			printf " %s | %s | %s |\n", (floor != "NA" && e != "") ? sprintf("%.1fx", e / floor) : "NA", (floora != "NA" && e != "") ? sprintf("%.2fx", e / floora) : "NA", (floor != "NA" && fb != "NA") ? sprintf("%.2fx (%.0f MiB)", fb / floor, fb) : "NA"
 		}
 		printf "\nWhat each contender let the node come down to, in the runs won at its least winning X (MiB, median; least over those runs): the reserve as the node sees it, comparable across contenders whatever their threshold'"'"'s scale (earlyoom'"'"'s -M is MemAvailable):\n\n"
 		printf "| contender | rate | least winning X | memory.available came down to | MemFree came down to | MemFree at the crossing of X |\n|---|---|---|---|---|---|\n"

@@ -219,7 +219,7 @@ EOF
 	if has reserve && [ -f bench/reserve/serial.log ]; then
 		echo "## The least headroom that wins"
 		echo
-		echo "\`tools/bench/reserve.sh bench/reserve\` (RESERVE_RUNS=${RESERVE_RUNS:-10}; 6.12: \`EVICTD_VM_KERNEL=6.12 ... bench/reserve-6.12\`): in one guest boot per kernel, per hog rate and contender, the smallest hard threshold memory.available<X (levels ascending, a level ends at its first loss, the contenders taking turns run by run) at which the contender's kill came before the kernel OOM killer's in every run. evictd with --oom-guard=off in every configuration (the guard would be a second reserve); earlyoom 1.7 at -M K,K -s 100,100 -r 0 -p, K the MemAvailable equal to X at rest (-M 1 where that is not positive). See the script's header."
+		echo "\`tools/bench/reserve.sh bench/reserve\` (RESERVE_RUNS=${RESERVE_RUNS:-10}; 6.12: \`EVICTD_VM_KERNEL=6.12 ... bench/reserve-6.12\`): in one guest boot per kernel, per hog rate and contender, the smallest hard threshold memory.available<X (levels ascending, a level ends at its first loss, the contenders taking turns run by run) at which the contender's kill came before the kernel OOM killer's in every run. evictd with --oom-guard=off (the guard would be a second reserve), except evictd-nobpf-poll, whose guard at 1 KiB keeps --no-bpf's adaptive poll on; earlyoom 1.7 at -M K,K -s 100,100 -r 0 -p, K the MemAvailable equal to X at rest (-M 1 where that is not positive). See the script's header."
 		echo
 		tools/bench/reserve.sh --table bench/reserve
 		echo
